@@ -1,0 +1,111 @@
+#include "cli/options.h"
+
+#include <CLI/CLI.hpp>
+
+#include "config/duration.h"
+
+namespace swthrottle::cli {
+
+std::optional<std::size_t> parse_size(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 15) return std::nullopt;
+  std::size_t n = std::stoull(text.substr(0, digits));
+  const std::string unit = text.substr(digits);
+  std::size_t mul = 1;
+  if (unit == "" || unit == "B") mul = 1;
+  else if (unit == "K" || unit == "k" || unit == "KiB") mul = std::size_t{1} << 10;
+  else if (unit == "M" || unit == "MiB") mul = std::size_t{1} << 20;
+  else if (unit == "G" || unit == "GiB") mul = std::size_t{1} << 30;
+  else return std::nullopt;
+  if (n == 0) return std::nullopt;
+  return n * mul;
+}
+
+Parsed parse_options(int argc, const char* const* argv) {
+  Options o;
+  CLI::App app{
+      "swthrottle: match log lines into events with RE2, count them in sliding windows,\n"
+      "and raise an alert once a count passes \"Y per X\", or thin a flood out to at most Y per X.",
+      "swthrottle"};
+  app.set_version_flag("--version", std::string("swthrottle ") + SWTHROTTLE_VERSION);
+  app.get_formatter()->column_width(30);
+  app.footer(
+      "Exit status: 0 done; 1 with --exit-code when an alert was raised; 2 usage, rules or input error.\n"
+      "Signals: SIGINT/SIGTERM write pending summaries and exit 0.\n"
+      "See swthrottle(1) for the rules file format.");
+
+  std::string time, mode, format = "text", max_line = "1M";
+  app.add_option("FILE", o.inputs, "Log files to read (none or \"-\": standard input)")->group("Input");
+  app.add_option("-r,--rule", o.rule_files, "Rules file (TOML); repeatable")
+      ->required()
+      ->allow_extra_args(false)->group("Rules");
+  app.add_flag("--check", o.check, "Validate the rules, print a summary, exit 0 (2 when invalid)")->group("Rules");
+  app.add_option("--time", time, "Time source, overrides [settings]: arrival | log")
+      ->check(CLI::IsMember({"arrival", "log"}))
+      ->group("Rules");
+  app.add_option("--mode", mode, "Window mode for rules without their own: accurate | efficient")
+      ->check(CLI::IsMember({"accurate", "efficient"}))
+      ->group("Rules");
+  app.add_flag("-f,--follow", o.follow, "Keep reading files as they grow, like tail -F (not yet available)")
+      ->group("Input");
+  app.add_flag("--from-start", o.from_start, "With --follow: read existing content first")->group("Input");
+  app.add_option("--max-line", max_line, "Cut longer lines for matching (default 1M)")->group("Input");
+  app.add_option("-j,--threads", o.threads, "Matching threads (default: all cores)")
+      ->check(CLI::Range(0, 1024))
+      ->group("Input");
+  app.add_option("--format", format, "Output format: text | json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->group("Output");
+  app.add_flag("--passthrough", o.passthrough, "Write every line unless a throttle rule suppressed it")
+      ->group("Output");
+  app.add_flag("--explain", o.explain, "For every matching line: events, captures, key, counts, decision")
+      ->group("Output");
+  app.add_flag("--stats", o.stats, "Print per-rule statistics to stderr at exit")->group("Output");
+  app.add_flag("--exit-code", o.exit_code, "Exit 1 if any alert was raised")->group("Output");
+  app.add_option("--exec", o.exec, "Run CMD once per record (not yet available)")->group("Actions");
+  app.add_option("--exec-jobs", o.exec_jobs, "Commands at once (default 4)")->group("Actions");
+  app.add_option("--exec-timeout", o.exec_timeout, "Kill a command after DUR (default 30s)")->group("Actions");
+  app.add_option("--state", o.state_file, "Load windows at start, save them at exit (not yet available)")
+      ->group("State");
+
+  Parsed p;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    p.text = app.help();
+    return p;
+  } catch (const CLI::CallForVersion&) {
+    p.text = std::string("swthrottle ") + SWTHROTTLE_VERSION + "\n";
+    return p;
+  } catch (const CLI::ParseError& e) {
+    p.text = std::string("swthrottle: ") + e.what() + "\nTry 'swthrottle --help' for more information.\n";
+    p.exit_status = 2;
+    return p;
+  }
+  if (!time.empty()) o.time = time == "log" ? config::TimeSource::Log : config::TimeSource::Arrival;
+  if (!mode.empty()) o.mode = mode == "accurate" ? config::Mode::Accurate : config::Mode::Efficient;
+  o.format = format == "json" ? output::Format::Json : output::Format::Text;
+  auto size = parse_size(max_line);
+  if (!size) {
+    p.text = "swthrottle: --max-line: invalid size \"" + max_line + "\" (e.g. 4096, 64K, 1M)\n";
+    p.exit_status = 2;
+    return p;
+  }
+  o.max_line = *size;
+  if (o.exec_jobs < 1) {
+    p.text = "swthrottle: --exec-jobs must be at least 1\n";
+    p.exit_status = 2;
+    return p;
+  }
+  if (auto d = config::parse_duration(o.exec_timeout); !d) {
+    p.text = "swthrottle: --exec-timeout: " + d.error().what + "\n";
+    p.exit_status = 2;
+    return p;
+  }
+  p.options = std::move(o);
+  return p;
+}
+
+}  // namespace swthrottle::cli

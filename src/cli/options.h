@@ -1,0 +1,47 @@
+// The command line (SPEC §6) -> an Options value. Pure: tested with argv arrays.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/rules.h"
+#include "output/writer.h"
+
+namespace swthrottle::cli {
+
+struct Options {
+  std::vector<std::string> rule_files;
+  std::vector<std::string> inputs;  // empty: standard input; "-" is standard input too
+  bool follow = false;
+  bool from_start = false;
+  std::optional<config::TimeSource> time;
+  std::optional<config::Mode> mode;
+  output::Format format = output::Format::Text;
+  bool passthrough = false;
+  std::string exec;
+  int exec_jobs = 4;
+  std::string exec_timeout = "30s";
+  std::string state_file;
+  int threads = 0;  // 0: all cores
+  bool check = false;
+  bool explain = false;
+  bool stats = false;
+  bool exit_code = false;
+  std::size_t max_line = 1 << 20;
+};
+
+// What parsing the command line asks for.
+struct Parsed {
+  std::optional<Options> options;  // run with these
+  std::string text;                // --help / --version text, or the usage error
+  int exit_status = 0;             // when !options: exit with this after printing text
+};
+
+Parsed parse_options(int argc, const char* const* argv);
+
+// "1M", "64K", "512", "2G" -> bytes. nullopt when malformed or zero.
+std::optional<std::size_t> parse_size(const std::string& text);
+
+}  // namespace swthrottle::cli

@@ -1,0 +1,132 @@
+#include "cli/report.h"
+
+#include <bit>
+
+#include <fmt/format.h>
+
+#include "config/duration.h"
+#include "util/json.h"
+
+namespace swthrottle::cli {
+
+namespace {
+
+const char* mode_name(config::Mode m) { return m == config::Mode::Accurate ? "accurate" : "efficient"; }
+
+std::string join_events(const config::Rule& r, uint64_t mask) {
+  std::string s;
+  for (std::size_t i = 0; i < r.events.size(); ++i) {
+    if (!(mask >> i & 1)) continue;
+    if (!s.empty()) s += ", ";
+    s += r.events[i].name;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string check_summary(const config::RuleSet& rules) {
+  std::string out;
+  const config::Settings& s = rules.settings;
+  out += fmt::format("settings: time {}", s.time == config::TimeSource::Log ? "log" : "arrival");
+  if (s.time == config::TimeSource::Log) {
+    out += fmt::format(", timestamp {}, timezone {}", s.timestamp.text.empty() ? "auto" : s.timestamp.text,
+                       s.timezone.text);
+    if (s.year != 0) out += fmt::format(", year {}", s.year);
+  }
+  out += "\n";
+  for (const config::Rule& r : rules.rules) {
+    const bool throttle = r.kind == config::RuleKind::Throttle;
+    out += fmt::format("rule {} ({}:{}): {} ", r.name, r.file, r.line, throttle ? "throttle" : "alert");
+    if (r.threshold) out += fmt::format("{} per {}", *r.threshold, r.window_text);
+    else out += fmt::format("when \"{}\" within {}", r.when_text, r.window_text);
+    out += fmt::format(", {} buckets of {}, {} mode", r.buckets, config::format_duration(r.window_ms / r.buckets),
+                       mode_name(r.mode));
+    out += "\n";
+    for (const config::Event& e : r.events) {
+      out += fmt::format("  event {}: {}", e.name, e.match);
+      if (!e.captures.empty()) {
+        out += "  (captures:";
+        for (const auto& c : e.captures) out += " " + c;
+        out += ")";
+      }
+      out += "\n";
+    }
+    if (r.key) out += fmt::format("  key: {} (at most {} keys)\n", r.key->text(), r.max_keys);
+    if (!r.ignore.empty()) out += fmt::format("  ignore: {}\n", r.ignore);
+    if (!throttle) {
+      out += fmt::format("  cooldown: {}{}\n", config::format_duration(r.cooldown_ms),
+                         r.resolve ? ", reports resolved" : "");
+    }
+    if (r.message) out += fmt::format("  message: {}\n", r.message->text());
+    if (!r.exec.empty()) {
+      out += "  exec:";
+      for (const auto& a : r.exec) out += " " + a;
+      out += "\n";
+    }
+  }
+  out += fmt::format("{} rule{} OK\n", rules.rules.size(), rules.rules.size() == 1 ? "" : "s");
+  return out;
+}
+
+std::string explain_line(const config::RuleSet& rules, std::string_view input, uint64_t line_no,
+                         std::string_view line, bool timed, int64_t t_ms,
+                         const std::vector<engine::ExplainEntry>& entries) {
+  std::string out = fmt::format("explain: {}:{}: ", input, line_no);
+  append_utf8_one_line(out, line);
+  out += "\n  time: ";
+  if (timed) append_rfc3339_ms(out, t_ms);
+  else out += "none yet (not windowed)";
+  out += "\n";
+  for (const engine::ExplainEntry& e : entries) {
+    const config::Rule& r = rules.rules[e.rule];
+    out += fmt::format("  rule {}: events {}", r.name, join_events(r, e.events));
+    for (const auto& [name, value] : e.captures) {
+      out += fmt::format("; {}=", name);
+      append_utf8_one_line(out, value);
+    }
+    if (r.key) {
+      out += "; key \"";
+      append_utf8_one_line(out, e.key);
+      out += "\"";
+    }
+    if (!e.counts.empty()) {
+      if (r.kind == config::RuleKind::Throttle) {
+        out += fmt::format("; passed in window {}", e.counts[0]);
+      } else {
+        out += "; counts";
+        for (std::size_t i = 0; i < e.counts.size() && i < r.events.size(); ++i)
+          out += fmt::format(" {}={}", r.events[i].name, e.counts[i]);
+      }
+    }
+    out += fmt::format(" -> {}\n", e.decision);
+  }
+  return out;
+}
+
+std::string stats_report(const engine::Engine& engine) {
+  const engine::GlobalStats& g = engine.stats();
+  std::string out = fmt::format(
+      "swthrottle: stats: lines {} matched {} written {} truncated {} untimed {}\n", g.lines.get(),
+      g.matched.get(), g.written.get(), g.truncated.get(), g.untimed.get());
+  const auto& rules = engine.rules().rules;
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const engine::RuleStats& s = engine.rule_stats(i);
+    if (rules[i].kind == config::RuleKind::Throttle) {
+      out += fmt::format(
+          "swthrottle: stats: rule {}: lines {} passed {} suppressed {} summaries {} late {} untimed {} keys {} "
+          "evicted {}\n",
+          rules[i].name, s.lines.get(), s.passed.get(), s.suppressed.get(), s.summaries.get(), s.late.get(),
+          s.untimed.get(), engine.key_count(i), s.evictions.get());
+    } else {
+      out += fmt::format(
+          "swthrottle: stats: rule {}: lines {} events {} alerts {} resolved {} suppressed {} late {} untimed {} "
+          "keys {} evicted {}\n",
+          rules[i].name, s.lines.get(), s.events.get(), s.alerts.get(), s.resolveds.get(), s.suppressed.get(),
+          s.late.get(), s.untimed.get(), engine.key_count(i), s.evictions.get());
+    }
+  }
+  return out;
+}
+
+}  // namespace swthrottle::cli

@@ -1,0 +1,61 @@
+// `when` expressions: a small compiled language over a rule's event counts.
+//
+// Grammar (Python's precedence, loosest first):
+//   or  ->  and ('or' and)*
+//   and ->  not ('and' not)*
+//   not ->  'not' not | cmp
+//   cmp ->  sum (('>'|'>='|'<'|'<='|'=='|'!=') sum)*     chained like Python: a < b < c
+//   sum ->  prod (('+'|'-') prod)*
+//   prod -> unary (('*'|'/') unary)*
+//   unary -> '-' unary | atom
+//   atom -> NUMBER | EVENT_NAME | '(' or ')'
+// Numbers are decimal (integer or fraction, e.g. 0.05). Arithmetic is in double.
+// A number in a boolean position (operand of and/or/not, or the whole
+// expression) is true when != 0. A comparison in an arithmetic position is an error.
+// Division by zero makes the comparison that contains it false (`!=` too), and a
+// bare arithmetic value containing a division by zero is false.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/result.h"
+
+namespace swthrottle::config {
+
+class Expr {
+ public:
+  Expr() = default;
+
+  // Compiles `text`; identifiers must be in `event_names` (their index is the
+  // index into the counts passed to eval). On error, Error::col is the 1-based
+  // offset in `text` and the message names the problem, e.g.
+  //   unknown event "eror" (events: request, error; did you mean "error"?)
+  static Result<Expr> parse(std::string_view text, std::span<const std::string> event_names);
+
+  // The condition a threshold stands for: sum of all `events` counts >= y.
+  static Expr threshold(uint64_t y, std::size_t events);
+
+  // Evaluates on the window's per-event counts. No allocation; safe to call
+  // from several threads at once.
+  bool eval(std::span<const uint64_t> counts) const;
+
+  const std::string& text() const { return text_; }
+
+  // Implementation detail, public for the implementation file only.
+  struct Op {
+    uint8_t code;
+    uint32_t arg;   // event index or jump target
+    double num;     // literal
+  };
+
+ private:
+  std::string text_;
+  std::vector<Op> code_;
+  uint32_t max_stack_ = 0;
+};
+
+}  // namespace swthrottle::config

@@ -1,0 +1,118 @@
+// The rules file (SPEC §1): TOML text -> a validated, compiled RuleSet.
+//
+// Everything that can be wrong with a rules file is found here, at load, with
+// `FILE:LINE:COL: what` (SPEC §7); nothing in a RuleSet can fail later.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/expr.h"
+#include "config/template.h"
+#include "util/result.h"
+
+namespace swthrottle::config {
+
+enum class Mode { Efficient, Accurate };
+enum class RuleKind { Alert, Throttle };
+enum class TimeSource { Arrival, Log };
+
+struct TimestampSpec {
+  enum class Form { Auto, Rfc3339, Syslog, Epoch, Clf, Strptime };
+  Form form = Form::Auto;
+  std::string format;  // Form::Strptime: the strptime format
+  std::string match;   // optional RE2 pattern; its first capture group holds the timestamp
+  std::string text;    // as written, for --check and messages
+  std::string file;    // where it was written (empty: the default)
+  int line = 0;
+  int col = 0;
+};
+
+struct TimezoneSpec {
+  bool local = true;        // "local": the machine's zone (TZ)
+  int offset_minutes = 0;   // when !local: "UTC" = 0, "+02:00" = 120
+  std::string text = "local";
+};
+
+struct Settings {
+  Mode mode = Mode::Efficient;
+  uint32_t buckets = 10;
+  TimeSource time = TimeSource::Arrival;
+  TimestampSpec timestamp;
+  TimezoneSpec timezone;
+  int year = 0;  // 0: infer (SPEC §4)
+  uint64_t max_keys = 100000;
+};
+
+// Field ids of templates. Captures follow kFieldFirstCapture in the order of
+// Rule::capture_names.
+enum Field : int {
+  kFieldRule = 0,
+  kFieldEvent,
+  kFieldCount,
+  kFieldThreshold,
+  kFieldWindow,
+  kFieldKey,
+  kFieldLine,
+  kFieldSuppressed,
+  kFieldFirstCapture,
+};
+
+struct Event {
+  std::string name;
+  std::string match;                   // RE2 pattern as written
+  std::vector<std::string> captures;   // named groups of `match`, in group order
+};
+
+struct Rule {
+  std::string name;
+  RuleKind kind = RuleKind::Alert;
+  std::vector<Event> events;           // >= 1
+  std::vector<std::string> event_names;  // events[i].name, for Expr and records
+  std::vector<std::string> capture_names;  // union of the events' named groups, first appearance order
+
+  int64_t window_ms = 0;
+  std::string window_text;             // X as written ("1m")
+  uint32_t buckets = 10;
+  Mode mode = Mode::Efficient;
+  bool mode_set = false;               // the rule itself set `mode` (then --mode does not override it)
+  uint64_t max_keys = 100000;
+
+  std::optional<uint64_t> threshold;   // Y when `threshold` was given
+  std::string when_text;               // `when` as written ("" with threshold)
+  Expr when;                           // compiled; for a threshold: sum >= Y
+
+  std::optional<Template> key;         // fields: rule, event, captures
+  std::optional<Template> message;     // fields: all
+  int64_t cooldown_ms = 0;             // alert: default = window_ms
+  bool resolve = false;                // alert only
+  std::vector<std::string> exec;       // argv, empty = none
+  std::string ignore;                  // RE2 pattern, empty = none
+
+  std::string file;                    // where the rule was defined
+  int line = 0;
+
+  // Canonical text of what decides whether kept windows still fit after a
+  // reload or a state load: kind, events (names and patterns), ignore,
+  // window, buckets, mode and the condition.
+  std::string fingerprint;
+};
+
+struct RuleSet {
+  Settings settings;
+  std::vector<Rule> rules;  // file order; across files, in the order given
+};
+
+// Parses one rules file's text. `file_name` is used in error messages.
+Result<RuleSet> parse_rules(std::string_view toml_text, std::string_view file_name);
+
+// Reads and parses every file and merges them: rules are appended in order,
+// rule names must stay unique across files, and a setting given in more than
+// one file must have the same value everywhere.
+Result<RuleSet> load_rules(std::span<const std::string> paths);
+
+}  // namespace swthrottle::config

@@ -1,0 +1,359 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+
+#include <fmt/format.h>
+
+namespace swthrottle::engine {
+
+namespace {
+
+// A rule's compiled `when` as the window core's Condition.
+class ExprCondition final : public window::Condition {
+ public:
+  explicit ExprCondition(const config::Expr* e) : expr_(e) {}
+  bool holds(std::span<const uint64_t> counts) const override { return expr_->eval(counts); }
+
+ private:
+  const config::Expr* expr_;
+};
+
+bool template_uses_captures(const std::optional<config::Template>& t, std::size_t n) {
+  if (!t) return false;
+  for (std::size_t i = 0; i < n; ++i)
+    if (t->uses(config::kFieldFirstCapture + static_cast<int>(i))) return true;
+  return false;
+}
+
+window::Mode window_mode(config::Mode m) {
+  return m == config::Mode::Accurate ? window::Mode::Accurate : window::Mode::Efficient;
+}
+
+}  // namespace
+
+struct Engine::RuleState {
+  const config::Rule* rule = nullptr;
+  uint32_t index = 0;
+  bool throttle = false;
+  uint64_t limit = 0;  // throttle: Y
+  bool needs_captures = false;
+  std::string threshold_text;  // {threshold}: Y, or the `when` text
+  window::WindowSpec spec;
+  ExprCondition condition{nullptr};
+  window::AlertPolicy policy;
+  std::unique_ptr<window::Window> single;  // a rule without `key`
+  std::unique_ptr<KeyMap> keys;            // a rule with `key`
+  RuleStats stats;
+};
+
+Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rules_(rules), options_(options) {
+  for (std::size_t i = 0; i < rules.rules.size(); ++i) {
+    const config::Rule& r = rules.rules[i];
+    auto rs = std::make_unique<RuleState>();
+    rs->rule = &r;
+    rs->index = static_cast<uint32_t>(i);
+    rs->throttle = r.kind == config::RuleKind::Throttle;
+    rs->limit = r.threshold.value_or(0);
+    rs->threshold_text = r.threshold ? std::to_string(*r.threshold) : r.when_text;
+    rs->needs_captures = template_uses_captures(r.key, r.capture_names.size()) ||
+                         template_uses_captures(r.message, r.capture_names.size());
+    // A throttle counts passed lines (one counter); an alert counts each event.
+    rs->spec = window::WindowSpec{r.window_ms / r.buckets, r.buckets,
+                                  rs->throttle ? 1u : static_cast<uint32_t>(r.events.size())};
+    rs->condition = ExprCondition(&r.when);
+    rs->policy = window::AlertPolicy{&rs->condition, r.cooldown_ms, r.resolve};
+    if (r.key) {
+      rs->keys = std::make_unique<KeyMap>(window_mode(r.mode), rs->spec, r.max_keys);
+    } else {
+      rs->single = window::make_window(window_mode(r.mode), rs->spec);
+    }
+    states_.push_back(std::move(rs));
+  }
+}
+
+Engine::~Engine() = default;
+
+const RuleStats& Engine::rule_stats(std::size_t r) const { return states_[r]->stats; }
+
+std::size_t Engine::key_count(std::size_t r) const {
+  const RuleState& rs = *states_[r];
+  return rs.keys ? rs.keys->size() : 1;
+}
+
+int64_t Engine::next_boundary_ms() const {
+  const int64_t now = now_.load();
+  if (now < 0) return INT64_MAX;
+  int64_t next = INT64_MAX;
+  for (const auto& rs : states_) next = std::min(next, (now / rs->spec.width_ms + 1) * rs->spec.width_ms);
+  return next;
+}
+
+Record Engine::make_record(RecordType type, const RuleState& rs, std::string_view key, int64_t now) const {
+  Record r;
+  r.type = type;
+  r.has_time = now >= 0;
+  r.time_ms = now < 0 ? 0 : now;
+  r.rule = rs.rule;
+  r.key.assign(key);
+  return r;
+}
+
+void Engine::fill_counts(Record& r, const RuleState& rs, std::span<const uint64_t> counts) const {
+  r.counts.assign(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(rs.rule->events.size()));
+  r.count = 0;
+  for (uint64_t c : r.counts) r.count += c;
+}
+
+void Engine::check_rule(RuleState& rs, int64_t now, std::vector<Record>& out) {
+  std::array<uint64_t, 64> counts{};
+  auto check = [&](window::Window& w, std::string_view key) {
+    if (rs.throttle) {
+      const window::Summary s = w.tick_throttle(now, rs.limit);
+      if (s.suppressed == 0) return;
+      Record r = make_record(RecordType::Summary, rs, key, now);
+      r.suppressed = s.suppressed;
+      r.first_ms = s.first_ms;
+      r.last_ms = s.last_ms;
+      rs.stats.summaries.add();
+      out.push_back(std::move(r));
+    } else {
+      const window::AlertOutcome o = w.tick_alert(now, rs.policy, counts);
+      if (o.action != window::AlertAction::Resolved) return;
+      Record r = make_record(RecordType::Resolved, rs, key, now);
+      fill_counts(r, rs, counts);
+      r.suppressed = o.suppressed;
+      rs.stats.resolveds.add();
+      out.push_back(std::move(r));
+    }
+  };
+  if (rs.single) {
+    check(*rs.single, "");
+    return;
+  }
+  auto active = rs.keys->active(/*prune=*/true);
+  // Keys in a stable order, so that records do not depend on hash order.
+  std::sort(active.begin(), active.end(), [](const auto& a, const auto& b) { return a->key < b->key; });
+  for (const auto& slot : active) check(*slot->window, slot->key);
+}
+
+void Engine::boundary_checks(int64_t old_now, int64_t new_now, std::vector<Record>& out) {
+  if (old_now < 0) return;  // nothing can be pending before the first line
+  for (auto& rs : states_) {
+    const int64_t w = rs->spec.width_ms;
+    if (new_now / w != old_now / w) check_rule(*rs, new_now, out);
+  }
+}
+
+void Engine::tick(int64_t now_ms, std::vector<Record>& out) {
+  out.clear();
+  int64_t old = now_.load();
+  while (old < now_ms && !now_.compare_exchange_weak(old, now_ms)) {
+  }
+  if (old < now_ms) boundary_checks(old, now_ms, out);
+}
+
+void Engine::flush_evicted(RuleState& rs, const std::shared_ptr<Slot>& evicted, int64_t now,
+                           std::vector<Record>& out) {
+  rs.stats.evictions.add();
+  if (!rs.throttle) return;  // an evicted alert key is forgotten (counted in the stats)
+  const window::Summary s = evicted->window->take_pending();
+  if (s.suppressed == 0) return;
+  Record r = make_record(RecordType::Summary, rs, evicted->key, now);
+  r.suppressed = s.suppressed;
+  r.first_ms = s.first_ms;
+  r.last_ms = s.last_ms;
+  rs.stats.summaries.add();
+  out.push_back(std::move(r));
+}
+
+void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vector<Record>& out,
+                   std::vector<ExplainEntry>* explain) {
+  out.clear();
+  if (explain) explain->clear();
+  int64_t now = now_.load();
+  int64_t t = 0;
+  if (line.timed) {
+    t = std::max<int64_t>(line.t_ms, 0);
+    int64_t old = now;
+    while (old < t && !now_.compare_exchange_weak(old, t)) {
+    }
+    if (old < t) boundary_checks(old, t, out);  // group 1: boundary-check records
+    now = std::max(old, t);
+  }
+  if (!m.hits.empty()) stats_.matched.add();
+
+  std::vector<Record> summaries;  // group 2
+  std::vector<Record> alerts;     // group 4
+  bool throttle_matched = false;
+  bool suppressed = false;
+  const config::Rule* passed_by = nullptr;
+  std::string key;
+  std::array<uint64_t, 64> counts{};
+  std::array<std::string_view, 64 + config::kFieldFirstCapture> values{};
+
+  for (const match::RuleHit& hit : m.hits) {
+    RuleState& rs = *states_[hit.rule];
+    const config::Rule& rule = *rs.rule;
+    rs.stats.lines.add();
+    const std::size_t ncap = rule.capture_names.size();
+    const bool have_captures = rs.needs_captures && hit.first_capture + ncap <= m.captures.size();
+    const auto first_event = static_cast<std::size_t>(std::countr_zero(hit.events));
+    values.fill({});
+    values[config::kFieldRule] = rule.name;
+    values[config::kFieldEvent] = first_event < rule.event_names.size() ? rule.event_names[first_event] : "";
+    values[config::kFieldWindow] = rule.window_text;
+    values[config::kFieldThreshold] = rs.threshold_text;
+    values[config::kFieldLine] = line.text;
+    if (have_captures)
+      for (std::size_t i = 0; i < ncap && i < 64; ++i)
+        values[config::kFieldFirstCapture + i] = m.captures[hit.first_capture + i];
+    const std::span<const std::string_view> fields(values.data(), config::kFieldFirstCapture + std::min<std::size_t>(ncap, 64));
+
+    ExplainEntry* ex = nullptr;
+    if (explain) {
+      ex = &explain->emplace_back();
+      ex->rule = hit.rule;
+      ex->events = hit.events;
+      if (have_captures)
+        for (std::size_t i = 0; i < ncap; ++i)
+          ex->captures.emplace_back(rule.capture_names[i], std::string(m.captures[hit.first_capture + i]));
+    }
+
+    if (!line.timed) {  // no timestamp seen yet: not windowed; throttle rules pass it
+      rs.stats.untimed.add();
+      if (rs.throttle) {
+        throttle_matched = true;
+        if (passed_by == nullptr) passed_by = &rule;
+      }
+      if (ex) ex->decision = rs.throttle ? "passed: no timestamp seen yet, not windowed"
+                                         : "ignored: no timestamp seen yet, not windowed";
+      continue;
+    }
+
+    key.clear();
+    if (rule.key) rule.key->render(key, fields);
+    if (ex) ex->key = key;
+    window::Window* w = rs.single.get();
+    std::shared_ptr<Slot> slot;
+    if (rs.keys) {
+      KeyMap::Lookup l = rs.keys->get(key);
+      if (l.created) rs.stats.keys.add();
+      if (l.evicted) flush_evicted(rs, l.evicted, now, out);
+      slot = std::move(l.slot);
+      w = slot->window.get();
+    }
+
+    if (rs.throttle) {
+      throttle_matched = true;
+      const window::ThrottleOutcome o = w->offer_throttle(t, now, rs.limit);
+      if (o.late) rs.stats.late.add();
+      if (o.passed) {
+        rs.stats.passed.add();
+        if (passed_by == nullptr) passed_by = &rule;
+        if (o.summary.suppressed != 0) {
+          Record r = make_record(RecordType::Summary, rs, key, now);
+          r.suppressed = o.summary.suppressed;
+          r.first_ms = o.summary.first_ms;
+          r.last_ms = o.summary.last_ms;
+          rs.stats.summaries.add();
+          summaries.push_back(std::move(r));
+        }
+      } else {
+        suppressed = true;
+        rs.stats.suppressed.add();
+        if (slot) rs.keys->mark_active(slot);
+      }
+      if (ex) {
+        w->read(std::span<uint64_t>(counts.data(), 1));
+        ex->counts.assign(1, counts[0]);
+        ex->decision = fmt::format("{}{} ({} of {} per {} in the window)", o.passed ? "passed" : "suppressed",
+                                   o.late ? ", late: decided at now" : "", counts[0], rs.limit, rule.window_text);
+      }
+      continue;
+    }
+
+    const window::AlertOutcome o = w->offer_alert(t, now, hit.events, rs.policy, counts);
+    if (ex) ex->counts.assign(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(rule.events.size()));
+    if (o.late) {
+      rs.stats.late.add();
+      if (ex) ex->decision = "late: older than the window, not counted";
+      continue;
+    }
+    rs.stats.events.add(static_cast<uint64_t>(std::popcount(hit.events)));
+    if (o.firing && slot) rs.keys->mark_active(slot);
+    if (o.action == window::AlertAction::Alert) {
+      Record r = make_record(RecordType::Alert, rs, key, now);
+      fill_counts(r, rs, counts);
+      r.suppressed = o.suppressed;
+      r.line = line.text;
+      r.has_line = true;
+      if (rule.message) {
+        std::string count_text = std::to_string(r.count), suppressed_text = std::to_string(r.suppressed);
+        values[config::kFieldCount] = count_text;
+        values[config::kFieldSuppressed] = suppressed_text;
+        values[config::kFieldKey] = r.key;
+        rule.message->render(r.message, fields);
+        r.has_message = true;
+      }
+      rs.stats.alerts.add();
+      alerts.push_back(std::move(r));
+    } else if (o.action == window::AlertAction::Resolved) {
+      Record r = make_record(RecordType::Resolved, rs, key, now);
+      fill_counts(r, rs, counts);
+      r.suppressed = o.suppressed;
+      rs.stats.resolveds.add();
+      alerts.push_back(std::move(r));
+    } else if (o.holds) {
+      rs.stats.suppressed.add();
+    }
+    if (ex) {
+      ex->decision = o.action == window::AlertAction::Alert      ? "alert"
+                     : o.action == window::AlertAction::Resolved ? "resolved: the condition no longer holds"
+                     : o.holds ? "condition holds; no alert: inside the cooldown since the last one"
+                               : "counted; condition false";
+    }
+  }
+
+  for (Record& r : summaries) out.push_back(std::move(r));
+  if (!suppressed && (throttle_matched || options_.passthrough)) {
+    Record r;
+    r.type = RecordType::Line;
+    r.has_time = now >= 0;
+    r.time_ms = now < 0 ? 0 : now;
+    r.rule = passed_by;
+    r.line = line.text;
+    r.has_line = true;
+    stats_.written.add();
+    out.push_back(std::move(r));
+  }
+  for (Record& r : alerts) out.push_back(std::move(r));
+}
+
+void Engine::finish(std::vector<Record>& out) {
+  out.clear();
+  const int64_t now = now_.load();
+  for (auto& rs : states_) {
+    if (!rs->throttle) continue;
+    auto take = [&](window::Window& w, std::string_view key) {
+      const window::Summary s = w.take_pending();
+      if (s.suppressed == 0) return;
+      Record r = make_record(RecordType::Summary, *rs, key, now);
+      r.suppressed = s.suppressed;
+      r.first_ms = s.first_ms;
+      r.last_ms = s.last_ms;
+      rs->stats.summaries.add();
+      out.push_back(std::move(r));
+    };
+    if (rs->single) {
+      take(*rs->single, "");
+      continue;
+    }
+    auto slots = rs->keys->all();
+    std::sort(slots.begin(), slots.end(), [](const auto& a, const auto& b) { return a->key < b->key; });
+    for (const auto& s : slots) take(*s->window, s->key);
+  }
+}
+
+}  // namespace swthrottle::engine

@@ -1,0 +1,93 @@
+// Engine: per line, matched events -> keys -> window decisions -> Records
+// (SPEC §3). Pure: no I/O, no clock; time comes in with every call.
+//
+// Thread-safety: offer(), tick() and finish() may be called from several
+// deciders at once (one per input, SPEC §3 "Concurrency"); each call's records
+// come back in the order they must be written. For one input, calls are made
+// in input order and the records are then exactly those of SPEC §3.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/rules.h"
+#include "engine/keymap.h"
+#include "engine/record.h"
+#include "engine/stats.h"
+#include "match/matcher.h"
+#include "window/window.h"
+
+namespace swthrottle::engine {
+
+struct EngineOptions {
+  bool passthrough = false;
+};
+
+// One line to decide. t_ms is meaningful only when timed.
+struct LineEvent {
+  std::string_view text;
+  bool timed = true;   // false: time = log and no timestamp seen yet on this input
+  int64_t t_ms = 0;
+};
+
+// What --explain prints for one rule hit.
+struct ExplainEntry {
+  uint32_t rule = 0;
+  uint64_t events = 0;
+  std::vector<std::pair<std::string, std::string>> captures;  // name, value
+  std::string key;
+  std::vector<uint64_t> counts;  // after the decision
+  std::string decision;          // "passed", "suppressed", "counted", "alert", ...
+};
+
+class Engine {
+ public:
+  Engine(const config::RuleSet& rules, const EngineOptions& options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Decides one line given its match result. `out` is cleared, then gets the
+  // records in the order to write them. With `explain`, one entry per rule hit.
+  void offer(const LineEvent& line, const match::MatchResult& m, std::vector<Record>& out,
+             std::vector<ExplainEntry>* explain = nullptr);
+
+  // Moves now to now_ms (never back) and runs the boundary checks of every
+  // rule whose bucket boundary that crosses: arrival-time timers call this.
+  void tick(int64_t now_ms, std::vector<Record>& out);
+
+  // End of input: the pending summary of every throttle rule+key.
+  void finish(std::vector<Record>& out);
+
+  // Newest time seen, or -1.
+  int64_t now_ms() const { return now_.load(); }
+  // Earliest time at which a tick() could produce a record: the next bucket
+  // boundary of any rule after now (INT64_MAX when nothing can happen).
+  int64_t next_boundary_ms() const;
+
+  const config::RuleSet& rules() const { return rules_; }
+  const GlobalStats& stats() const { return stats_; }
+  GlobalStats& stats() { return stats_; }
+  const RuleStats& rule_stats(std::size_t r) const;
+  std::size_t key_count(std::size_t r) const;
+
+ private:
+  struct RuleState;
+  void boundary_checks(int64_t old_now, int64_t new_now, std::vector<Record>& out);
+  void check_rule(RuleState& rs, int64_t now, std::vector<Record>& out);
+  void flush_evicted(RuleState& rs, const std::shared_ptr<Slot>& evicted, int64_t now, std::vector<Record>& out);
+  Record make_record(RecordType type, const RuleState& rs, std::string_view key, int64_t now) const;
+  void fill_counts(Record& r, const RuleState& rs, std::span<const uint64_t> counts) const;
+
+  const config::RuleSet& rules_;
+  EngineOptions options_;
+  std::vector<std::unique_ptr<RuleState>> states_;
+  std::atomic<int64_t> now_{-1};
+  GlobalStats stats_;
+};
+
+}  // namespace swthrottle::engine

@@ -1,0 +1,45 @@
+// Record: one thing swthrottle writes (SPEC §5). The engine makes them; the
+// output writers render them; nothing else happens to them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "config/rules.h"
+
+namespace swthrottle::engine {
+
+enum class RecordType { Alert, Resolved, Summary, Line };
+
+struct Record {
+  RecordType type = RecordType::Line;
+  bool has_time = true;        // false: written before any log timestamp was seen ("time": null)
+  int64_t time_ms = 0;         // "now" when written, ms since the Unix epoch (UTC)
+
+  // Alert, Resolved, Summary: the rule. Line: the first throttle rule that
+  // passed it, or null when no throttle rule matched (passthrough).
+  const config::Rule* rule = nullptr;
+  std::string key;             // "" for a rule without `key`
+
+  // Alert, Resolved
+  uint64_t count = 0;                  // total of the rule's event counts in the window
+  std::vector<uint64_t> counts;        // per event, in rule->event_names order
+  std::string message;                 // rendered `message`; empty = the rule has none
+  bool has_message = false;
+
+  // Alert, Resolved, Summary
+  uint64_t suppressed = 0;
+
+  // Summary: times the first and last suppressed lines were decided at
+  int64_t first_ms = 0;
+  int64_t last_ms = 0;
+
+  // Alert (triggering line) and Line. Not owned: valid while the line is.
+  std::string_view line;
+  bool has_line = false;
+};
+
+}  // namespace swthrottle::engine

@@ -1,0 +1,40 @@
+// Counters for --stats and SIGUSR1. Relaxed atomics: they are reports, not
+// synchronization, and may be read while deciders run.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace swthrottle::engine {
+
+struct Counter {
+  std::atomic<uint64_t> v{0};
+  void add(uint64_t n = 1) { v.fetch_add(n, std::memory_order_relaxed); }
+  uint64_t get() const { return v.load(std::memory_order_relaxed); }
+};
+
+struct RuleStats {
+  Counter lines;       // lines that matched the rule (after ignore)
+  Counter events;      // events counted (alert rules)
+  Counter passed;      // lines passed (throttle rules)
+  Counter suppressed;  // lines suppressed (throttle) / condition met without an alert (alert)
+  Counter alerts;
+  Counter resolveds;
+  Counter summaries;
+  Counter late;        // events too old for the window
+  Counter untimed;     // matched before any log timestamp was seen: not windowed
+  Counter keys;        // keys created
+  Counter evictions;   // keys evicted by max_keys
+};
+
+struct GlobalStats {
+  Counter lines;       // lines read
+  Counter matched;     // lines that matched at least one rule
+  Counter written;     // lines written
+  Counter truncated;   // lines cut at --max-line
+  Counter untimed;     // lines without a timestamp before any was seen (time = log)
+  Counter no_timestamp;  // lines without a timestamp that took the previous one
+};
+
+}  // namespace swthrottle::engine

@@ -1,0 +1,151 @@
+#include "input/line_reader.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <system_error>
+
+namespace swthrottle::input {
+
+LineReader::LineReader(int fd, std::size_t max_line, std::size_t buffer_size, bool hold_partial)
+    : fd_(fd),
+      max_line_(max_line),
+      known_long_(max_line > std::numeric_limits<std::size_t>::max() - kSlack ? max_line : max_line + kSlack),
+      capacity_limit_(std::max(std::max<std::size_t>(buffer_size, 1), known_long_)),
+      hold_partial_(hold_partial),
+      buf_(new char[std::max<std::size_t>(buffer_size, 1)]),
+      capacity_(std::max<std::size_t>(buffer_size, 1)) {}
+
+Line LineReader::cut(std::size_t len, bool terminated) const {
+  const char* p = buf_.get() + begin_;
+  if (terminated && len > 0 && p[len - 1] == '\r') --len;
+  if (len > max_line_) return Line{std::string_view(p, max_line_), true};
+  return Line{std::string_view(p, len), false};
+}
+
+std::optional<Line> LineReader::next() {
+  at_eof_ = false;
+  for (;;) {
+    if (skipping_) {
+      const void* nl = std::memchr(buf_.get() + begin_, '\n', end_ - begin_);
+      if (nl == nullptr) {
+        begin_ = end_;  // drop it all: fill() then reads into the whole buffer
+      } else {
+        begin_ = static_cast<std::size_t>(static_cast<const char*>(nl) - buf_.get()) + 1;
+        skipping_ = false;
+        scanned_ = 0;
+      }
+    }
+    if (!skipping_) {
+      const std::size_t pending = end_ - begin_;
+      // Fast path: a whole line is already buffered.
+      if (scanned_ < pending) {
+        const char* from = buf_.get() + begin_ + scanned_;
+        const void* nl = std::memchr(from, '\n', pending - scanned_);
+        if (nl != nullptr) {
+          const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - (buf_.get() + begin_));
+          const Line line = cut(len, true);
+          begin_ += len + 1;
+          scanned_ = 0;
+          return line;
+        }
+        scanned_ = pending;
+      }
+      // No "\n" in max_line + 2 bytes: whatever follows, the line without its
+      // "\r\n" is longer than max_line. Return it now rather than buffer it.
+      if (pending >= known_long_) {
+        const Line line{std::string_view(buf_.get() + begin_, max_line_), true};
+        begin_ = end_;
+        scanned_ = 0;
+        skipping_ = true;
+        return line;
+      }
+    }
+
+    if (done_) {
+      at_eof_ = error_.empty();
+      return rest();
+    }
+    if (fill() > 0) continue;
+    if (!error_.empty() || !hold_partial_) {
+      done_ = true;
+      continue;  // hand out the unterminated last line, then nullopt
+    }
+    at_eof_ = true;  // hold_partial: keep a partial line; more may come
+    return std::nullopt;
+  }
+}
+
+std::optional<Line> LineReader::rest() {
+  // While skipping, next() drops every byte it reads, so nothing of the
+  // skipped tail of a long line is ever pending here.
+  const std::size_t pending = end_ - begin_;
+  skipping_ = false;
+  scanned_ = 0;
+  if (pending == 0) {
+    begin_ = end_ = 0;
+    return std::nullopt;
+  }
+  const Line line = cut(pending, false);
+  begin_ = end_;  // the bytes stay in place until the next call: the view is valid
+  at_eof_ = false;
+  return line;
+}
+
+std::optional<Line> LineReader::take_partial() {
+  at_eof_ = false;
+  return rest();
+}
+
+void LineReader::reset(int fd) {
+  fd_ = fd;
+  begin_ = end_ = scanned_ = 0;
+  skipping_ = done_ = at_eof_ = false;
+  error_.clear();
+}
+
+std::size_t LineReader::fill() {
+  // Compact: only an unterminated line (shorter than known_long_) is left.
+  if (begin_ > 0) {
+    const std::size_t pending = end_ - begin_;
+    if (pending > 0) std::memmove(buf_.get(), buf_.get() + begin_, pending);
+    begin_ = 0;
+    end_ = pending;
+  }
+  // A full buffer holds less than known_long_ <= capacity_limit_ bytes (next()
+  // returns a line that long before reading more), so it can still grow.
+  if (end_ == capacity_) {
+    const std::size_t grown = std::min(capacity_limit_, std::max(capacity_ * 2, capacity_ + 1));
+    std::unique_ptr<char[]> bigger(new char[grown]);
+    std::memcpy(bigger.get(), buf_.get(), end_);
+    buf_ = std::move(bigger);
+    capacity_ = grown;
+  }
+  for (;;) {
+    const ssize_t n = ::read(fd_, buf_.get() + end_, capacity_ - end_);
+    if (n > 0) {
+      end_ += static_cast<std::size_t>(n);
+      return static_cast<std::size_t>(n);
+    }
+    if (n == 0) return 0;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      // An inherited non-blocking stdin: wait for data instead of taking
+      // "nothing right now" for the end of input.
+      pollfd pfd{fd_, POLLIN, 0};
+      int ready;
+      do {
+        ready = ::poll(&pfd, 1, -1);
+      } while (ready < 0 && errno == EINTR);
+      if (ready >= 0) continue;
+    }
+    error_ = std::generic_category().message(errno);
+    return 0;
+  }
+}
+
+}  // namespace swthrottle::input

@@ -1,0 +1,112 @@
+// LineReader: lines from a file descriptor through one fixed buffer (SPEC §4, §7).
+//
+// In the way of ninja's LineReader: read(2) into a buffer, find "\n" with
+// memchr, hand out views into the buffer. No allocation per line; the buffer
+// starts at `buffer_size` bytes and grows only while a single line does not
+// fit, never beyond capacity_limit() = max(buffer_size, max_line + kSlack).
+//
+// A line is the bytes before "\n", without a "\r" right before the "\n". A
+// lone "\r" anywhere else (also at the very end of input) stays part of the
+// line. NUL bytes and invalid UTF-8 are ordinary bytes. A last line without
+// "\n" is still a line.
+//
+// A line longer than max_line bytes is returned cut to its first max_line
+// bytes with truncated = true, as soon as that is known (the reader does not
+// wait for its end), and the rest of it is skipped.
+//
+// Not thread-safe; one reader per input. The fd is not owned.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace swthrottle::input {
+
+struct Line {
+  std::string_view text;  // excludes "\n" and a "\r" right before it
+  bool truncated = false; // the line was longer than max_line; text holds its first max_line bytes
+};
+
+class LineReader {
+ public:
+  // Bytes beyond max_line the buffer must hold to decide whether a line of
+  // exactly max_line bytes ends there: its "\r\n".
+  static constexpr std::size_t kSlack = 2;
+
+  // hold_partial: for followed files. At end of input (read() returned 0) an
+  // unterminated last line is kept buffered instead of being returned: more
+  // of it may be appended later. It comes out when its "\n" arrives, or from
+  // take_partial() at the very end.
+  LineReader(int fd, std::size_t max_line = 1 << 20, std::size_t buffer_size = 1 << 18,
+             bool hold_partial = false);
+
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  // The next line, or nullopt at end of input. The view stays valid until
+  // the next call of next(), take_partial() or reset().
+  //
+  // Without hold_partial, end of input is final: nullopt from then on.
+  // With hold_partial, each call after a nullopt reads again, so a follower
+  // calls next() until nullopt whenever the file may have grown.
+  // EINTR is retried; a non-blocking fd with nothing to read is waited for
+  // in poll(2). Any other read error ends the input for good and is kept in
+  // error(); a partial last line read before it is still returned, even with
+  // hold_partial (the input cannot grow any more).
+  std::optional<Line> next();
+
+  // True when the last next() returned nullopt only because read() returned
+  // 0, so that more may come later (a followed file that may grow); false
+  // after a line or a read error.
+  bool at_eof() const { return at_eof_; }
+
+  // With hold_partial: the unterminated line buffered at end of input, if
+  // any (cut to max_line like any line), and forgets it. nullopt when nothing
+  // is buffered, or when the buffered bytes are the skipped tail of a line
+  // that was already returned truncated.
+  std::optional<Line> take_partial();
+
+  // Continues on another descriptor (a followed file was rotated or
+  // truncated): drops everything buffered, clears the end and error state,
+  // and keeps the buffer's memory.
+  void reset(int fd);
+
+  // Empty, or the strerror text of the read error that ended the input.
+  const std::string& error() const { return error_; }
+
+  std::size_t max_line() const { return max_line_; }
+  // The buffer's current size in bytes (for tests of the memory bound).
+  std::size_t capacity() const { return capacity_; }
+  std::size_t capacity_limit() const { return capacity_limit_; }
+
+ private:
+  // Reads more into the buffer (compacting, growing if it is full). Returns
+  // the byte count; 0 at end of input or on error (error_ set then).
+  std::size_t fill();
+  // The line [begin_, begin_ + len), its "\r" dropped when `terminated` by "\n", cut to max_line.
+  Line cut(std::size_t len, bool terminated) const;
+  // Returns the unterminated rest of the input as a line (or nothing) and forgets it.
+  std::optional<Line> rest();
+
+  int fd_;
+  std::size_t max_line_;
+  std::size_t known_long_;  // max_line + kSlack: this many bytes without "\n" are surely a long line
+  std::size_t capacity_limit_;
+  bool hold_partial_;
+
+  std::unique_ptr<char[]> buf_;
+  std::size_t capacity_ = 0;
+  std::size_t begin_ = 0;    // first byte not yet returned
+  std::size_t end_ = 0;      // end of the bytes read
+  std::size_t scanned_ = 0;  // bytes after begin_ known to hold no "\n"
+
+  bool skipping_ = false;  // discarding the rest of a line returned truncated
+  bool done_ = false;      // input ended for good (no hold_partial, or a read error)
+  bool at_eof_ = false;
+  std::string error_;
+};
+
+}  // namespace swthrottle::input

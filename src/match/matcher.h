@@ -1,0 +1,92 @@
+// The line matcher: which events of which rules a line is (SPEC §1), minus
+// `ignore`, plus the capture values that key and message templates need.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "config/rules.h"
+#include "util/result.h"
+
+namespace swthrottle::match {
+
+struct RuleHit {
+  uint32_t rule = 0;           // index into RuleSet::rules
+  uint64_t events = 0;         // bit i: rule.events[i] matched (<= 64 events per rule)
+  uint32_t first_capture = 0;  // index into MatchResult::captures of this hit's capture values
+};
+
+struct MatchResult {
+  // Rules with >= 1 event matched and not ignored, in rule order.
+  std::vector<RuleHit> hits;
+  // Per hit: rule.capture_names.size() views into the line ("" when absent);
+  // only filled when the rule needs captures (Matcher::needs_captures), so a
+  // hit of a rule that needs none owns no slots here.
+  std::vector<std::string_view> captures;
+
+  // Keeps the capacity: a MatchResult reused across lines stops allocating.
+  void clear();
+};
+
+// Matches lines against every event and `ignore` pattern of a RuleSet at once.
+//
+// Contract:
+// - A line counts for every event of a rule whose `match` finds it anywhere in
+//   the line (unanchored; `^`/`$` are the ends of the line, which has no `\n`),
+//   unless the rule's `ignore` also finds it: then the rule gets no hit at all.
+// - Bytes are bytes: NUL is an ordinary character. A line that is valid UTF-8
+//   is matched with UTF-8 semantics (`.` is one code point, `\p{L}` works). A
+//   line that is not valid UTF-8 is matched both as UTF-8 and byte-wise as
+//   Latin-1, and a pattern matches if either reading finds it. RE2 in UTF-8
+//   mode lets no class match a stray byte, so `from \S+ port` would otherwise
+//   silently miss "from j\xF6rg port"; the Latin-1 reading sees every byte as
+//   one character, as fail2ban's decoding with replacement does, while the
+//   UTF-8 reading keeps `caf. ok` matching "café ok" on such a line.
+// - Captures (only for rules whose key or message template uses one): each
+//   name takes its value from the first matched event, in event order, that
+//   defines the name and where the group took part in the match; else "".
+// - Never misses a match: if RE2's set DFA runs out of memory on a line, that
+//   line is matched pattern by pattern instead (RE2 falls back to its NFA).
+// - Allocation: our own buffers are reused, so steady state allocates nothing
+//   here. RE2 itself allocates a small index set inside RE2::Set::Match when a
+//   line matches something (no API avoids it in RE2 2022-06-01), and its
+//   capture engines may use scratch memory.
+//
+// Not thread-safe, and not to be shared: give each thread its own Matcher.
+// RE2 objects are safe to share, but their lazily built DFA state is guarded
+// by one mutex per object, which threads then fight over (RE2 issue #569).
+class Matcher {
+ public:
+  // Compiles all event and ignore patterns of all rules. The patterns were
+  // validated at load, so an error here means RE2 ran out of memory for the set.
+  static Result<Matcher> make(const config::RuleSet& rules);
+
+  Matcher(Matcher&&) noexcept;
+  Matcher& operator=(Matcher&&) noexcept;
+  ~Matcher();
+  Matcher(const Matcher&) = delete;
+  Matcher& operator=(const Matcher&) = delete;
+
+  // Matches one line (without its `\n`); `out` is cleared and refilled, and
+  // its views point into `line`.
+  void match(std::string_view line, MatchResult& out);
+
+  // True when rule r needs capture values (its key or message template uses a
+  // capture field).
+  bool needs_captures(uint32_t r) const;
+
+ private:
+  struct Impl;
+  friend struct MatcherTestPeer;  // tests force the out-of-memory fallback path
+
+  explicit Matcher(std::unique_ptr<Impl> impl);
+  // Matches every line pattern by pattern, as after the set ran out of memory
+  // (which no small test can provoke: RE2 checks the set's DFA budget at Compile).
+  void force_fallback_for_test(bool on);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace swthrottle::match

@@ -1,0 +1,251 @@
+#include "output/writer.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <string_view>
+#include <system_error>
+
+#include "util/json.h"
+
+namespace swthrottle::output {
+namespace {
+
+using engine::Record;
+using engine::RecordType;
+
+void append_uint(std::string& out, uint64_t v) {
+  char buf[24];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, res.ptr);
+}
+
+std::string_view type_name(RecordType t) {
+  switch (t) {
+    case RecordType::Alert: return "alert";
+    case RecordType::Resolved: return "resolved";
+    case RecordType::Summary: return "summary";
+    case RecordType::Line: break;
+  }
+  return "line";
+}
+
+// The engine always sets the rule of alerts, resolveds and summaries; this
+// keeps a record without one renderable instead of crashing on it.
+const config::Rule& rule_of(const Record& r) {
+  static const config::Rule kNoRule;
+  return r.rule ? *r.rule : kNoRule;
+}
+
+uint64_t count_at(const Record& r, std::size_t i) { return i < r.counts.size() ? r.counts[i] : 0; }
+
+// --- JSON -----------------------------------------------------------------
+
+void json_time(std::string& out, std::string_view field, bool has, int64_t ms) {
+  out += field;
+  if (has) {
+    out += '"';
+    append_rfc3339_ms(out, ms);
+    out += '"';
+  } else {
+    out += "null";
+  }
+}
+
+void render_json(std::string& out, const Record& r) {
+  out += "{\"type\":\"";
+  out += type_name(r.type);
+  out += '"';
+  json_time(out, ",\"time\":", r.has_time, r.time_ms);
+
+  if (r.type == RecordType::Line) {
+    out += ",\"line\":";
+    append_json_string(out, r.line);
+    if (r.rule) {
+      out += ",\"rule\":";
+      append_json_string(out, r.rule->name);
+    }
+    out += "}\n";
+    return;
+  }
+
+  const config::Rule& rule = rule_of(r);
+  out += ",\"rule\":";
+  append_json_string(out, rule.name);
+  out += ",\"key\":";
+  append_json_string(out, r.key);
+  out += ",\"window\":";
+  append_json_string(out, rule.window_text);
+  if (rule.threshold) {
+    out += ",\"threshold\":";
+    append_uint(out, *rule.threshold);
+  } else {
+    out += ",\"when\":";
+    append_json_string(out, rule.when_text);
+  }
+
+  if (r.type == RecordType::Summary) {
+    out += ",\"suppressed\":";
+    append_uint(out, r.suppressed);
+    json_time(out, ",\"first\":", true, r.first_ms);
+    json_time(out, ",\"last\":", true, r.last_ms);
+    out += "}\n";
+    return;
+  }
+
+  out += ",\"count\":";
+  append_uint(out, r.count);
+  out += ",\"counts\":{";
+  for (std::size_t i = 0; i < rule.event_names.size(); ++i) {
+    if (i > 0) out += ',';
+    append_json_string(out, rule.event_names[i]);
+    out += ':';
+    append_uint(out, count_at(r, i));
+  }
+  out += "},\"suppressed\":";
+  append_uint(out, r.suppressed);
+  if (r.type == RecordType::Alert && r.has_line) {
+    out += ",\"line\":";
+    append_json_string(out, r.line);
+  }
+  if (r.has_message) {
+    out += ",\"message\":";
+    append_json_string(out, r.message);
+  }
+  out += "}\n";
+}
+
+// --- text -----------------------------------------------------------------
+
+void text_time(std::string& out, std::string_view field, bool has, int64_t ms) {
+  out += field;
+  if (has) {
+    append_rfc3339_ms(out, ms);
+  } else {
+    out += '-';
+  }
+}
+
+void text_condition(std::string& out, const config::Rule& rule) {
+  if (rule.threshold) {
+    out += " threshold=";
+    append_uint(out, *rule.threshold);
+  } else {
+    out += " when=\"";
+    append_utf8_one_line(out, rule.when_text);
+    out += '"';
+  }
+  out += " window=";
+  append_utf8_one_line(out, rule.window_text);
+}
+
+void render_text(std::string& out, const Record& r) {
+  if (r.type == RecordType::Line) {
+    out += r.line;  // byte-for-byte: a passed line is the user's data, not ours
+    out += '\n';
+    return;
+  }
+
+  const config::Rule& rule = rule_of(r);
+  out += "swthrottle: ";
+  out += type_name(r.type);
+  out += ' ';
+  append_utf8_one_line(out, rule.name);
+  if (!r.key.empty()) {
+    out += " key=";
+    append_utf8_one_line(out, r.key);
+  }
+
+  if (r.type == RecordType::Summary) {
+    out += " suppressed=";
+    append_uint(out, r.suppressed);
+    text_time(out, " first=", true, r.first_ms);
+    text_time(out, " last=", true, r.last_ms);
+    out += " window=";
+    append_utf8_one_line(out, rule.window_text);
+    text_time(out, " time=", r.has_time, r.time_ms);
+    out += '\n';
+    return;
+  }
+
+  out += " count=";
+  append_uint(out, r.count);
+  if (rule.event_names.size() > 1) {
+    out += " counts=";
+    for (std::size_t i = 0; i < rule.event_names.size(); ++i) {
+      if (i > 0) out += ',';
+      append_utf8_one_line(out, rule.event_names[i]);
+      out += ':';
+      append_uint(out, count_at(r, i));
+    }
+  }
+  text_condition(out, rule);
+  if (r.type == RecordType::Alert) {
+    out += " suppressed=";
+    append_uint(out, r.suppressed);
+  }
+  text_time(out, " time=", r.has_time, r.time_ms);
+  if (r.type == RecordType::Alert) {
+    if (r.has_message) {
+      out += ": ";
+      append_utf8_one_line(out, r.message);
+    } else if (r.has_line) {
+      out += ": ";
+      append_utf8_one_line(out, r.line);
+    }
+  }
+  out += '\n';
+}
+
+}  // namespace
+
+void render(std::string& out, const Record& r, Format f) {
+  if (f == Format::Json) {
+    render_json(out, r);
+  } else {
+    render_text(out, r);
+  }
+}
+
+FdWriter::FdWriter(int fd, Format f) : fd_(fd), format_(f) {}
+
+bool FdWriter::write(const Record& r) {
+  if (closed_) return false;
+  buf_.clear();
+  render(buf_, r, format_);
+
+  const char* p = buf_.data();
+  std::size_t left = buf_.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, p, left);
+    if (n > 0) {
+      p += n;
+      left -= static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      // An inherited non-blocking stdout: wait for room rather than drop the
+      // rest of the record. poll reports POLLERR/POLLHUP too, and the next
+      // write then returns the real error.
+      pollfd pfd{fd_, POLLOUT, 0};
+      int ready;
+      do {
+        ready = ::poll(&pfd, 1, -1);
+      } while (ready < 0 && errno == EINTR);
+      if (ready >= 0) continue;
+    }
+    closed_ = true;
+    if (n == 0) {
+      error_ = "write returned 0";
+    } else if (errno != EPIPE) {
+      error_ = std::generic_category().message(errno);
+    }
+    return false;
+  }
+  return true;
+}
+
+}  // namespace swthrottle::output

@@ -1,0 +1,63 @@
+// Rendering Records as text or JSON Lines (SPEC §5), and writing them to a
+// file descriptor one write(2) per record.
+//
+// Text format, one line per record:
+//   a passed line:  the line's bytes, unchanged, then "\n"
+//   alert:     swthrottle: alert RULE key=KEY count=N threshold=Y window=W suppressed=S time=T: MESSAGE
+//   resolved:  swthrottle: resolved RULE key=KEY count=N threshold=Y window=W time=T
+//   summary:   swthrottle: summary RULE key=KEY suppressed=S first=T1 last=T2 window=W time=T
+// " key=KEY" is left out when the key is ""; a `when` rule shows when="EXPR"
+// instead of threshold=Y; a rule with more than one event also shows
+// " counts=EVENT:N,EVENT:N" right after count=N; T is RFC 3339 UTC with ms,
+// or "-" before any log timestamp was seen. ": MESSAGE" is the rendered
+// message, or the triggering line when the rule has none. Text inside
+// swthrottle: records (key, message, line) is UTF-8 repaired, with "\n" and
+// "\r" written as `\n` and `\r`, so each record is exactly one line.
+//
+// JSON: one object per line, fields in the order of SPEC §5.
+#pragma once
+
+#include <string>
+
+#include "engine/record.h"
+
+namespace swthrottle::output {
+
+enum class Format { Text, Json };
+
+// Appends one record as one line (ending "\n") to `out`. Allocates only to
+// grow `out`.
+void render(std::string& out, const engine::Record& r, Format f);
+
+// Writes rendered records to a file descriptor it does not own: one write(2)
+// per record (looping on partial writes and EINTR, and waiting in poll(2)
+// when the descriptor is non-blocking and full), so every record is flushed
+// at once and records of one writer never interleave mid-line.
+//
+// The first failure closes the writer for good: write() returns false from
+// then on without writing. EPIPE (the reader went away; the program must
+// ignore SIGPIPE) is the quiet way to end, and leaves error() empty; any
+// other error also leaves error() holding its strerror text (e.g. "No space
+// left on device").
+//
+// Not thread-safe: one writer per output, used by one thread at a time.
+class FdWriter {
+ public:
+  explicit FdWriter(int fd, Format f);
+
+  // Returns true when the whole record was written.
+  bool write(const engine::Record& r);
+
+  bool closed() const { return closed_; }
+  const std::string& error() const { return error_; }
+  Format format() const { return format_; }
+
+ private:
+  int fd_;
+  Format format_;
+  bool closed_ = false;
+  std::string error_;
+  std::string buf_;  // reused for every record: no allocation in steady state
+};
+
+}  // namespace swthrottle::output

@@ -1,0 +1,206 @@
+#include "util/json.h"
+
+#include <charconv>
+#include <cstring>
+
+namespace swthrottle {
+namespace {
+
+// Which bytes a mode must treat specially; everything else (plain ASCII and
+// well-formed UTF-8) is copied in runs.
+enum class Mode { Json, Repair, OneLine };
+
+constexpr uint64_t kOnes = 0x0101010101010101ULL;
+constexpr uint64_t kHighs = 0x8080808080808080ULL;
+
+// Standard SWAR tests (exact as "does any byte ..." predicates, which is all
+// we need: a hit only sends the block to the byte-by-byte loop).
+constexpr uint64_t has_zero_byte(uint64_t v) { return (v - kOnes) & ~v & kHighs; }
+constexpr uint64_t has_byte(uint64_t v, unsigned char b) { return has_zero_byte(v ^ (kOnes * b)); }
+constexpr uint64_t has_byte_below(uint64_t v, unsigned char n) { return (v - kOnes * n) & ~v & kHighs; }
+
+template <Mode M>
+constexpr bool plain_ascii(unsigned char c) {
+  if (c >= 0x80) return false;
+  if constexpr (M == Mode::Json) return c >= 0x20 && c != '"' && c != '\\';
+  if constexpr (M == Mode::OneLine) return c != '\n' && c != '\r';
+  return true;
+}
+
+template <Mode M>
+bool block_is_plain(uint64_t w) {
+  uint64_t special = w & kHighs;
+  if constexpr (M == Mode::Json) {
+    special |= has_byte_below(w, 0x20) | has_byte(w, '"') | has_byte(w, '\\');
+  } else if constexpr (M == Mode::OneLine) {
+    special |= has_byte(w, '\n') | has_byte(w, '\r');
+  }
+  return special == 0;
+}
+
+// Length of the well-formed UTF-8 sequence starting at the non-ASCII byte *p
+// (2..4), or minus the length of its maximal subpart (-1..-3) when it is not
+// well-formed. The lead byte fixes the allowed range of the first
+// continuation byte (Unicode Table 3-7); that is what rules out overlongs
+// (E0 80..9F, F0 80..8F), surrogates (ED A0..BF) and > U+10FFFF (F4 90..BF).
+int utf8_sequence(const unsigned char* p, const unsigned char* end) {
+  const unsigned char c = p[0];
+  int need;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    need = 1;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    need = 2;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    need = 3;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return -1;  // 80..C1 (continuation or overlong lead), F5..FF
+  }
+  for (int i = 1; i <= need; ++i) {
+    if (p + i == end || p[i] < lo || p[i] > hi) return -i;
+    lo = 0x80;
+    hi = 0xBF;
+  }
+  return need + 1;
+}
+
+constexpr char kHex[] = "0123456789abcdef";
+
+template <Mode M>
+void append_special_ascii(std::string& out, unsigned char c) {
+  if constexpr (M == Mode::Json) {
+    switch (c) {
+      case '"': out.append("\\\"", 2); return;
+      case '\\': out.append("\\\\", 2); return;
+      case '\n': out.append("\\n", 2); return;
+      case '\t': out.append("\\t", 2); return;
+      case '\r': out.append("\\r", 2); return;
+      case '\b': out.append("\\b", 2); return;
+      case '\f': out.append("\\f", 2); return;
+      default: {
+        const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+        out.append(esc, 6);
+        return;
+      }
+    }
+  } else if constexpr (M == Mode::OneLine) {
+    out.append(c == '\n' ? "\\n" : "\\r", 2);
+  } else {
+    out.push_back(static_cast<char>(c));  // unreachable: Repair has no special ASCII
+  }
+}
+
+template <Mode M>
+void append_repaired(std::string& out, std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* const end = p + s.size();
+  while (p < end) {
+    // Extend a run of bytes that are copied as they are.
+    const auto* run = p;
+    for (;;) {
+      while (end - p >= 8) {
+        uint64_t w;
+        std::memcpy(&w, p, 8);
+        if (!block_is_plain<M>(w)) break;
+        p += 8;
+      }
+      if (p == end) break;
+      if (plain_ascii<M>(*p)) {
+        ++p;
+        continue;
+      }
+      if (*p < 0x80) break;
+      const int n = utf8_sequence(p, end);
+      if (n < 0) break;
+      p += n;
+    }
+    if (p != run) out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
+    if (p == end) break;
+    if (*p < 0x80) {
+      append_special_ascii<M>(out, *p);
+      ++p;
+    } else {
+      out.append("\xEF\xBF\xBD", 3);  // U+FFFD
+      p += -utf8_sequence(p, end);
+    }
+  }
+}
+
+char* put_digits(char* at, unsigned v, int width) {
+  for (int i = width - 1; i >= 0; --i) {
+    at[i] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  }
+  return at + width;
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  append_repaired<Mode::Json>(out, s);
+  out.push_back('"');
+}
+
+void append_utf8_repaired(std::string& out, std::string_view s) { append_repaired<Mode::Repair>(out, s); }
+
+void append_utf8_one_line(std::string& out, std::string_view s) { append_repaired<Mode::OneLine>(out, s); }
+
+void append_rfc3339_ms(std::string& out, int64_t ms) {
+  constexpr int64_t kMsPerDay = 86'400'000;
+  // Floor division without multiplying back (days * kMsPerDay can overflow
+  // for ms near INT64_MIN).
+  int64_t days = ms / kMsPerDay;
+  int64_t ms_of_day = ms % kMsPerDay;
+  if (ms_of_day < 0) {
+    ms_of_day += kMsPerDay;
+    --days;
+  }
+
+  // civil_from_days (H. Hinnant): shift the epoch to 0000-03-01 so that the
+  // leap day is the last day of a year, then split into 400-year eras of
+  // 146097 days, where the Gregorian rules are exact.
+  const int64_t z = days + 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;                                   // [0, 146096]
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  // [0, 399]
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);             // [0, 365]
+  const int64_t mp = (5 * doy + 2) / 153;                                  // [0, 11], March = 0
+  const auto day = static_cast<unsigned>(doy - (153 * mp + 2) / 5 + 1);
+  const auto month = static_cast<unsigned>(mp < 10 ? mp + 3 : mp - 9);
+  const int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+
+  char buf[48];
+  char* at = buf;
+  uint64_t abs_year = static_cast<uint64_t>(year);
+  if (year < 0) {
+    *at++ = '-';
+    abs_year = 0 - abs_year;
+  }
+  if (abs_year < 10000) {
+    at = put_digits(at, static_cast<unsigned>(abs_year), 4);
+  } else {
+    at = std::to_chars(at, buf + 24, abs_year).ptr;
+  }
+  const auto sod = static_cast<unsigned>(ms_of_day / 1000);
+  *at++ = '-';
+  at = put_digits(at, month, 2);
+  *at++ = '-';
+  at = put_digits(at, day, 2);
+  *at++ = 'T';
+  at = put_digits(at, sod / 3600, 2);
+  *at++ = ':';
+  at = put_digits(at, sod / 60 % 60, 2);
+  *at++ = ':';
+  at = put_digits(at, sod % 60, 2);
+  *at++ = '.';
+  at = put_digits(at, static_cast<unsigned>(ms_of_day % 1000), 3);
+  *at++ = 'Z';
+  out.append(buf, static_cast<std::size_t>(at - buf));
+}
+
+}  // namespace swthrottle

@@ -1,0 +1,195 @@
+#include "window/accurate.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+namespace swthrottle::window {
+
+AccurateWindow::AccurateWindow(const WindowSpec& spec)
+    : Window(spec), data_(new uint64_t[spec.events + std::size_t(spec.buckets) * spec.events]()) {}
+
+void AccurateWindow::advance_locked(int64_t t_ms) {
+  t_ms = clamp_time(t_ms);
+  if (t_ms > now_ms_) now_ms_ = t_ms;
+  const int64_t b = bucket_of(t_ms, spec_);
+  if (now_b_ == kNoBucket) {  // everything is zero: nothing to clear
+    now_b_ = b;
+    return;
+  }
+  if (b <= now_b_) return;
+  const int64_t gap = b - now_b_;
+  const uint32_t E = spec_.events;
+  if (gap >= spec_.buckets) {  // every slot left the window; O(B*E) whatever the gap
+    std::memset(data_.get(), 0, sizeof(uint64_t) * (E + std::size_t(spec_.buckets) * E));
+  } else {
+    // Buckets now_b_+1 .. b enter the window; the slots they reuse held the
+    // buckets that leave it.
+    for (int64_t k = now_b_ + 1; k <= b; ++k) {
+      uint64_t* c = counts(slot_of(k, spec_));
+      for (uint32_t e = 0; e < E; ++e) {
+        totals()[e] -= c[e];
+        c[e] = 0;
+      }
+    }
+  }
+  now_b_ = b;
+}
+
+void AccurateWindow::add_locked(int64_t b, uint32_t event, uint64_t n) {
+  counts(slot_of(b, spec_))[event] += n;
+  totals()[event] += n;
+}
+
+uint64_t AccurateWindow::total_locked() const {
+  uint64_t sum = 0;
+  for (uint32_t e = 0; e < spec_.events; ++e) sum += totals()[e];
+  return sum;
+}
+
+void AccurateWindow::copy_totals_locked(std::span<uint64_t> out) const {
+  const std::size_t n = std::min<std::size_t>(out.size(), spec_.events);
+  std::copy_n(totals(), n, out.begin());
+}
+
+AddResult AccurateWindow::add(int64_t t_ms, uint32_t event, uint64_t n) {
+  std::lock_guard lock(mu_);
+  advance_locked(t_ms);
+  const int64_t b = bucket_of(t_ms, spec_);
+  if (is_late(b, now_b_, spec_)) return AddResult::Late;
+  add_locked(b, event, n);
+  return AddResult::Added;
+}
+
+void AccurateWindow::advance(int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  advance_locked(now_ms);
+}
+
+void AccurateWindow::read(std::span<uint64_t> out) const {
+  std::lock_guard lock(mu_);
+  copy_totals_locked(out);
+}
+
+int64_t AccurateWindow::now_ms() const {
+  std::lock_guard lock(mu_);
+  return now_ms_;
+}
+
+ThrottleOutcome AccurateWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit,
+                                               uint32_t event) {
+  std::lock_guard lock(mu_);
+  advance_locked(now_ms);
+  advance_locked(t_ms);
+  ThrottleOutcome out;
+  int64_t b = bucket_of(t_ms, spec_);
+  int64_t decided_at = clamp_time(t_ms);
+  if (is_late(b, now_b_, spec_)) {  // a throttle limits what is written now
+    out.late = true;
+    b = now_b_;
+    decided_at = now_ms_;
+  }
+  out.now_ms = now_ms_;
+  if (total_locked() < limit) {
+    add_locked(b, event, 1);
+    out.passed = true;
+    out.summary = take_pending_locked();
+  } else {
+    if (pending_++ == 0) first_ms_ = decided_at;
+    last_ms_ = decided_at;
+  }
+  return out;
+}
+
+Summary AccurateWindow::take_pending_locked() {
+  Summary s;
+  if (pending_ == 0) return s;
+  s = Summary{pending_, first_ms_, last_ms_};
+  pending_ = 0;
+  return s;
+}
+
+Summary AccurateWindow::tick_throttle(int64_t now_ms, uint64_t limit) {
+  std::lock_guard lock(mu_);
+  advance_locked(now_ms);
+  if (pending_ == 0 || total_locked() >= limit) return {};
+  return take_pending_locked();
+}
+
+Summary AccurateWindow::take_pending() {
+  std::lock_guard lock(mu_);
+  return take_pending_locked();
+}
+
+AlertOutcome AccurateWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events,
+                                         const AlertPolicy& policy, std::span<uint64_t> counts_out) {
+  std::lock_guard lock(mu_);
+  advance_locked(now_ms);
+  advance_locked(t_ms);
+  AlertOutcome out;
+  out.now_ms = now_ms_;
+  const int64_t b = bucket_of(t_ms, spec_);
+  if (is_late(b, now_b_, spec_)) {  // a late event changes nothing
+    out.late = true;
+    out.firing = firing_;
+    copy_totals_locked(counts_out);
+    return out;
+  }
+  for (uint64_t m = events; m != 0; m &= m - 1) {
+    const auto e = static_cast<uint32_t>(std::countr_zero(m));
+    if (e < spec_.events) add_locked(b, e, 1);
+  }
+  copy_totals_locked(counts_out);
+  out.holds = policy.condition->holds(std::span<const uint64_t>(totals(), spec_.events));
+  if (out.holds) {
+    if (!alerted_ || now_ms_ - last_alert_ms_ >= policy.cooldown_ms) {
+      out.action = AlertAction::Alert;
+      out.suppressed = alert_suppressed_;
+      alert_suppressed_ = 0;
+      alerted_ = true;
+      last_alert_ms_ = now_ms_;
+      announced_ = true;
+    } else {
+      ++alert_suppressed_;
+      if (!firing_) announced_ = false;  // a new episode inside the cooldown: not announced
+    }
+    firing_ = true;
+  } else if (firing_) {
+    firing_ = false;
+    if (announced_ && policy.resolve) {
+      out.action = AlertAction::Resolved;
+      out.suppressed = alert_suppressed_;
+    }
+    announced_ = false;
+  }
+  out.firing = firing_;
+  return out;
+}
+
+AlertOutcome AccurateWindow::tick_alert(int64_t now_ms, const AlertPolicy& policy,
+                                        std::span<uint64_t> counts_out) {
+  std::lock_guard lock(mu_);
+  advance_locked(now_ms);
+  AlertOutcome out;
+  out.now_ms = now_ms_;
+  copy_totals_locked(counts_out);
+  if (!firing_) return out;
+  out.holds = policy.condition->holds(std::span<const uint64_t>(totals(), spec_.events));
+  if (!out.holds) {
+    firing_ = false;
+    if (announced_ && policy.resolve) {
+      out.action = AlertAction::Resolved;
+      out.suppressed = alert_suppressed_;
+    }
+    announced_ = false;
+  }
+  out.firing = firing_;
+  return out;
+}
+
+bool AccurateWindow::quiet() const {
+  std::lock_guard lock(mu_);
+  return pending_ == 0 && !firing_;
+}
+
+}  // namespace swthrottle::window

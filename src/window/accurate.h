@@ -1,0 +1,80 @@
+// AccurateWindow: a sliding window whose every decision is exact.
+//
+// Exact: one mutex makes "advance, add, read, decide and change state" a single
+// step, so with any number of threads a throttle passes exactly min(Y, offered)
+// lines per window position, no count is ever lost, and an alert crossing (or a
+// resolve) is decided exactly once. The only inexactness is the bucket
+// granularity every window has: the window covers (X - w, X] (see bucket.h).
+//
+// Layout: a ring of B slots x E counters plus running totals per event
+// (subtract-on-evict), so reads are O(E) and an advance clears at most B slots
+// whatever the gap (2^33 buckets included). Every slot inside the window holds
+// exactly its bucket: advancing clears each slot as its bucket leaves.
+//
+// Late events (older than the window at now) are never added: add() and
+// offer_alert() report them; offer_throttle() decides and counts them at now.
+// A time older than now but inside the window goes into its own bucket; time
+// never moves the window backwards.
+//
+// Thread-safety: every method may be called concurrently. Cost: one
+// uncontended mutex (~15 ns); contended on one hot key, calls serialize.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "window/window.h"
+
+namespace swthrottle::window {
+
+class AccurateWindow final : public Window {
+ public:
+  explicit AccurateWindow(const WindowSpec& spec);
+
+  AddResult add(int64_t t_ms, uint32_t event, uint64_t n = 1) override;
+  void advance(int64_t now_ms) override;
+  void read(std::span<uint64_t> out) const override;
+  int64_t now_ms() const override;
+
+  ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit,
+                                 uint32_t event = 0) override;
+  Summary tick_throttle(int64_t now_ms, uint64_t limit) override;
+  Summary take_pending() override;
+
+  AlertOutcome offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events, const AlertPolicy& policy,
+                           std::span<uint64_t> counts_out) override;
+  AlertOutcome tick_alert(int64_t now_ms, const AlertPolicy& policy,
+                          std::span<uint64_t> counts_out) override;
+  bool quiet() const override;
+
+ private:
+  // All private helpers expect mu_ held.
+  void advance_locked(int64_t t_ms);
+  void add_locked(int64_t b, uint32_t event, uint64_t n);
+  uint64_t total_locked() const;
+  void copy_totals_locked(std::span<uint64_t> out) const;
+  Summary take_pending_locked();
+  uint64_t* counts(uint32_t slot) { return data_.get() + spec_.events + std::size_t(slot) * spec_.events; }
+  uint64_t* totals() { return data_.get(); }
+  const uint64_t* totals() const { return data_.get(); }
+
+  mutable std::mutex mu_;  // guards everything below
+  int64_t now_b_ = kNoBucket;
+  int64_t now_ms_ = -1;
+  // One allocation: E running totals, then B slots of E counters.
+  std::unique_ptr<uint64_t[]> data_;
+
+  // Throttle: lines suppressed since the last summary.
+  uint64_t pending_ = 0;
+  int64_t first_ms_ = 0;
+  int64_t last_ms_ = 0;
+
+  // Alert state of this (rule, key).
+  bool firing_ = false;
+  bool announced_ = false;  // an alert was written for the current firing episode
+  bool alerted_ = false;    // an alert was ever written (cooldown applies)
+  int64_t last_alert_ms_ = 0;
+  uint64_t alert_suppressed_ = 0;
+};
+
+}  // namespace swthrottle::window

@@ -1,0 +1,50 @@
+// Bucket arithmetic shared by both window modes (SPEC §2). Pure and constexpr.
+//
+// Buckets are absolute and epoch-aligned: an event at t ms goes into bucket
+// floor(t / w). A window of B buckets at "now" bucket nb covers buckets
+// nb-B+1 .. nb; anything older is stale (never summed, reset before reuse) and
+// an event that falls there is *late*. Because buckets are absolute, a replay,
+// a saved state and both modes agree on every bucket number.
+//
+// Precision: the window at now covers (X - w, X] of time, not exactly X: an
+// event is dropped from the sum up to one bucket width w before it is X old.
+#pragma once
+
+#include <cstdint>
+
+namespace swthrottle::window {
+
+// No bucket seen yet. Every real bucket number is >= 0 (times are clamped to >= 0).
+inline constexpr int64_t kNoBucket = -1;
+
+struct WindowSpec {
+  int64_t width_ms = 1000;  // w = X / B, >= 1
+  uint32_t buckets = 10;    // B, >= 1
+  uint32_t events = 1;      // E, event types counted per bucket, 1..64
+
+  constexpr int64_t length_ms() const { return width_ms * buckets; }
+};
+
+// Times before the epoch are treated as 0: the core never sees a negative time.
+constexpr int64_t clamp_time(int64_t t_ms) { return t_ms < 0 ? 0 : t_ms; }
+
+constexpr int64_t bucket_of(int64_t t_ms, const WindowSpec& s) { return clamp_time(t_ms) / s.width_ms; }
+
+constexpr int64_t bucket_start_ms(int64_t b, const WindowSpec& s) { return b * s.width_ms; }
+
+// Oldest bucket still inside the window whose newest bucket is now_b.
+constexpr int64_t oldest_in_window(int64_t now_b, const WindowSpec& s) { return now_b - s.buckets + 1; }
+
+constexpr bool in_window(int64_t b, int64_t now_b, const WindowSpec& s) {
+  return b <= now_b && b >= oldest_in_window(now_b, s);
+}
+
+// Too old for the window at now_b. (b > now_b is not late: it moves now.)
+constexpr bool is_late(int64_t b, int64_t now_b, const WindowSpec& s) {
+  return now_b != kNoBucket && b < oldest_in_window(now_b, s);
+}
+
+// Ring slot of bucket b.
+constexpr uint32_t slot_of(int64_t b, const WindowSpec& s) { return static_cast<uint32_t>(b % s.buckets); }
+
+}  // namespace swthrottle::window

@@ -1,0 +1,28 @@
+#include "window/stripe.h"
+
+#include <algorithm>
+#include <thread>
+
+namespace swthrottle::window {
+
+namespace {
+std::atomic<uint32_t> g_next_id{0};
+thread_local uint32_t t_id = UINT32_MAX;
+}  // namespace
+
+uint32_t stripe_id() {
+  if (t_id == UINT32_MAX) t_id = g_next_id.fetch_add(1, std::memory_order_relaxed);
+  return t_id;
+}
+
+void set_stripe_id(uint32_t id) { t_id = id; }
+
+uint32_t default_stripes() {
+  static const uint32_t n = [] {
+    unsigned hw = std::thread::hardware_concurrency();
+    return std::min<uint32_t>(64, next_pow2(std::max(1u, hw)));
+  }();
+  return n;
+}
+
+}  // namespace swthrottle::window

@@ -1,0 +1,137 @@
+// The Window interface of swthrottle's sliding-window core. Programs include
+// "window/core.h", which brings in both implementations and TypedWindow.
+//
+// A window of X ms split into B buckets counts E event types per bucket and
+// decides "throttle" (pass at most Y per window) and "alert" (raise once a
+// condition over the counts holds, with cooldown and resolve) for one
+// (rule, key). Time is always an argument in milliseconds; nothing here reads
+// a clock. Two implementations share the Window interface:
+//
+//   AccurateWindow  (window/accurate.h)  one mutex; every decision is exact
+//   EfficientWindow (window/efficient.h) lock-free striped cells; adds are
+//                    never lost, a throttle may pass up to T-1 extra lines
+//
+// TypedWindow (window/typed.h) wraps either with an `enum class` of events.
+//
+// Two times go into a decision: `t`, the event's own time (bucket it counts
+// in), and `now`, the newest time the caller has seen anywhere (the window's
+// position). The window keeps its own now = max(every t and now given), so
+// time never runs backwards inside it; callers that have no global clock pass
+// now = t. An event whose bucket is older than the window at now is late.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "window/bucket.h"
+
+namespace swthrottle::window {
+
+enum class AddResult { Added, Late };
+
+// A condition over a window's per-event counts (the `when` of a rule).
+class Condition {
+ public:
+  virtual ~Condition() = default;
+  virtual bool holds(std::span<const uint64_t> counts) const = 0;
+};
+
+// Sum of all counts >= y: what `threshold = "Y per X"` means.
+class AtLeast final : public Condition {
+ public:
+  explicit AtLeast(uint64_t y) : y_(y) {}
+  bool holds(std::span<const uint64_t> counts) const override {
+    uint64_t sum = 0;
+    for (uint64_t c : counts) sum += c;
+    return sum >= y_;
+  }
+
+ private:
+  uint64_t y_;
+};
+
+struct AlertPolicy {
+  const Condition* condition = nullptr;
+  int64_t cooldown_ms = 0;  // least time between two alerts
+  bool resolve = false;     // report when a announced condition stops holding
+};
+
+// Suppressed lines of a throttle since the last summary. suppressed == 0: none.
+struct Summary {
+  uint64_t suppressed = 0;
+  int64_t first_ms = 0;  // decision time of the first suppressed line
+  int64_t last_ms = 0;   // decision time of the last suppressed line
+};
+
+struct ThrottleOutcome {
+  bool passed = false;   // false: suppressed (and tallied)
+  bool late = false;     // too old for the window: decided and counted at now
+  int64_t now_ms = 0;    // the window's now after this step
+  Summary summary;       // when passed: the tally to report before the line
+};
+
+enum class AlertAction { None, Alert, Resolved };
+
+struct AlertOutcome {
+  AlertAction action = AlertAction::None;
+  bool late = false;       // too old: nothing was added or evaluated
+  bool holds = false;      // the condition at this step
+  bool firing = false;     // after this step
+  // Alert: lines that met the condition without an alert since the previous
+  // alert. Resolved: those of the episode that ends (after its alert).
+  uint64_t suppressed = 0;
+  int64_t now_ms = 0;
+};
+
+// A window for one (rule, key). See the implementations for which calls are
+// exact and which are thread-safe; both are safe to call from several threads.
+class Window {
+ public:
+  virtual ~Window() = default;
+
+  const WindowSpec& spec() const { return spec_; }
+
+  // Counting only (no decision): adds n to `event` at t. Late -> nothing added.
+  virtual AddResult add(int64_t t_ms, uint32_t event, uint64_t n = 1) = 0;
+  // Moves the window to now (never backwards).
+  virtual void advance(int64_t now_ms) = 0;
+  // Per-event counts in the window at its current now into out (size E).
+  virtual void read(std::span<uint64_t> out) const = 0;
+  // Newest time seen, or -1 before any.
+  virtual int64_t now_ms() const = 0;
+
+  // Throttle: pass when the window holds fewer than `limit` counts, counting
+  // the passed line as `event`; else suppress and tally.
+  virtual ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit,
+                                         uint32_t event = 0) = 0;
+  // Boundary check of a throttle at now: when lines are pending and the
+  // window has room again (< limit), returns their summary and resets the tally.
+  virtual Summary tick_throttle(int64_t now_ms, uint64_t limit) = 0;
+  // End of input / exit: the pending summary, whatever the window holds.
+  virtual Summary take_pending() = 0;
+
+  // Alert: adds one count for every bit of `events` at t, then evaluates the
+  // policy's condition at now. counts_out (size E) receives the counts seen.
+  virtual AlertOutcome offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events,
+                                   const AlertPolicy& policy, std::span<uint64_t> counts_out) = 0;
+  // Boundary check of an alert at now: a firing key whose condition no longer
+  // holds stops firing (Resolved when it was announced and policy.resolve).
+  // Never raises an alert.
+  virtual AlertOutcome tick_alert(int64_t now_ms, const AlertPolicy& policy,
+                                  std::span<uint64_t> counts_out) = 0;
+
+  // Nothing pending and not firing: boundary checks can skip this window.
+  virtual bool quiet() const = 0;
+
+ protected:
+  explicit Window(const WindowSpec& spec) : spec_(spec) {}
+  WindowSpec spec_;
+};
+
+enum class Mode { Accurate, Efficient };
+
+// A window of the given mode. `stripes` (efficient only; 0 = default_stripes()).
+std::unique_ptr<Window> make_window(Mode mode, const WindowSpec& spec, uint32_t stripes = 0);
+
+}  // namespace swthrottle::window

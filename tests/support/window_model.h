@@ -1,0 +1,159 @@
+// A deliberately naive reference model of one window, written straight from
+// SPEC §2-§3: a map from absolute bucket number to counts, no ring, no
+// striping, no running totals. Differential tests run the same operations
+// through AccurateWindow, EfficientWindow and this model and demand equality.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "window/window.h"
+
+namespace swthrottle::test {
+
+class WindowModel {
+ public:
+  explicit WindowModel(const window::WindowSpec& s) : spec_(s) {}
+
+  void advance(int64_t t) {
+    t = std::max<int64_t>(t, 0);
+    now_ms_ = std::max(now_ms_, t);
+    now_b_ = std::max(now_b_, t / spec_.width_ms);
+  }
+  bool late(int64_t b) const { return now_b_ >= 0 && b <= now_b_ - spec_.buckets; }
+
+  std::vector<uint64_t> counts() const {
+    std::vector<uint64_t> c(spec_.events, 0);
+    for (const auto& [b, v] : buckets_) {
+      if (b <= now_b_ && b > now_b_ - spec_.buckets)
+        for (uint32_t e = 0; e < spec_.events; ++e) c[e] += v[e];
+    }
+    return c;
+  }
+  uint64_t total() const {
+    uint64_t s = 0;
+    for (uint64_t c : counts()) s += c;
+    return s;
+  }
+  void put(int64_t b, uint32_t e) {
+    auto& v = buckets_[b];
+    v.resize(spec_.events, 0);
+    ++v[e];
+  }
+
+  window::AddResult add(int64_t t, uint32_t e) {
+    advance(t);
+    const int64_t b = std::max<int64_t>(t, 0) / spec_.width_ms;
+    if (late(b)) return window::AddResult::Late;
+    put(b, e);
+    return window::AddResult::Added;
+  }
+
+  window::ThrottleOutcome offer_throttle(int64_t t, int64_t now, uint64_t limit) {
+    advance(now);
+    advance(t);
+    window::ThrottleOutcome o;
+    t = std::max<int64_t>(t, 0);
+    int64_t b = t / spec_.width_ms, at = t;
+    if (late(b)) {
+      o.late = true;
+      b = now_b_;
+      at = now_ms_;
+    }
+    o.now_ms = now_ms_;
+    if (total() < limit) {
+      put(b, 0);
+      o.passed = true;
+      o.summary = take_pending();
+    } else {
+      if (pending_++ == 0) first_ = at;
+      last_ = at;
+    }
+    return o;
+  }
+  window::Summary tick_throttle(int64_t now, uint64_t limit) {
+    advance(now);
+    if (pending_ == 0 || total() >= limit) return {};
+    return take_pending();
+  }
+  window::Summary take_pending() {
+    window::Summary s;
+    if (pending_ != 0) s = {pending_, first_, last_};
+    pending_ = 0;
+    return s;
+  }
+
+  window::AlertOutcome offer_alert(int64_t t, int64_t now, uint64_t mask, const window::AlertPolicy& p,
+                                   std::vector<uint64_t>& counts_out) {
+    advance(now);
+    advance(t);
+    window::AlertOutcome o;
+    o.now_ms = now_ms_;
+    const int64_t b = std::max<int64_t>(t, 0) / spec_.width_ms;
+    if (late(b)) {
+      o.late = true;
+      o.firing = firing_;
+      counts_out = counts();
+      return o;
+    }
+    for (uint32_t e = 0; e < spec_.events; ++e)
+      if (mask >> e & 1) put(b, e);
+    counts_out = counts();
+    o.holds = p.condition->holds(counts_out);
+    if (o.holds) {
+      if (!alerted_ || now_ms_ - last_alert_ >= p.cooldown_ms) {
+        o.action = window::AlertAction::Alert;
+        o.suppressed = suppressed_;
+        suppressed_ = 0;
+        alerted_ = true;
+        announced_ = true;
+        last_alert_ = now_ms_;
+      } else {
+        ++suppressed_;
+        if (!firing_) announced_ = false;
+      }
+      firing_ = true;
+    } else if (firing_) {
+      if (announced_ && p.resolve) {
+        o.action = window::AlertAction::Resolved;
+        o.suppressed = suppressed_;
+      }
+      firing_ = announced_ = false;
+    }
+    o.firing = firing_;
+    return o;
+  }
+  window::AlertOutcome tick_alert(int64_t now, const window::AlertPolicy& p, std::vector<uint64_t>& counts_out) {
+    advance(now);
+    window::AlertOutcome o;
+    o.now_ms = now_ms_;
+    counts_out = counts();
+    if (!firing_) return o;
+    o.holds = p.condition->holds(counts_out);
+    if (!o.holds) {
+      if (announced_ && p.resolve) {
+        o.action = window::AlertAction::Resolved;
+        o.suppressed = suppressed_;
+      }
+      firing_ = announced_ = false;
+    }
+    o.firing = firing_;
+    return o;
+  }
+  int64_t now_ms() const { return now_ms_; }
+
+ private:
+  window::WindowSpec spec_;
+  int64_t now_ms_ = -1, now_b_ = -1;
+  std::map<int64_t, std::vector<uint64_t>> buckets_;
+  uint64_t pending_ = 0;
+  int64_t first_ = 0, last_ = 0;
+  bool firing_ = false, announced_ = false, alerted_ = false;
+  int64_t last_alert_ = 0;
+  uint64_t suppressed_ = 0;
+};
+
+}  // namespace swthrottle::test

@@ -1,0 +1,502 @@
+// Expected epoch values were computed independently with GNU date, e.g.
+// `date -u -d "2026-11-21 10:00:05" +%s%3N` (and TZ=... date -d for local zones).
+#include "match/logtime.h"
+
+#include <doctest/doctest.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+using swthrottle::config::TimestampSpec;
+using swthrottle::config::TimezoneSpec;
+using swthrottle::match::LogTime;
+using Form = TimestampSpec::Form;
+
+namespace {
+
+constexpr int64_t kNone = -1;                       // "no timestamp" in the tables
+constexpr int64_t kNow = 1795262400000;             // 2026-11-21 12:00:00Z
+constexpr int64_t k20261121_100005 = 1795255205000;  // 2026-11-21 10:00:05Z
+constexpr int64_t k20261121_100000 = 1795255200000;  // 2026-11-21 10:00:00Z
+
+TimezoneSpec zone(int offset_minutes) {
+  TimezoneSpec z;
+  z.local = false;
+  z.offset_minutes = offset_minutes;
+  z.text = "fixed";
+  return z;
+}
+
+TimezoneSpec local_zone() { return TimezoneSpec{}; }
+
+TimestampSpec spec(Form form, std::string format = "", std::string match = "") {
+  TimestampSpec s;
+  s.form = form;
+  s.format = std::move(format);
+  s.match = std::move(match);
+  return s;
+}
+
+LogTime make(const TimestampSpec& s, const TimezoneSpec& tz = zone(0), int year = 2026) {
+  auto r = LogTime::make(s, tz, year);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().what));
+  return *r;
+}
+
+std::string make_error(const TimestampSpec& s) {
+  auto r = LogTime::make(s, zone(0), 0);
+  REQUIRE(!r.ok());
+  CHECK(r.error().file.empty());
+  CHECK(r.error().line == 0);
+  CHECK(r.error().col == 0);
+  return r.error().what;
+}
+
+struct Row {
+  const char* line;
+  int64_t want;  // ms since the epoch, or kNone
+};
+
+void check_rows(const LogTime& lt, const std::vector<Row>& rows, int64_t now = kNow) {
+  for (const Row& row : rows) {
+    const std::string line = row.line;
+    CAPTURE(line);
+    CHECK(lt.parse(row.line, now).value_or(kNone) == row.want);
+  }
+}
+
+// Sets TZ for the life of the object and restores the previous value.
+class ScopedTz {
+ public:
+  explicit ScopedTz(const char* tz) {
+    if (const char* old = getenv("TZ")) old_ = old;
+    setenv("TZ", tz, 1);
+    tzset();
+  }
+  ~ScopedTz() {
+    if (old_) {
+      setenv("TZ", old_->c_str(), 1);
+    } else {
+      unsetenv("TZ");
+    }
+    tzset();
+  }
+  ScopedTz(const ScopedTz&) = delete;
+  ScopedTz& operator=(const ScopedTz&) = delete;
+
+ private:
+  std::optional<std::string> old_;
+};
+
+}  // namespace
+
+TEST_CASE("logtime: RFC 3339 / ISO 8601") {
+  const LogTime lt = make(spec(Form::Auto));
+  check_rows(lt, {
+      {"2026-11-21T10:00:05Z", k20261121_100005},
+      {"2026-11-21t10:00:05z", k20261121_100005},
+      {"2026-11-21 10:00:05", k20261121_100005},  // no offset: the configured zone (UTC here)
+      {"2026-11-21 10:00:05,123", k20261121_100005 + 123},
+      {"2026-11-21 10:00:05.123 INFO x", k20261121_100005 + 123},
+      {"2026-11-21T10:00:05.5Z", k20261121_100005 + 500},
+      {"2026-11-21T10:00:05.12Z", k20261121_100005 + 120},
+      {"2026-11-21T10:00:05.123456789Z", k20261121_100005 + 123},  // truncated, not rounded
+      {"2026-11-21T10:00:05.999999+00:00", k20261121_100005 + 999},
+      {"2026-11-21T10:00:05.123456+02:00", 1795248005000 + 123},  // 08:00:05.123Z
+      {"2026-11-21T10:00:05+0200", 1795248005000},
+      {"2026-11-21T10:00:05+02", 1795248005000},
+      {"2026-11-21T10:00:05,25+02", 1795248005000 + 250},
+      {"2026-11-21T10:00:05-05:30", 1795275005000},  // 15:30:05Z
+      {"2026-11-21T10:00Z", k20261121_100000},        // seconds may be left out
+      {"2026-11-21 10:00:05.", k20261121_100005},     // a full stop ending a sentence
+      {"2026-11-21 10:00:05 +0200", k20261121_100005},  // an offset must be attached
+      {"2015-07-29 17:41:44,747 - INFO  [QuorumPeer[myid=1]/0:0:0:0:0:0:0:0:2181:FastLeaderElection@774]",
+       1438191704000 + 747},  // Zookeeper (loghub)
+      {"2015-10-18 18:01:47,978 INFO [main] org.apache.hadoop.mapreduce.v2.app.MRAppMaster: Created",
+       1445191307000 + 978},  // Hadoop (loghub)
+      {"level=info ts=2026-11-21T10:00:05Z msg=\"up\"", k20261121_100005},
+      {"T2026-11-21T10:00:05Z", k20261121_100005},
+  });
+}
+
+TEST_CASE("logtime: RFC 3339 stamps that are not there or out of range") {
+  const LogTime lt = make(spec(Form::Rfc3339));
+  check_rows(lt, {
+      {"", kNone},
+      {"no stamp here", kNone},
+      {"backup of 2026-11-21 failed", kNone},  // a date alone is not a time
+      {"2026-11-21T", kNone},
+      {"2026-11-21T10", kNone},
+      {"2026-11-21T10:0", kNone},
+      {"12026-11-21 10:00:05Z", kNone},  // five-digit year
+      {"2026-11-21 10:00:055", kNone},
+      {"2026-11-21 10:00:05:", k20261121_100005},
+      {"2026-11-21 10:00:5", kNone},
+      {"2026-1-21 10:00:05", kNone},
+      {"2026-13-01 10:00:00", kNone},
+      {"2026-00-10 10:00:00", kNone},
+      {"2026-11-00 10:00:00", kNone},
+      {"2026-11-31 10:00:00", kNone},
+      {"2026-04-31 10:00:00", kNone},
+      {"2026-02-29 10:00:00", kNone},  // 2026 is not a leap year
+      {"2028-02-29 10:00:00", 1835431200000},
+      {"2026-11-21 24:00:00", kNone},
+      {"2026-11-21 10:60:00", kNone},
+      {"2026-11-21 10:00:61", kNone},
+      {"2026-11-21 23:59:60", 1795305599000 + 999},  // leap second: :59.999
+      {"2026-11-21 23:59:60.5", 1795305599000 + 999},
+      {"2026-11-21T10:00:05+24:00", kNone},
+      {"2026-11-21T10:00:05+02:60", kNone},
+      {"2026-11-21T10:00:05+02001", kNone},
+      // an invalid stamp is skipped and the search goes on to the right
+      {"2026-13-01 00:00:00 then 2026-11-21 10:00:05Z", k20261121_100005},
+      {"2026-11-21T10:00:05+24:00 2026-11-21T10:00:05+02", 1795248005000},
+  });
+}
+
+TEST_CASE("logtime: syslog") {
+  const LogTime lt = make(spec(Form::Syslog), zone(0), 2026);
+  check_rows(lt, {
+      {"Nov 21 10:00:00 host sshd[1]: x", k20261121_100000},
+      {"Nov 21 10:00:00", k20261121_100000},
+      {"Jul  1 09:00:55 calvisitor-10-105-160-95 kernel[0]: IOThunderboltSwitch", 1782896455000},  // Mac
+      {"Jul 1 09:00:55 host", 1782896455000},
+      {"Jul 01 09:00:55 host", 1782896455000},
+      {"Nov 21 10:00:00.250 host", k20261121_100000 + 250},
+      {"Nov 21 10:00:00,250123 host", k20261121_100000 + 250},
+      {"<34>Nov 21 10:00:00 host", k20261121_100000},
+      {"[Sun Dec 04 04:47:44 2005] [notice]", 1133671664000},  // ctime(): the year is in the line
+      {"Dec 04 04:47:44 2005", 1133671664000},
+      {"Dec 04 04:47:44 2005x", 1796359664000},  // "2005x" is not a year: 2026-12-04, then text
+      {"Nov 21 10:00:00 2026host", k20261121_100000},
+      {"Nov 21 10:00:00 20261 x", k20261121_100000},
+      {"Dec 10 06:55:46 LabSZ sshd[24200]: reverse mapping checking", 1796885746000},  // OpenSSH
+      {"Jun 14 15:16:01 combo sshd(pam_unix)[19939]: authentication failure;", 1781450161000},  // Linux
+      {"Feb 29 10:00:00 host", kNone},
+      {"Feb 30 10:00:00 host", kNone},
+      {"Nov 31 10:00:00 host", kNone},
+      {"Nov 21 25:00:00 host", kNone},
+      {"Nov 21 10:00:000 host", kNone},
+      {"Nov  21 10:00:00 host", kNone},
+      {"Nov 123 10:00:00 host", kNone},
+      {"Nov 21  10:00:00 host", kNone},
+      {"xNov 21 10:00:00", kNone},
+      {"November 21 10:00:00", kNone},
+      {"NOV 21 10:00:00", kNone},
+      {"Nov 21 10:00", kNone},
+      {"Now 21 10:00:00", kNone},
+      {"Nov 21 24:00:00 then Nov 21 10:00:00", k20261121_100000},
+  });
+}
+
+TEST_CASE("logtime: common log format") {
+  const LogTime lt = make(spec(Form::Clf), zone(120));
+  check_rows(lt, {
+      {"127.0.0.1 - - [21/Nov/2026:10:00:00 +0000] \"GET / HTTP/1.1\" 200 5", k20261121_100000},
+      {"[21/Nov/2026:10:00:00 -0700]", 1795280400000},  // 17:00Z
+      {"[21/Nov/2026:10:00:00 +02:00]", k20261121_100000 - 7200000},
+      {"[21/Nov/2026:10:00:00]", k20261121_100000 - 7200000},  // no offset: the configured +02:00
+      {"[21/Nov/2026:10:00:00 +0000", kNone},
+      {"[21/Nov/2026:10:00:00 +00000]", kNone},
+      {"[21/Nov/2026:10:00:00 x]", kNone},
+      {"[31/Nov/2026:10:00:00 +0000]", kNone},
+      {"[21/nov/2026:10:00:00 +0000]", kNone},
+      {"[1/Nov/2026:10:00:00 +0000]", kNone},
+      {"[x] [21/Nov/2026:10:00:00 +0000]", k20261121_100000},
+  });
+}
+
+TEST_CASE("logtime: epoch only at the start of the line") {
+  const LogTime lt = make(spec(Form::Epoch));
+  check_rows(lt, {
+      {"1700000000 x", 1700000000000},
+      {"1700000000", 1700000000000},
+      {"1700000000.5 x", 1700000000500},
+      {"1700000000.123456 x", 1700000000123},
+      {"1700000000. x", 1700000000000},
+      {"1700000000,5 x", 1700000000000},  // only '.' starts a fraction
+      {"1700000000123 x", 1700000000123},
+      {"1700000000123", 1700000000123},
+      {"1700000000abc", 1700000000000},
+      {"170000000 x", kNone},     // 9 digits
+      {"17000000000 x", kNone},   // 11 digits
+      {"170000000012 x", kNone},  // 12 digits
+      {"17000000001234 x", kNone},
+      {"x 1700000000", kNone},
+      {" 1700000000", kNone},
+      {"2026-11-21T10:00:05Z", kNone},
+  });
+}
+
+TEST_CASE("logtime: auto takes the leftmost stamp of any form") {
+  const LogTime lt = make(spec(Form::Auto), zone(0), 2026);
+  check_rows(lt, {
+      {"Nov 21 10:00:00 host app: started at 2026-11-22T00:00:00Z", k20261121_100000},
+      {"2026-11-22T00:00:00Z seen Nov 21 10:00:00", 1795305600000},
+      {"1700000000 2026-11-21T10:00:05Z", 1700000000000},
+      {"x 1700000000 2026-11-21T10:00:05Z", k20261121_100005},  // epoch not mid-line
+      {"job 170000000 at Nov 21 10:00:00", k20261121_100000},
+      {"[21/Nov/2026:10:00:00 +0000] Nov 22 10:00:00 2026-11-23T00:00:00Z", k20261121_100000},
+      {"id=17 Nov 21 10:00:00 [21/Nov/2026:00:00:00 +0000]", k20261121_100000},
+      {"[Sun Dec 04 04:47:44 2005] [error] mod_jk child workerEnv in error state 6", 1133671664000},
+      {"081109 203615 148 INFO dfs.DataNode$PacketResponder: PacketResponder 1", kNone},  // HDFS: not a known form
+      {"Feb 30 10:00:00 then 2026-11-21 10:00:05", k20261121_100005},
+  });
+}
+
+TEST_CASE("logtime: a named form looks only for that form") {
+  const std::string line = "1700000000 Nov 21 10:00:00 [22/Nov/2026:10:00:00 +0000] 2026-11-23T10:00:00Z";
+  CHECK(make(spec(Form::Epoch)).parse(line, kNow).value_or(kNone) == 1700000000000);
+  CHECK(make(spec(Form::Syslog)).parse(line, kNow).value_or(kNone) == k20261121_100000);
+  CHECK(make(spec(Form::Clf)).parse(line, kNow).value_or(kNone) == k20261121_100000 + 86400000);
+  CHECK(make(spec(Form::Rfc3339)).parse(line, kNow).value_or(kNone) == k20261121_100000 + 2 * 86400000);
+  CHECK(make(spec(Form::Auto)).parse(line, kNow).value_or(kNone) == 1700000000000);
+}
+
+TEST_CASE("logtime: strptime formats at the start of the line") {
+  struct Case {
+    const char* format;
+    const char* line;
+    int64_t want;
+  };
+  const std::vector<Case> cases = {
+      {"%y%m%d %H%M%S", "081109 203615 148 INFO dfs.DataNode$PacketResponder: PacketResponder 1", 1226262975000},
+      {"%y/%m/%d %H:%M:%S", "17/06/09 20:10:40 INFO executor.CoarseGrainedExecutorBackend: Registered",
+       1497039040000},
+      {"%d/%b/%Y:%H:%M:%S %z", "21/Nov/2026:10:00:00 +0100 GET", k20261121_100000 - 3600000},
+      {"%Y-%m-%dT%H:%M:%S.%f%z", "2026-11-21T10:00:05.123456-0130", 1795260605000 + 123},  // 11:30:05.123Z
+      {"%Y-%m-%dT%H:%M:%S%z", "2026-11-21T10:00:05Z", k20261121_100005},
+      {"%F %T", "2026-11-21 10:00:05 x", k20261121_100005},
+      {"%D %R", "11/21/26 10:00", k20261121_100000},
+      {"%m/%d/%Y %I:%M:%S %p", "11/21/2026 12:05:00 AM", 1795219500000},
+      {"%m/%d/%Y %I:%M:%S %p", "11/21/2026 12:05:00 PM", 1795262700000},
+      {"%m/%d/%Y %I:%M:%S %p", "11/21/2026 01:05:00 pm", 1795266300000},
+      {"%m/%d/%Y %I:%M:%S %p", "11/21/2026 13:05:00 pm", kNone},
+      {"%m/%d/%Y %I:%M:%S %p", "11/21/2026 00:05:00 am", kNone},
+      {"%s", "1700000000", 1700000000000},
+      {"%s.%f", "1700000000.123 x", 1700000000123},
+      {"%Y %j %H:%M", "2026 325 10:00", k20261121_100000},
+      {"%Y %j %H:%M", "2026 366 10:00", kNone},
+      {"%Y %j %H:%M", "2028 366 10:00", 1861869600000},  // 2028-12-31 10:00Z
+      {"%A, %d %B %Y %H:%M:%S", "Saturday, 21 November 2026 10:00:00", k20261121_100000},
+      {"%a, %d %b %Y %H:%M:%S", "sat, 21 NOV 2026 10:00:00", k20261121_100000},
+      {"%a %b %e %H:%M:%S %Y", "Sat Nov  1 10:00:00 2026", 1793527200000},
+      {"%b %d %Y %H:%M:%S", "September 01 2026 00:00:00", 1788220800000},
+      {"%b %d %Y %H:%M:%S", "Sep 01 2026 00:00:00", 1788220800000},
+      {"%b %d %Y %H:%M:%S", "Sept 01 2026 00:00:00", kNone},
+      {"%% %Y-%m-%d", "% 2026-11-21", 1795219200000},
+      {"%Y-%m-%d  %H:%M", "2026-11-21 10:00", k20261121_100000},  // format whitespace: any run
+      {"%Y-%m-%d %H:%M", "2026-11-21\t\t10:00", k20261121_100000},
+      {"%Y-%m-%d %H:%M", "2026-11-2110:00", k20261121_100000},  // %d reads two digits; ' ' matches none
+      {"%Y-%m-%d", "2026-11-21", 1795219200000},
+      {"%Y-%m-%d", "2026-11-31", kNone},
+      {"%Y-%m-%d %H:%M:%S", "2026-11-21 10:00:60", 1795255259999},
+      {"%Y-%m-%d %H:%M:%S", "2026-11-21 10:61:00", kNone},
+      {"%y%m%d %H%M%S", "x 081109 203615", kNone},  // anchored at the start
+      {"%y%m%d %H%M%S", "0811", kNone},
+      {"%Y-%m-%d", "2026-00-21", kNone},
+  };
+  for (const Case& c : cases) {
+    const std::string format = c.format;
+    const std::string line = c.line;
+    CAPTURE(format);
+    CAPTURE(line);
+    CHECK(make(spec(Form::Strptime, c.format)).parse(c.line, kNow).value_or(kNone) == c.want);
+  }
+}
+
+TEST_CASE("logtime: %Z names UTC, other zone names are read and ignored") {
+  const LogTime lt = make(spec(Form::Strptime, "%A, %d %B %Y %H:%M:%S %Z"), zone(120));
+  check_rows(lt, {
+      {"Saturday, 21 November 2026 10:00:00 GMT", k20261121_100000},
+      {"Saturday, 21 November 2026 10:00:00 UTC", k20261121_100000},
+      {"Saturday, 21 November 2026 10:00:00 CET", k20261121_100000 - 7200000},  // the configured +02:00
+      {"Saturday, 21 November 2026 10:00:00 +0100", kNone},
+  });
+}
+
+TEST_CASE("logtime: a fixed zone applies only to stamps without an offset") {
+  const LogTime east = make(spec(Form::Auto), zone(120));
+  CHECK(east.parse("2026-11-21 10:00:05", kNow).value_or(kNone) == k20261121_100005 - 7200000);
+  CHECK(east.parse("2026-11-21 10:00:05Z", kNow).value_or(kNone) == k20261121_100005);
+  const LogTime west = make(spec(Form::Auto), zone(-(3 * 60 + 30)));
+  CHECK(west.parse("2026-11-21 10:00:05", kNow).value_or(kNone) == k20261121_100005 + 12600000);
+  CHECK(west.parse("2026-11-21 10:00:05-03:30", kNow).value_or(kNone) == k20261121_100005 + 12600000);
+}
+
+TEST_CASE("logtime: match + format parses the first capture group") {
+  // Apache (loghub)
+  const LogTime apache = make(spec(Form::Strptime, "%a %b %d %H:%M:%S %Y", R"(^\[(.*?)\])"));
+  check_rows(apache, {
+      {"[Sun Dec 04 04:47:44 2005] [notice] workerEnv.init() ok /etc/httpd/conf/workers2.properties",
+       1133671664000},
+      {"x [Sun Dec 04 04:47:44 2005]", kNone},   // the regex does not match
+      {"[Sun Dec 04 04:47:44] x", kNone},        // the format does not match the capture
+      {"[Sun Dec 32 04:47:44 2005]", kNone},
+  });
+
+  const LogTime named = make(spec(Form::Strptime, "rfc3339", R"(ts=(\S+))"));
+  CHECK(named.parse("a=2026-01-01T00:00:00Z ts=2026-11-21T10:00:05Z", kNow).value_or(kNone) == k20261121_100005);
+  CHECK(named.parse("ts=none, 2026-11-21T10:00:05Z", kNow).value_or(kNone) == kNone);
+
+  const LogTime rfc_form = make(spec(Form::Rfc3339, "", R"(ts=(\S+))"));
+  CHECK(rfc_form.parse("a=2026-01-01T00:00:00Z ts=2026-11-21T10:00:05Z", kNow).value_or(kNone) ==
+        k20261121_100005);
+
+  // epoch is at the start of the capture, not of the line
+  const LogTime epoch = make(spec(Form::Strptime, "epoch", R"(at (\d+))"));
+  CHECK(epoch.parse("job 5 at 1700000000 done", kNow).value_or(kNone) == 1700000000000);
+  CHECK(epoch.parse("job 5 at 17000000001 done", kNow).value_or(kNone) == kNone);
+
+  const LogTime syslog = make(spec(Form::Strptime, "syslog", R"(\|(.*)\|)"), zone(0), 2026);
+  CHECK(syslog.parse("x|Nov 21 10:00:00|y", kNow).value_or(kNone) == k20261121_100000);
+
+  // a group that took no part in the match
+  const LogTime optional = make(spec(Form::Rfc3339, "", R"((?:ts=(\S+))?!)"));
+  CHECK(optional.parse("2026-11-21T10:00:05Z !", kNow).value_or(kNone) == kNone);
+
+  // a copy compiles its own regex and still works after the original is gone
+  std::optional<LogTime> original(make(spec(Form::Strptime, "%a %b %d %H:%M:%S %Y", R"(^\[(.*?)\])")));
+  const LogTime copy = *original;
+  original.reset();
+  CHECK(copy.parse("[Sun Dec 04 04:47:44 2005]", kNow).value_or(kNone) == 1133671664000);
+  LogTime assigned = make(spec(Form::Epoch));
+  assigned = copy;
+  CHECK(assigned.parse("[Sun Dec 04 04:47:44 2005]", kNow).value_or(kNone) == 1133671664000);
+}
+
+TEST_CASE("logtime: errors") {
+  CHECK(make_error(spec(Form::Strptime, "%Y-%q")) ==
+        "invalid timestamp format \"%Y-%q\": unsupported conversion %q (supported: %Y %y %m %d %e %j %H %I %M %S "
+        "%f %p %b %h %B %a %A %z %Z %s %T %R %D %F %n %t %%)");
+  CHECK(make_error(spec(Form::Strptime, "%Y-%m-%d %")) ==
+        "invalid timestamp format \"%Y-%m-%d %\": it ends with a lone %");
+  CHECK(make_error(spec(Form::Strptime, "%H:%M:%S")) ==
+        "invalid timestamp format \"%H:%M:%S\": it has no date (it needs %d with %m or %b, or %F, %D, %j or %s)");
+  CHECK(make_error(spec(Form::Strptime, "%d %H:%M:%S")) ==
+        "invalid timestamp format \"%d %H:%M:%S\": it has no date (it needs %d with %m or %b, or %F, %D, %j or %s)");
+  CHECK(make_error(spec(Form::Strptime, "")) ==
+        "invalid timestamp format \"\": it has no date (it needs %d with %m or %b, or %F, %D, %j or %s)");
+  CHECK(make_error(spec(Form::Strptime, "%Y-%m-%d", "abc(")) ==
+        "invalid timestamp match 'abc(': missing ): abc(");
+  CHECK(make_error(spec(Form::Strptime, "%Y-%m-%d", R"(\[.*?\])")) ==
+        "timestamp match '\\[.*?\\]' has no capture group: put the timestamp in ( )");
+  CHECK(make_error(spec(Form::Auto, "", "(?:x)")) ==
+        "timestamp match '(?:x)' has no capture group: put the timestamp in ( )");
+}
+
+TEST_CASE("logtime: syslog year inference at New Year") {
+  const LogTime lt = make(spec(Form::Auto), zone(0), 0);
+  const int64_t now = 1798763400000;  // 2027-01-01 00:30:00Z
+  check_rows(lt,
+             {
+                 {"Dec 31 23:59:00 host", 1798761540000},  // 2026: 2027-12-31 would be a year ahead
+                 {"Jan  1 00:00:00 host", 1798761600000},  // 2027
+                 {"Jan  1 00:30:00 host", now},
+                 // 2027-01-02 00:30:00 is exactly one day ahead: not more than a day, so 2027
+                 {"Jan  2 00:30:00 host", 1798849800000},
+                 // one ms later it is more than a day ahead: the year before
+                 {"Jan  2 00:30:00.001 host", 1767313800000 + 1},
+                 {"2027-01-05 00:00:00 explicit years are kept", 1799107200000},
+             },
+             now);
+  // settings.year wins over inference
+  const LogTime fixed = make(spec(Form::Auto), zone(0), 2026);
+  CHECK(fixed.parse("Jan  2 00:30:00 host", now).value_or(kNone) == 1767313800000);
+  CHECK(fixed.parse("Dec 31 23:59:00 host", now).value_or(kNone) == 1798761540000);
+  // mid-year: a November stamp in June is last year's
+  CHECK(lt.parse("Nov 21 10:00:00 host", 1781524800000).value_or(kNone) == 1763719200000);
+  // the same inference for a strptime format without a year
+  const LogTime noyear = make(spec(Form::Strptime, "%b %d %H:%M:%S"), zone(0), 0);
+  CHECK(noyear.parse("Dec 31 23:59:00 host", now).value_or(kNone) == 1798761540000);
+  CHECK(noyear.parse("Jan 02 00:30:00 host", now).value_or(kNone) == 1798849800000);
+}
+
+TEST_CASE("logtime: the inferred year is the year of now in the configured zone") {
+  const int64_t now = 1798758000000;  // 2026-12-31 23:00:00Z = 2027-01-01 01:00 at +02:00
+  const LogTime east = make(spec(Form::Syslog), zone(120), 0);
+  CHECK(east.parse("Jan  1 00:30:00 host", now).value_or(kNone) == 1798756200000);  // 2027-01-01 00:30+02
+  const LogTime utc = make(spec(Form::Syslog), zone(0), 0);
+  CHECK(utc.parse("Jan  1 00:30:00 host", now).value_or(kNone) == 1767227400000);  // 2026-01-01 00:30Z
+}
+
+TEST_CASE("logtime: Feb 29 without a year") {
+  const LogTime lt = make(spec(Form::Syslog), zone(0), 0);
+  CHECK(lt.parse("Feb 29 12:00:00 host", 1867017600000).value_or(kNone) == 1835438400000);  // now 2029-03-01
+  CHECK(lt.parse("Feb 29 12:00:00 host", 1803859200000).value_or(kNone) == kNone);          // now 2027-03-01
+  CHECK(make(spec(Form::Syslog), zone(0), 2028).parse("Feb 29 12:00:00", kNow).value_or(kNone) == 1835438400000);
+  CHECK(make(spec(Form::Syslog), zone(0), 2026).parse("Feb 29 12:00:00", kNow).value_or(kNone) == kNone);
+}
+
+TEST_CASE("logtime: the local zone follows TZ, across DST changes") {
+  const ScopedTz tz("CET-1CEST,M3.5.0,M10.5.0/3");  // a POSIX rule: needs no tzdata files
+  const LogTime lt = make(spec(Form::Auto), local_zone(), 0);
+  check_rows(lt, {
+      {"2026-07-01 12:00:00", 1782900000000},  // CEST: 10:00Z
+      {"2026-01-15 12:00:00", 1768474800000},  // CET: 11:00Z
+      {"2026-03-29 01:59:59", 1774745999000},  // the last second of CET
+      {"2026-03-29 03:00:00", 1774746000000},  // the first of CEST
+      {"2026-10-25 03:00:00", 1792893600000},  // CET again
+      {"2026-07-01 12:00:00Z", 1782900000000 + 7200000},  // an offset in the stamp wins
+      {"[21/Nov/2026:10:00:00 +0000]", k20261121_100000},
+  });
+  // the same lines again come from the cache
+  check_rows(lt, {
+      {"2026-07-01 12:00:00", 1782900000000},
+      {"2026-01-15 12:00:00", 1768474800000},
+  });
+  // year inference in the local zone: 2026-12-31 23:30Z is 2027-01-01 00:30 CET
+  const LogTime syslog = make(spec(Form::Syslog), local_zone(), 0);
+  CHECK(syslog.parse("Jan  1 00:10:00 host", 1798759800000).value_or(kNone) == 1798758600000);
+}
+
+TEST_CASE("logtime: loghub first lines") {
+  struct Case {
+    TimestampSpec spec;
+    int year;
+    const char* line;
+    int64_t want;
+  };
+  const std::vector<Case> cases = {
+      {spec(Form::Auto), 2026,
+       "Dec 10 06:55:46 LabSZ sshd[24200]: reverse mapping checking getaddrinfo for ns.marryaldkfaczcz.com "
+       "[173.234.31.186] failed - POSSIBLE BREAK-IN ATTEMPT!",
+       1796885746000},
+      {spec(Form::Auto), 2026,
+       "Jun 14 15:16:01 combo sshd(pam_unix)[19939]: authentication failure; logname= uid=0 euid=0 tty=NODEVssh "
+       "ruser= rhost=218.188.2.4 ",
+       1781450161000},
+      {spec(Form::Auto), 2026,
+       "Jul  1 09:00:55 calvisitor-10-105-160-95 kernel[0]: IOThunderboltSwitch<0>(0x0)::listenerCallback - "
+       "Thunderbolt HPD packet for route = 0x0 port = 11 unplug = 0",
+       1782896455000},
+      {spec(Form::Auto), 0,
+       "2015-07-29 17:41:44,747 - INFO  [QuorumPeer[myid=1]/0:0:0:0:0:0:0:0:2181:FastLeaderElection@774] - "
+       "Notification time out: 3200",
+       1438191704747},
+      {spec(Form::Auto), 0,
+       "2015-10-18 18:01:47,978 INFO [main] org.apache.hadoop.mapreduce.v2.app.MRAppMaster: Created MRAppMaster "
+       "for application appattempt_1445144423722_0020_000001",
+       1445191307978},
+      {spec(Form::Strptime, "%y%m%d %H%M%S"), 0,
+       "081109 203615 148 INFO dfs.DataNode$PacketResponder: PacketResponder 1 for block blk_38865049064139660 "
+       "terminating",
+       1226262975000},
+      {spec(Form::Strptime, "%y/%m/%d %H:%M:%S"), 0,
+       "17/06/09 20:10:40 INFO executor.CoarseGrainedExecutorBackend: Registered signal handlers for [TERM, HUP, "
+       "INT]",
+       1497039040000},
+      {spec(Form::Strptime, "%a %b %d %H:%M:%S %Y", R"(^\[(.*?)\])"), 0,
+       "[Sun Dec 04 04:47:44 2005] [notice] workerEnv.init() ok /etc/httpd/conf/workers2.properties",
+       1133671664000},
+  };
+  for (const Case& c : cases) {
+    const std::string line = c.line;
+    CAPTURE(line);
+    CHECK(make(c.spec, zone(0), c.year).parse(c.line, kNow).value_or(kNone) == c.want);
+  }
+}
