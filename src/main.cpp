@@ -282,7 +282,10 @@ int main(int argc, char** argv) {
   if (opt.time) rules.settings.time = *opt.time;
   if (opt.mode)
     for (auto& r : rules.rules)
-      if (!r.mode_set) r.mode = *opt.mode;
+      if (!r.mode_set) {
+        r.mode = *opt.mode;
+        r.fingerprint = sw::config::fingerprint(r);
+      }
 
   std::optional<sw::match::LogTime> logtime;
   if (rules.settings.time == sw::config::TimeSource::Log) {

@@ -1,6 +1,6 @@
 // The rules file loader (SPEC §1, §7).
 //
-// Loading is two passes. parse_file() turns one file's TOML into the settings
+// Loading is two passes. FileParser::parse() turns one file's TOML into the settings
 // that file gives explicitly plus "pending" rules whose defaults are not yet
 // applied; finish_rule() applies the (merged) settings and checks what depends
 // on them (window vs buckets) and computes the fingerprint. The split exists
@@ -526,13 +526,10 @@ Result<int64_t> FileParser::duration(const toml::node& v, std::string_view key) 
 // A timestamp form name, or a strptime format (anything with a '%').
 Result<TimestampSpec::Form> FileParser::timestamp_form(const toml::node& v, std::string_view key,
                                                        bool table_allowed, std::string& format) const {
+  std::vector<std::string> forms;
+  for (const auto& f : kForms) forms.push_back(quote(f));
   std::string expected = fmt::format("{} must be {}, a strptime format (containing %){}, not {}", key,
-                                     join([] {
-                                       std::vector<std::string> q;
-                                       for (const auto& f : kForms) q.push_back(quote(f));
-                                       return q;
-                                     }(),
-                                          ", "),
+                                     join(forms, ", "),
                                      table_allowed ? " or a table { match = 'REGEX', format = \"...\" }" : "",
                                      describe(v));
   const auto* s = v.as_string();
@@ -648,6 +645,11 @@ MaybeError FileParser::parse_settings(const toml::table& t, ParsedFile& out) con
       auto ts = timestamp(*v);
       if (!ts) return ts.error();
       s.timestamp = std::move(*ts);
+      // Kept so that errors found later (the strptime format, by LogTime) point here.
+      const Pos at = pos_of(v->source());
+      s.timestamp.file = file_;
+      s.timestamp.line = at.line;
+      s.timestamp.col = at.col;
       given.canon = fmt::format("{}|{}|{}", static_cast<int>(s.timestamp.form), s.timestamp.format, s.timestamp.match);
       given.shown = v->is_table() ? s.timestamp.text : describe(*v);
     } else if (key == "timezone") {
@@ -1158,5 +1160,7 @@ Result<RuleSet> load_rules(std::span<const std::string> paths) {
   }
   return finish(files, std::move(merged));
 }
+
+std::string fingerprint(const Rule& rule) { return make_fingerprint(rule); }
 
 }  // namespace swthrottle::config

@@ -115,4 +115,7 @@ Result<RuleSet> parse_rules(std::string_view toml_text, std::string_view file_na
 // one file must have the same value everywhere.
 Result<RuleSet> load_rules(std::span<const std::string> paths);
 
+// The fingerprint of a rule as it is now (after --mode overrides, say).
+std::string fingerprint(const Rule& rule);
+
 }  // namespace swthrottle::config

@@ -192,4 +192,41 @@ bool AccurateWindow::quiet() const {
   return pending_ == 0 && !firing_;
 }
 
+WindowState AccurateWindow::save() const {
+  std::lock_guard lock(mu_);
+  WindowState st;
+  st.now_ms = now_ms_;
+  if (now_b_ != kNoBucket) {
+    for (int64_t b = std::max<int64_t>(0, oldest_in_window(now_b_, spec_)); b <= now_b_; ++b) {
+      const uint64_t* c = data_.get() + spec_.events + std::size_t(slot_of(b, spec_)) * spec_.events;
+      if (std::all_of(c, c + spec_.events, [](uint64_t v) { return v == 0; })) continue;
+      st.buckets.push_back({b, std::vector<uint64_t>(c, c + spec_.events)});
+    }
+  }
+  st.pending = Summary{pending_, first_ms_, last_ms_};
+  st.firing = firing_;
+  st.announced = announced_;
+  st.alerted = alerted_;
+  st.last_alert_ms = last_alert_ms_;
+  st.alert_suppressed = alert_suppressed_;
+  return st;
+}
+
+void AccurateWindow::load(const WindowState& st) {
+  std::lock_guard lock(mu_);
+  if (st.now_ms >= 0) advance_locked(st.now_ms);
+  for (const auto& bk : st.buckets) {
+    if (now_b_ == kNoBucket || !in_window(bk.bucket, now_b_, spec_)) continue;
+    for (uint32_t e = 0; e < spec_.events && e < bk.counts.size(); ++e) add_locked(bk.bucket, e, bk.counts[e]);
+  }
+  pending_ = st.pending.suppressed;
+  first_ms_ = st.pending.first_ms;
+  last_ms_ = st.pending.last_ms;
+  firing_ = st.firing;
+  announced_ = st.announced;
+  alerted_ = st.alerted;
+  last_alert_ms_ = st.last_alert_ms;
+  alert_suppressed_ = st.alert_suppressed;
+}
+
 }  // namespace swthrottle::window

@@ -46,6 +46,8 @@ class AccurateWindow final : public Window {
   AlertOutcome tick_alert(int64_t now_ms, const AlertPolicy& policy,
                           std::span<uint64_t> counts_out) override;
   bool quiet() const override;
+  WindowState save() const override;
+  void load(const WindowState& state) override;
 
  private:
   // All private helpers expect mu_ held.

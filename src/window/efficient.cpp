@@ -403,6 +403,73 @@ bool EfficientWindow::quiet() const {
   return !throttled_.load(std::memory_order_relaxed) || tally_total() == reported_.load();
 }
 
+WindowState EfficientWindow::save() const {
+  WindowState st;
+  st.now_ms = now_ms_.load();
+  const uint64_t w = now_.load();
+  const int64_t nb = bucket_of_now(w);
+  std::vector<std::vector<uint64_t>> by_age(spec_.buckets, std::vector<uint64_t>(spec_.events, 0));
+  Cell* more = more_.load(std::memory_order_acquire);
+  const uint32_t n = more ? stripes_ : 1;
+  for (uint32_t s = 0; s < n; ++s) {
+    const Cell* blk = block(s, more);
+    for (std::size_t i = 0; i < std::size_t(spec_.buckets) * spec_.events; ++i) {
+      const uint64_t c = blk[i].load();
+      if (cell_count(c) == 0 || !cell_in_window(c, w, spec_.buckets)) continue;
+      const int32_t age = tag_diff(static_cast<uint32_t>(nb) & kTagMask, cell_tag(c));
+      by_age[static_cast<std::size_t>(age)][i % spec_.events] += cell_count(c);
+    }
+  }
+  for (int64_t age = spec_.buckets - 1; age >= 0; --age) {
+    auto& counts = by_age[static_cast<std::size_t>(age)];
+    if (std::all_of(counts.begin(), counts.end(), [](uint64_t v) { return v == 0; })) continue;
+    if (nb - age < 0) continue;
+    st.buckets.push_back({nb - age, std::move(counts)});
+  }
+  const uint64_t untaken = tally_total() - reported_.load();
+  const uint64_t s = state_.load();
+  st.firing = (s & kFiring) != 0;
+  st.announced = (s & kAnnounced) != 0;
+  st.alerted = (s & kAlerted) != 0;
+  st.last_alert_ms = static_cast<int64_t>(s & kLastAlertMask);
+  if (throttled_.load(std::memory_order_relaxed)) {
+    if (untaken != 0) {
+      const TallySlot* t = tally_.load(std::memory_order_acquire);
+      int64_t last = kUnset;
+      for (uint32_t i = 0; i < stripes_; ++i)
+        if (t[i].count.load(std::memory_order_relaxed) != 0) last = std::max(last, t[i].last_ms.load());
+      const int64_t first = first_ms_.load();
+      st.pending = Summary{untaken, first == kUnset ? last : first, last};
+    }
+  } else {
+    st.alert_suppressed = untaken;
+  }
+  return st;
+}
+
+void EfficientWindow::load(const WindowState& st) {
+  if (st.now_ms >= 0) advance_to(st.now_ms);
+  const uint64_t w = now_.load();
+  for (const auto& bk : st.buckets) {
+    if (!in_window(bk.bucket, bucket_of_now(w), spec_)) continue;
+    for (uint32_t e = 0; e < spec_.events && e < bk.counts.size(); ++e)
+      if (bk.counts[e] != 0) add_at(w, bk.bucket, e, bk.counts[e]);
+  }
+  const uint64_t untaken = st.pending.suppressed != 0 ? st.pending.suppressed : st.alert_suppressed;
+  if (st.pending.suppressed != 0) throttled_.store(true, std::memory_order_relaxed);
+  if (untaken != 0) {
+    TallySlot& slot = ensure_tally()[stripe_id() & (stripes_ - 1)];
+    slot.count.fetch_add(untaken, std::memory_order_relaxed);
+    slot.last_ms.store(st.pending.last_ms, std::memory_order_relaxed);
+    if (st.pending.suppressed != 0) first_ms_.store(st.pending.first_ms);
+  }
+  uint64_t s = static_cast<uint64_t>(st.last_alert_ms) & kLastAlertMask;
+  if (st.firing) s |= kFiring;
+  if (st.announced) s |= kAnnounced;
+  if (st.alerted) s |= kAlerted;
+  state_.store(s);
+}
+
 std::unique_ptr<Window> make_window(Mode mode, const WindowSpec& spec, uint32_t stripes) {
   if (mode == Mode::Accurate) return std::make_unique<AccurateWindow>(spec);
   return std::make_unique<EfficientWindow>(spec, stripes);

@@ -66,6 +66,8 @@ class EfficientWindow final : public Window {
   AlertOutcome tick_alert(int64_t now_ms, const AlertPolicy& policy,
                           std::span<uint64_t> counts_out) override;
   bool quiet() const override;
+  WindowState save() const override;
+  void load(const WindowState& state) override;
 
   uint32_t stripes() const { return stripes_; }
   bool contended() const { return more_.load(std::memory_order_acquire) != nullptr; }

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "window/bucket.h"
 
@@ -84,6 +85,24 @@ struct AlertOutcome {
   int64_t now_ms = 0;
 };
 
+// Everything a window holds, for --state: saved at the end of one run and
+// loaded into a fresh window by the next, which then decides exactly as one
+// long run would have.
+struct WindowState {
+  struct Bucket {
+    int64_t bucket = 0;             // absolute bucket number, inside the window
+    std::vector<uint64_t> counts;   // E counts
+  };
+  int64_t now_ms = -1;
+  std::vector<Bucket> buckets;      // oldest first; only buckets with a count
+  Summary pending;                  // throttle: suppressed lines not yet reported
+  bool firing = false;              // alert state
+  bool announced = false;
+  bool alerted = false;
+  int64_t last_alert_ms = 0;
+  uint64_t alert_suppressed = 0;
+};
+
 // A window for one (rule, key). See the implementations for which calls are
 // exact and which are thread-safe; both are safe to call from several threads.
 class Window {
@@ -123,6 +142,11 @@ class Window {
 
   // Nothing pending and not firing: boundary checks can skip this window.
   virtual bool quiet() const = 0;
+
+  // A copy of the state. Exact when no other thread is using the window.
+  virtual WindowState save() const = 0;
+  // Replaces the state of a window that has not been used yet.
+  virtual void load(const WindowState& state) = 0;
 
  protected:
   explicit Window(const WindowSpec& spec) : spec_(spec) {}

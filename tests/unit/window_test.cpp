@@ -2,6 +2,7 @@
 // differential test against the naive model in tests/support/window_model.h.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -380,6 +381,57 @@ TEST_CASE("window: differential against the reference model") {
       const Summary m = model.take_pending();
       CHECK(acc.take_pending().suppressed == m.suppressed);
       CHECK(eff.take_pending().suppressed == m.suppressed);
+    }
+  }
+}
+
+TEST_CASE("window: save and load continue exactly, in either mode") {
+  const uint64_t base = swthrottle::test::base_seed(4242);
+  MESSAGE("save/load base seed " << base);
+  for (uint64_t i = 0; i < 90; ++i) {
+    const uint64_t seed = base + i;
+    INFO("seed " << seed);
+    Gen g{std::mt19937_64(seed)};
+    const WindowSpec spec{std::array<int64_t, 3>{1, 7, 1000}[g.r(3)], std::array<uint32_t, 3>{1, 3, 10}[g.r(3)],
+                          static_cast<uint32_t>(1 + g.r(2))};
+    const int kind = static_cast<int>(seed % 2);  // 0 throttle, 1 alert
+    const uint64_t limit = std::array<uint64_t, 3>{1, 3, 8}[g.r(3)];
+    AtLeast at_least(limit);
+    const AlertPolicy policy{&at_least, std::array<int64_t, 3>{0, spec.length_ms(), 5 * spec.length_ms()}[g.r(3)],
+                             true};
+    WindowModel model(spec);
+    std::unique_ptr<Window> a = make_window(Mode::Accurate, spec);
+    std::unique_ptr<Window> e = make_window(Mode::Efficient, spec, 2);
+    g.now = static_cast<int64_t>(g.r(1u << 20));
+    for (int op = 0; op < 200; ++op) {
+      INFO("op " << op);
+      if (op % 50 == 49) {  // a new run: state saved, loaded into fresh windows (modes swapped)
+        WindowState sa = a->save(), se = e->save();
+        CHECK(sa.buckets.size() == se.buckets.size());
+        CHECK(sa.pending.suppressed == se.pending.suppressed);
+        CHECK(sa.alert_suppressed == se.alert_suppressed);
+        auto a2 = make_window(Mode::Efficient, spec, 2);
+        auto e2 = make_window(Mode::Accurate, spec);
+        a2->load(sa);
+        e2->load(se);
+        a = std::move(a2);
+        e = std::move(e2);
+      }
+      const int64_t t = g.next_time(spec);
+      const int64_t now = g.now;
+      if (kind == 0) {
+        const ThrottleOutcome m = model.offer_throttle(t, now, limit);
+        check_same(m, a->offer_throttle(t, now, limit));
+        check_same(m, e->offer_throttle(t, now, limit));
+      } else {
+        U cm, ca(spec.events), ce(spec.events);
+        const uint64_t mask = 1 + g.r((uint64_t{1} << spec.events) - 1);
+        const AlertOutcome m = model.offer_alert(t, now, mask, policy, cm);
+        check_same(m, a->offer_alert(t, now, mask, policy, ca));
+        check_same(m, e->offer_alert(t, now, mask, policy, ce));
+        CHECK(ca == cm);
+        CHECK(ce == cm);
+      }
     }
   }
 }
