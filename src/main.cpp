@@ -106,7 +106,7 @@ struct Run {
 
 // One input, decided in its own order (SPEC §3).
 void run_input(Run& run, const Input& in) {
-  auto matcher_r = sw::match::Matcher::make(run.rules);
+  auto matcher_r = sw::match::Matcher::make(run.rules, run.opt.explain);
   if (!matcher_r) {
     print_err("swthrottle: " + matcher_r.error().str());
     run.input_failed = true;
@@ -279,6 +279,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   sw::config::RuleSet rules = std::move(*loaded);
+  for (const auto& r : rules.rules) {
+    if (!r.exec.empty()) {
+      print_err("swthrottle: " + r.file + ":" + std::to_string(r.line) + ": rule \"" + r.name +
+                "\": exec actions are not available in this version yet");
+      return 2;
+    }
+  }
   if (opt.time) rules.settings.time = *opt.time;
   if (opt.mode)
     for (auto& r : rules.rules)
@@ -324,7 +331,7 @@ int main(int argc, char** argv) {
 
   sw::SystemClock clock;
   sw::ArrivalClock arrival(clock);
-  sw::engine::Engine engine(rules, sw::engine::EngineOptions{opt.passthrough});
+  sw::engine::Engine engine(rules, sw::engine::EngineOptions{opt.passthrough, opt.explain});
   Output output(opt.format);
   std::atomic<bool> stop{false};
   Run run{opt, rules, engine, output, logtime ? &*logtime : nullptr, arrival, clock, stop};

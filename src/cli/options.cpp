@@ -37,8 +37,9 @@ Parsed parse_options(int argc, const char* const* argv) {
       "See swthrottle(1) for the rules file format.");
 
   std::string time, mode, format = "text", max_line = "1M";
-  app.add_option("FILE", o.inputs, "Log files to read (none or \"-\": standard input)")->group("Input");
-  app.add_option("-r,--rule", o.rule_files, "Rules file (TOML); repeatable")
+  app.add_option("FILE", o.inputs, "Log files to read (none or \"-\": standard input)")->type_name("FILE ...")->group("Input");
+  app.add_option("-r,--rule", o.rule_files, "Rules file (TOML); repeat -r for several")
+      ->type_name("FILE")
       ->required()
       ->allow_extra_args(false)->group("Rules");
   app.add_flag("--check", o.check, "Validate the rules, print a summary, exit 0 (2 when invalid)")->group("Rules");

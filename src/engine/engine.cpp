@@ -43,9 +43,12 @@ struct Engine::RuleState {
   window::WindowSpec spec;
   ExprCondition condition{nullptr};
   window::AlertPolicy policy;
-  std::unique_ptr<window::Window> single;  // a rule without `key`
-  std::unique_ptr<KeyMap> keys;            // a rule with `key`
-  RuleStats stats;
+  // Shared so that a reloaded engine can keep them (SIGHUP) while deciders
+  // still finishing a line on the old engine use the same windows.
+  std::shared_ptr<window::Window> single;  // a rule without `key`
+  std::shared_ptr<KeyMap> keys;            // a rule with `key`
+  std::shared_ptr<RuleStats> stats_ptr = std::make_shared<RuleStats>();
+  RuleStats& stats() { return *stats_ptr; }
 };
 
 Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rules_(rules), options_(options) {
@@ -65,7 +68,7 @@ Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rul
     rs->condition = ExprCondition(&r.when);
     rs->policy = window::AlertPolicy{&rs->condition, r.cooldown_ms, r.resolve};
     if (r.key) {
-      rs->keys = std::make_unique<KeyMap>(window_mode(r.mode), rs->spec, r.max_keys);
+      rs->keys = std::make_shared<KeyMap>(window_mode(r.mode), rs->spec, r.max_keys);
     } else {
       rs->single = window::make_window(window_mode(r.mode), rs->spec);
     }
@@ -75,7 +78,7 @@ Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rul
 
 Engine::~Engine() = default;
 
-const RuleStats& Engine::rule_stats(std::size_t r) const { return states_[r]->stats; }
+const RuleStats& Engine::rule_stats(std::size_t r) const { return *states_[r]->stats_ptr; }
 
 std::size_t Engine::key_count(std::size_t r) const {
   const RuleState& rs = *states_[r];
@@ -106,6 +109,18 @@ void Engine::fill_counts(Record& r, const RuleState& rs, std::span<const uint64_
   for (uint64_t c : r.counts) r.count += c;
 }
 
+void Engine::render_message(const RuleState& rs, Record& r, std::span<std::string_view> values) const {
+  const config::Rule& rule = *rs.rule;
+  if (!rule.message) return;
+  const std::string count_text = std::to_string(r.count), suppressed_text = std::to_string(r.suppressed);
+  values[config::kFieldCount] = count_text;
+  values[config::kFieldSuppressed] = suppressed_text;
+  values[config::kFieldKey] = r.key;
+  const std::size_t n = config::kFieldFirstCapture + std::min<std::size_t>(rule.capture_names.size(), 64);
+  rule.message->render(r.message, values.first(std::min(n, values.size())));
+  r.has_message = true;
+}
+
 void Engine::check_rule(RuleState& rs, int64_t now, std::vector<Record>& out) {
   std::array<uint64_t, 64> counts{};
   auto check = [&](window::Window& w, std::string_view key) {
@@ -116,7 +131,7 @@ void Engine::check_rule(RuleState& rs, int64_t now, std::vector<Record>& out) {
       r.suppressed = s.suppressed;
       r.first_ms = s.first_ms;
       r.last_ms = s.last_ms;
-      rs.stats.summaries.add();
+      rs.stats().summaries.add();
       out.push_back(std::move(r));
     } else {
       const window::AlertOutcome o = w.tick_alert(now, rs.policy, counts);
@@ -124,7 +139,13 @@ void Engine::check_rule(RuleState& rs, int64_t now, std::vector<Record>& out) {
       Record r = make_record(RecordType::Resolved, rs, key, now);
       fill_counts(r, rs, counts);
       r.suppressed = o.suppressed;
-      rs.stats.resolveds.add();
+      // No line at a boundary check: {line}, {event} and captures are empty.
+      std::array<std::string_view, 64 + config::kFieldFirstCapture> values{};
+      values[config::kFieldRule] = rs.rule->name;
+      values[config::kFieldWindow] = rs.rule->window_text;
+      values[config::kFieldThreshold] = rs.threshold_text;
+      render_message(rs, r, values);
+      rs.stats().resolveds.add();
       out.push_back(std::move(r));
     }
   };
@@ -156,7 +177,7 @@ void Engine::tick(int64_t now_ms, std::vector<Record>& out) {
 
 void Engine::flush_evicted(RuleState& rs, const std::shared_ptr<Slot>& evicted, int64_t now,
                            std::vector<Record>& out) {
-  rs.stats.evictions.add();
+  rs.stats().evictions.add();
   if (!rs.throttle) return;  // an evicted alert key is forgotten (counted in the stats)
   const window::Summary s = evicted->window->take_pending();
   if (s.suppressed == 0) return;
@@ -164,7 +185,7 @@ void Engine::flush_evicted(RuleState& rs, const std::shared_ptr<Slot>& evicted, 
   r.suppressed = s.suppressed;
   r.first_ms = s.first_ms;
   r.last_ms = s.last_ms;
-  rs.stats.summaries.add();
+  rs.stats().summaries.add();
   out.push_back(std::move(r));
 }
 
@@ -196,13 +217,15 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
   for (const match::RuleHit& hit : m.hits) {
     RuleState& rs = *states_[hit.rule];
     const config::Rule& rule = *rs.rule;
-    rs.stats.lines.add();
+    rs.stats().lines.add();
     const std::size_t ncap = rule.capture_names.size();
-    const bool have_captures = rs.needs_captures && hit.first_capture + ncap <= m.captures.size();
+    const bool have_captures =
+        (rs.needs_captures || options_.all_captures) && hit.first_capture + ncap <= m.captures.size();
     const auto first_event = static_cast<std::size_t>(std::countr_zero(hit.events));
     values.fill({});
     values[config::kFieldRule] = rule.name;
-    values[config::kFieldEvent] = first_event < rule.event_names.size() ? rule.event_names[first_event] : "";
+    values[config::kFieldEvent] =
+        first_event < rule.event_names.size() ? std::string_view(rule.event_names[first_event]) : std::string_view();
     values[config::kFieldWindow] = rule.window_text;
     values[config::kFieldThreshold] = rs.threshold_text;
     values[config::kFieldLine] = line.text;
@@ -222,7 +245,7 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
     }
 
     if (!line.timed) {  // no timestamp seen yet: not windowed; throttle rules pass it
-      rs.stats.untimed.add();
+      rs.stats().untimed.add();
       if (rs.throttle) {
         throttle_matched = true;
         if (passed_by == nullptr) passed_by = &rule;
@@ -239,7 +262,7 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
     std::shared_ptr<Slot> slot;
     if (rs.keys) {
       KeyMap::Lookup l = rs.keys->get(key);
-      if (l.created) rs.stats.keys.add();
+      if (l.created) rs.stats().keys.add();
       if (l.evicted) flush_evicted(rs, l.evicted, now, out);
       slot = std::move(l.slot);
       w = slot->window.get();
@@ -248,21 +271,21 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
     if (rs.throttle) {
       throttle_matched = true;
       const window::ThrottleOutcome o = w->offer_throttle(t, now, rs.limit);
-      if (o.late) rs.stats.late.add();
+      if (o.late) rs.stats().late.add();
       if (o.passed) {
-        rs.stats.passed.add();
+        rs.stats().passed.add();
         if (passed_by == nullptr) passed_by = &rule;
         if (o.summary.suppressed != 0) {
           Record r = make_record(RecordType::Summary, rs, key, now);
           r.suppressed = o.summary.suppressed;
           r.first_ms = o.summary.first_ms;
           r.last_ms = o.summary.last_ms;
-          rs.stats.summaries.add();
+          rs.stats().summaries.add();
           summaries.push_back(std::move(r));
         }
       } else {
         suppressed = true;
-        rs.stats.suppressed.add();
+        rs.stats().suppressed.add();
         if (slot) rs.keys->mark_active(slot);
       }
       if (ex) {
@@ -277,36 +300,26 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
     const window::AlertOutcome o = w->offer_alert(t, now, hit.events, rs.policy, counts);
     if (ex) ex->counts.assign(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(rule.events.size()));
     if (o.late) {
-      rs.stats.late.add();
+      rs.stats().late.add();
       if (ex) ex->decision = "late: older than the window, not counted";
       continue;
     }
-    rs.stats.events.add(static_cast<uint64_t>(std::popcount(hit.events)));
+    rs.stats().events.add(static_cast<uint64_t>(std::popcount(hit.events)));
     if (o.firing && slot) rs.keys->mark_active(slot);
-    if (o.action == window::AlertAction::Alert) {
-      Record r = make_record(RecordType::Alert, rs, key, now);
+    if (o.action == window::AlertAction::Alert || o.action == window::AlertAction::Resolved) {
+      const bool alert = o.action == window::AlertAction::Alert;
+      Record r = make_record(alert ? RecordType::Alert : RecordType::Resolved, rs, key, now);
       fill_counts(r, rs, counts);
       r.suppressed = o.suppressed;
-      r.line = line.text;
-      r.has_line = true;
-      if (rule.message) {
-        std::string count_text = std::to_string(r.count), suppressed_text = std::to_string(r.suppressed);
-        values[config::kFieldCount] = count_text;
-        values[config::kFieldSuppressed] = suppressed_text;
-        values[config::kFieldKey] = r.key;
-        rule.message->render(r.message, fields);
-        r.has_message = true;
+      if (alert) {
+        r.line = line.text;
+        r.has_line = true;
       }
-      rs.stats.alerts.add();
-      alerts.push_back(std::move(r));
-    } else if (o.action == window::AlertAction::Resolved) {
-      Record r = make_record(RecordType::Resolved, rs, key, now);
-      fill_counts(r, rs, counts);
-      r.suppressed = o.suppressed;
-      rs.stats.resolveds.add();
+      render_message(rs, r, values);
+      (alert ? rs.stats().alerts : rs.stats().resolveds).add();
       alerts.push_back(std::move(r));
     } else if (o.holds) {
-      rs.stats.suppressed.add();
+      rs.stats().suppressed.add();
     }
     if (ex) {
       ex->decision = o.action == window::AlertAction::Alert      ? "alert"
@@ -343,7 +356,7 @@ void Engine::finish(std::vector<Record>& out) {
       r.suppressed = s.suppressed;
       r.first_ms = s.first_ms;
       r.last_ms = s.last_ms;
-      rs->stats.summaries.add();
+      rs->stats().summaries.add();
       out.push_back(std::move(r));
     };
     if (rs->single) {
@@ -354,6 +367,74 @@ void Engine::finish(std::vector<Record>& out) {
     std::sort(slots.begin(), slots.end(), [](const auto& a, const auto& b) { return a->key < b->key; });
     for (const auto& s : slots) take(*s->window, s->key);
   }
+}
+
+EngineState Engine::save_state() const {
+  EngineState st;
+  st.now_ms = now_.load();
+  for (const auto& rs : states_) {
+    RuleWindows rw;
+    rw.rule = rs->rule->name;
+    rw.fingerprint = rs->rule->fingerprint;
+    if (rs->single) {
+      rw.windows.push_back({"", rs->single->save()});
+    } else {
+      for (const auto& slot : rs->keys->by_age()) rw.windows.push_back({slot->key, slot->window->save()});
+    }
+    st.rules.push_back(std::move(rw));
+  }
+  return st;
+}
+
+std::vector<std::string> Engine::load_state(const EngineState& st) {
+  int64_t old = now_.load();
+  while (old < st.now_ms && !now_.compare_exchange_weak(old, st.now_ms)) {
+  }
+  std::vector<std::string> fresh;
+  for (auto& rs : states_) {
+    const RuleWindows* saved = nullptr;
+    for (const RuleWindows& rw : st.rules)
+      if (rw.rule == rs->rule->name) saved = &rw;
+    if (saved == nullptr) continue;  // a new rule
+    if (saved->fingerprint != rs->rule->fingerprint) {
+      fresh.push_back(rs->rule->name);
+      continue;
+    }
+    for (const RuleWindows::Keyed& k : saved->windows) {
+      if (rs->single) {
+        rs->single->load(k.window);
+      } else {
+        KeyMap::Lookup l = rs->keys->get(k.key);  // oldest first: the LRU order comes back as it was
+        l.slot->window->load(k.window);
+        if (!l.slot->window->quiet()) rs->keys->mark_active(l.slot);
+      }
+    }
+  }
+  return fresh;
+}
+
+std::vector<std::string> Engine::adopt(const Engine& old) {
+  int64_t now = now_.load();
+  const int64_t then = old.now_.load();
+  while (now < then && !now_.compare_exchange_weak(now, then)) {
+  }
+  std::vector<std::string> fresh;
+  for (auto& rs : states_) {
+    const RuleState* prev = nullptr;
+    for (const auto& o : old.states_)
+      if (o->rule->name == rs->rule->name) prev = o.get();
+    if (prev == nullptr) continue;
+    // The key template and max_keys may change without losing windows, but
+    // keyed and keyless windows cannot stand in for each other.
+    if (prev->rule->fingerprint != rs->rule->fingerprint || bool(prev->keys) != bool(rs->keys)) {
+      fresh.push_back(rs->rule->name);
+      continue;
+    }
+    rs->single = prev->single;
+    rs->keys = prev->keys;
+    rs->stats_ptr = prev->stats_ptr;
+  }
+  return fresh;
 }
 
 }  // namespace swthrottle::engine

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "config/rules.h"
+#include "engine/engine_state.h"
 #include "engine/keymap.h"
 #include "engine/record.h"
 #include "engine/stats.h"
@@ -25,6 +26,7 @@ namespace swthrottle::engine {
 
 struct EngineOptions {
   bool passthrough = false;
+  bool all_captures = false;  // the Matcher was made with all_captures (--explain)
 };
 
 // One line to decide. t_ms is meaningful only when timed.
@@ -63,6 +65,16 @@ class Engine {
   // End of input: the pending summary of every throttle rule+key.
   void finish(std::vector<Record>& out);
 
+  // --state: the windows of every rule (exact when no decider is running).
+  EngineState save_state() const;
+  // Into a fresh engine: rules are matched by name and fingerprint; a rule
+  // whose definition changed starts fresh. Returns the names of those rules.
+  std::vector<std::string> load_state(const EngineState& state);
+  // SIGHUP: share the windows (and stats) of `old` for every rule whose name
+  // and fingerprint did not change, and take over its "now". Returns the
+  // names of the rules that start fresh.
+  std::vector<std::string> adopt(const Engine& old);
+
   // Newest time seen, or -1.
   int64_t now_ms() const { return now_.load(); }
   // Earliest time at which a tick() could produce a record: the next bucket
@@ -82,6 +94,9 @@ class Engine {
   void flush_evicted(RuleState& rs, const std::shared_ptr<Slot>& evicted, int64_t now, std::vector<Record>& out);
   Record make_record(RecordType type, const RuleState& rs, std::string_view key, int64_t now) const;
   void fill_counts(Record& r, const RuleState& rs, std::span<const uint64_t> counts) const;
+  // Renders the rule's message (if any) into r; values are the template fields
+  // of the line (count, suppressed and key are filled in from r).
+  void render_message(const RuleState& rs, Record& r, std::span<std::string_view> values) const;
 
   const config::RuleSet& rules_;
   EngineOptions options_;

@@ -67,6 +67,14 @@ std::vector<std::shared_ptr<Slot>> KeyMap::all() const {
   return v;
 }
 
+std::vector<std::shared_ptr<Slot>> KeyMap::by_age() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::shared_ptr<Slot>> v;
+  v.reserve(map_.size());
+  for (auto it = lru_.rbegin(); it != lru_.rend(); ++it) v.push_back(map_.find((*it)->key)->second);
+  return v;
+}
+
 std::size_t KeyMap::size() const {
   std::lock_guard lock(mu_);
   return map_.size();

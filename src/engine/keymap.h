@@ -46,6 +46,8 @@ class KeyMap {
   std::vector<std::shared_ptr<Slot>> active(bool prune);
   // Every slot, in no particular order (end of input).
   std::vector<std::shared_ptr<Slot>> all() const;
+  // Every slot, least recently updated first (state files keep LRU order).
+  std::vector<std::shared_ptr<Slot>> by_age() const;
   std::size_t size() const;
 
  private:

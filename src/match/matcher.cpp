@@ -192,7 +192,7 @@ Matcher::Matcher(Matcher&&) noexcept = default;
 Matcher& Matcher::operator=(Matcher&&) noexcept = default;
 Matcher::~Matcher() = default;
 
-Result<Matcher> Matcher::make(const config::RuleSet& rules) {
+Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures) {
   auto impl = std::make_unique<Impl>();
 
   RE2::Options utf8_options;
@@ -223,7 +223,7 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules) {
     info.num_captures = static_cast<uint32_t>(rule.capture_names.size());
     for (uint32_t c = 0; c < info.num_captures; ++c) {
       const int field = config::kFieldFirstCapture + static_cast<int>(c);
-      if ((rule.key && rule.key->uses(field)) || (rule.message && rule.message->uses(field))) {
+      if (all_captures || (rule.key && rule.key->uses(field)) || (rule.message && rule.message->uses(field))) {
         info.needs_captures = true;
       }
     }

@@ -61,7 +61,8 @@ class Matcher {
  public:
   // Compiles all event and ignore patterns of all rules. The patterns were
   // validated at load, so an error here means RE2 ran out of memory for the set.
-  static Result<Matcher> make(const config::RuleSet& rules);
+  // With all_captures (for --explain), every rule gets its capture values.
+  static Result<Matcher> make(const config::RuleSet& rules, bool all_captures = false);
 
   Matcher(Matcher&&) noexcept;
   Matcher& operator=(Matcher&&) noexcept;

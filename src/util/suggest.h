@@ -9,16 +9,20 @@
 
 namespace swthrottle {
 
-// Levenshtein distance between a and b (small strings only: keys and names).
+// Edit distance between a and b where swapping two neighbouring letters
+// counts as one edit ("whne" -> "when"), as typos usually are (optimal string
+// alignment). Small strings only: keys and names.
 inline std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  std::vector<std::size_t> prev2(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
       std::size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) cur[j] = std::min(cur[j], prev2[j - 2] + 1);
     }
+    std::swap(prev2, prev);
     std::swap(prev, cur);
   }
   return prev[b.size()];

@@ -75,6 +75,7 @@ struct Fixture {
   // flood is at a fixed time), merged from the threads after their loops.
   std::vector<std::atomic<uint64_t>> passes;
   uint64_t prefilled = 0;
+  std::atomic<int> threads_started{0};
   std::atomic<int> threads_done{0};
 };
 
@@ -134,12 +135,22 @@ void BM_DecideBelowThreshold(benchmark::State& state) {
 // the flood itself: each position's last free pass (raced for by the threads),
 // then suppressions, which in efficient mode take the saturation latch.
 void BM_DecideFlood(benchmark::State& state) {
-  std::vector<uint64_t> passes(g_fixture->windows.size());  // allocated before the timed loop
-  run_ops(state, [&passes](Window& w, uint32_t k, uint64_t) {
+  Fixture& f = *g_fixture;
+  std::vector<uint64_t> passes(f.windows.size());  // allocated before the timed loop
+  bool started = false;
+  run_ops(state, [&](Window& w, uint32_t k, uint64_t) {
+    if (!started) [[unlikely]] {
+      // Google Benchmark's start barrier wakes the threads one after another,
+      // microseconds apart: enough for the first thread to take the hot key's
+      // only crossing alone. Line them up so that they race for it.
+      f.threads_started.fetch_add(1);
+      while (f.threads_started.load() < state.threads()) {
+      }
+      started = true;
+    }
     if (w.offer_throttle(kStartMs, kStartMs, kFloodLimit).passed) ++passes[k];
   });
 
-  Fixture& f = *g_fixture;
   for (std::size_t k = 0; k < passes.size(); ++k) {
     if (passes[k] != 0) f.passes[k].fetch_add(passes[k]);
   }

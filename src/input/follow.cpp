@@ -1,0 +1,404 @@
+#include "input/follow.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <system_error>
+#include <utility>
+
+namespace swthrottle::input {
+
+namespace {
+
+// Per followed file; the reader grows it while a single line does not fit.
+constexpr std::size_t kBufferSize = 1 << 16;
+
+constexpr uint32_t kFileEvents = IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF;
+// IN_ATTRIB: a chmod can make a waited-for file readable.
+constexpr uint32_t kDirEvents = IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ATTRIB | IN_ONLYDIR;
+
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// strerror is not thread-safe; every decider thread has its own Follower.
+std::string reason(int err) { return std::generic_category().message(err); }
+
+std::string proc_fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+}  // namespace
+
+Follower::Follower(std::string path, FollowOptions opts)
+    : path_(std::move(path)), opts_(opts), reader_(-1, opts.max_line, kBufferSize, /*hold_partial=*/true) {
+  const auto slash = path_.rfind('/');
+  dir_ = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // without it, stop() is seen at the next check
+  if (opts_.use_inotify) {
+    inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (inotify_fd_ < 0)
+      notice("inotify cannot be used, reverting to polling: " + reason(errno));
+    else
+      watch_dir();  // before the first open, so that a file created right after a failed open is seen
+  }
+  try_open();
+  first_open_ = false;  // a file that appears later is read from its start
+}
+
+Follower::~Follower() {
+  drop_next();
+  close_file();
+  if (inotify_fd_ >= 0) ::close(inotify_fd_);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+std::optional<Line> Follower::next(int timeout_ms) {
+  int64_t deadline = -1;  // taken at the first wait: no clock read for a line that is there
+  for (;;) {
+    if (stopped()) return std::nullopt;
+    if (pending_ != Pending::None) {
+      const Pending p = std::exchange(pending_, Pending::None);
+      if (p == Pending::Switch) {
+        switch_file();
+      } else if (p == Pending::Rewind) {
+        rewind();
+      } else {
+        close_file();
+        hold_off_ = true;
+      }
+      continue;
+    }
+    if (fd_ >= 0) {
+      if (auto line = reader_.next()) return line;
+      if (!reader_.at_eof()) {
+        read_failed();
+        continue;
+      }
+      if (stream_) {
+        // All writers are gone (only possible when the FIFO could not be
+        // opened read-write, or for a device): reopen the name later.
+        if (auto partial = reader_.take_partial()) {
+          pending_ = Pending::Close;
+          return partial;
+        }
+        close_file();
+        hold_off_ = true;
+        continue;
+      }
+      if (switch_ != Change::None) {
+        // The writer was seen to have moved before the read that just hit the
+        // end of this file: all that was written here before is read.
+        if (auto partial = reader_.take_partial()) {
+          pending_ = Pending::Switch;
+          return partial;
+        }
+        switch_file();
+        continue;
+      }
+      const Change c = examine();
+      if (c == Change::Truncated) {
+        if (auto partial = reader_.take_partial()) {
+          pending_ = Pending::Rewind;
+          return partial;
+        }
+        rewind();
+        continue;
+      }
+      if (c == Change::Replaced || c == Change::Next) {
+        switch_ = c;
+        continue;  // read what came since, then switch
+      }
+    } else if (!hold_off_ && try_open()) {
+      continue;
+    }
+    if (fresh_notice_) {
+      fresh_notice_ = false;
+      return std::nullopt;
+    }
+    if (timeout_ms >= 0 && deadline < 0) deadline = steady_ms() + timeout_ms;
+    if (!wait(deadline)) return std::nullopt;
+  }
+}
+
+void Follower::stop() {
+  stop_.store(true, std::memory_order_release);
+  if (wake_fd_ >= 0) {
+    const uint64_t one = 1;
+    if (::write(wake_fd_, &one, sizeof one) < 0) {
+      // Only EAGAIN is possible (the counter is full): the fd is readable then.
+    }
+  }
+}
+
+std::optional<Line> Follower::take_partial() {
+  if (fd_ < 0) return std::nullopt;
+  return reader_.take_partial();
+}
+
+std::vector<std::string> Follower::take_notices() {
+  fresh_notice_ = false;
+  return std::exchange(notices_, {});
+}
+
+bool Follower::try_open() {
+  int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // O_NONBLOCK: a FIFO without writer
+  if (fd < 0) {
+    open_failed(errno);
+    return false;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    const int err = S_ISDIR(st.st_mode) ? EISDIR : errno;
+    ::close(fd);
+    open_failed(err);
+    return false;
+  }
+  adopt(fd, st);
+  return true;
+}
+
+void Follower::adopt(int fd, const struct stat& st) {
+  const bool stream = !S_ISREG(st.st_mode);
+  if (S_ISFIFO(st.st_mode)) {
+    // Being a writer too, we never see the end of the FIFO: its writers may
+    // come and go, as with a syslog pipe, without a line lost in between.
+    // Reopened through /proc so that it is the same FIFO.
+    int rw = ::open(proc_fd_path(fd).c_str(), O_RDWR | O_CLOEXEC);
+    if (rw >= 0) {
+      ::close(fd);
+      fd = rw;
+    }
+  }
+  if (stream) {
+    // LineReader waits out EAGAIN in poll(2) anyway; a blocking read is the same wait.
+    const int fl = ::fcntl(fd, F_GETFL);
+    if (fl >= 0) ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  }
+
+  const FileId id{st.st_dev, st.st_ino};
+  // The same file again (after a read error or a stream's end, or a rename
+  // back): go on where it was left, and it is no news.
+  const bool same = had_file_ && id == last_id_;
+  if (!stream) {
+    off_t at = 0;
+    if (first_open_ && !opts_.from_start) {
+      at = start_offset(fd, st.st_size);
+    } else if (same && resume_at_) {
+      at = *resume_at_;
+    }
+    if (at > 0 && ::lseek(fd, at, SEEK_SET) < 0) ::lseek(fd, 0, SEEK_SET);
+  }
+  if (!same) {
+    if (had_file_) ++counts_.rotations;
+    if (lost_)
+      notice("'" + path_ + "' has appeared; following new file");
+    else if (had_file_)
+      notice("'" + path_ + "' has been replaced; following new file");
+    read_error_.clear();
+  }
+
+  fd_ = fd;
+  id_ = id;
+  last_id_ = id;
+  had_file_ = true;
+  stream_ = stream;
+  lost_ = false;
+  open_errno_ = 0;
+  resume_at_.reset();
+  reader_.reset(fd_);
+  watch_file();
+}
+
+// Just after the last "\n": an unterminated last line is read whole once its
+// "\n" comes. Only the last max_line + kSlack bytes are searched: an
+// unterminated tail longer than that is already a cut line, and is skipped.
+off_t Follower::start_offset(int fd, off_t size) const {
+  const auto limit = static_cast<off_t>(std::min<uint64_t>(opts_.max_line + LineReader::kSlack + 1,
+                                                           static_cast<uint64_t>(std::max<off_t>(size, 0))));
+  char buf[4096];
+  off_t scanned = 0;
+  while (scanned < limit) {
+    const auto n = static_cast<std::size_t>(std::min<off_t>(sizeof buf, limit - scanned));
+    const off_t from = size - scanned - static_cast<off_t>(n);
+    ssize_t got;
+    do {
+      got = ::pread(fd, buf, n, from);
+    } while (got < 0 && errno == EINTR);
+    if (got != static_cast<ssize_t>(n)) return size;  // an error or a race with truncation: the end will do
+    if (const void* nl = ::memrchr(buf, '\n', n)) return from + (static_cast<const char*>(nl) - buf) + 1;
+    scanned += static_cast<off_t>(n);
+  }
+  return limit == size ? 0 : size;
+}
+
+Follower::Change Follower::examine() {
+  struct stat st;
+  if (::fstat(fd_, &st) == 0) {
+    const off_t pos = ::lseek(fd_, 0, SEEK_CUR);
+    if (pos >= 0 && st.st_size < pos) {
+      ++counts_.truncations;
+      notice(path_ + ": file truncated");
+      return Change::Truncated;
+    }
+  }
+  if (next_fd_ >= 0 && ::fstat(next_fd_, &st) == 0 && st.st_size > 0) return Change::Next;
+  if (::stat(path_.c_str(), &st) != 0) {
+    if (!name_gone_) {
+      name_gone_ = true;
+      lost_ = true;
+      notice("'" + path_ + "' has become inaccessible: " + reason(errno));
+    }
+    return Change::None;  // keep reading the old file: its writer may still append
+  }
+  const FileId at_path{st.st_dev, st.st_ino};
+  if (at_path == id_) {
+    name_gone_ = false;  // renamed back
+    lost_ = false;
+    return Change::None;
+  }
+  if (next_fd_ >= 0 && at_path == next_id_) return Change::None;  // still empty
+  if (S_ISDIR(st.st_mode)) return Change::None;  // nothing to follow there: keep reading the old file
+  if (S_ISREG(st.st_mode) && st.st_size == 0) {
+    hold_next(at_path);
+    return Change::None;
+  }
+  return Change::Replaced;
+}
+
+void Follower::hold_next(FileId id) {
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;  // looked at again at the next check
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !(FileId{st.st_dev, st.st_ino} == id)) {
+    ::close(fd);  // changed since the stat(): looked at again at the next check
+    return;
+  }
+  drop_next();  // an older empty one: its writer moved on without writing to it
+  next_fd_ = fd;
+  next_id_ = id;
+  if (inotify_fd_ >= 0) next_wd_ = ::inotify_add_watch(inotify_fd_, proc_fd_path(fd).c_str(), IN_MODIFY);
+}
+
+void Follower::drop_next() {
+  if (next_fd_ < 0) return;
+  if (next_wd_ >= 0) ::inotify_rm_watch(inotify_fd_, next_wd_);
+  next_wd_ = -1;
+  ::close(next_fd_);
+  next_fd_ = -1;
+}
+
+void Follower::switch_file() {
+  const Change to = std::exchange(switch_, Change::None);
+  close_file();
+  if (to == Change::Next && next_fd_ >= 0) {
+    struct stat st;
+    if (::fstat(next_fd_, &st) == 0) {
+      adopt(std::exchange(next_fd_, -1), st);
+      // inotify keeps one watch per inode: adopt() made next_wd_ the file's watch.
+      if (next_wd_ >= 0 && next_wd_ != file_wd_) ::inotify_rm_watch(inotify_fd_, next_wd_);
+      next_wd_ = -1;
+      return;
+    }
+  }
+  drop_next();
+  try_open();  // on failure: reported, and waited for
+}
+
+void Follower::rewind() {
+  ::lseek(fd_, 0, SEEK_SET);
+  reader_.reset(fd_);
+}
+
+void Follower::close_file() {
+  if (fd_ < 0) return;
+  if (file_wd_ >= 0) ::inotify_rm_watch(inotify_fd_, file_wd_);
+  file_wd_ = -1;
+  if (!stream_) {
+    const off_t pos = ::lseek(fd_, 0, SEEK_CUR);
+    if (pos >= 0) resume_at_ = pos;
+  }
+  ::close(fd_);
+  fd_ = -1;
+  stream_ = false;
+  name_gone_ = false;
+  switch_ = Change::None;
+}
+
+void Follower::read_failed() {
+  if (reader_.error() != read_error_) {
+    read_error_ = reader_.error();
+    notice("error reading '" + path_ + "': " + read_error_);
+  }
+  close_file();  // keeps the offset, to go on there if the same file opens again
+  hold_off_ = true;
+}
+
+void Follower::open_failed(int err) {
+  if (err == open_errno_) return;
+  open_errno_ = err;
+  lost_ = true;
+  notice("cannot open '" + path_ + "' for reading: " + reason(err));
+}
+
+bool Follower::wait(int64_t deadline_ms) {
+  int wait_ms = std::max(opts_.poll_interval_ms, 1);
+  if (deadline_ms >= 0) {
+    const int64_t left = deadline_ms - steady_ms();
+    if (left <= 0) return false;
+    wait_ms = static_cast<int>(std::min<int64_t>(wait_ms, left));
+  }
+  pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};  // poll ignores a negative fd
+  if (::poll(fds, 2, wait_ms) > 0 && (fds[1].revents & POLLIN)) drain_inotify();
+  if (inotify_fd_ >= 0) {
+    // Watches lost (the directory was removed, or a limit was hit) are retried at every check.
+    if (dir_wd_ < 0) watch_dir();
+    if (fd_ >= 0 && file_wd_ < 0) watch_file();
+  }
+  hold_off_ = false;
+  return true;
+}
+
+void Follower::drain_inotify() {
+  // Any event means "look again"; only removed watches need bookkeeping.
+  alignas(inotify_event) char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(inotify_fd_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // EAGAIN: drained
+    for (ssize_t at = 0; at + static_cast<ssize_t>(sizeof(inotify_event)) <= n;) {
+      inotify_event ev;
+      std::memcpy(&ev, buf + at, sizeof ev);
+      if (ev.mask & IN_IGNORED) {
+        if (ev.wd == file_wd_) file_wd_ = -1;
+        if (ev.wd == dir_wd_) dir_wd_ = -1;
+        if (ev.wd == next_wd_) next_wd_ = -1;
+      }
+      at += static_cast<ssize_t>(sizeof(inotify_event) + ev.len);
+    }
+  }
+}
+
+void Follower::watch_file() {
+  if (inotify_fd_ < 0 || fd_ < 0) return;
+  // Through /proc the watch is on the very file we read, even if the name was
+  // replaced since it was opened.
+  file_wd_ = ::inotify_add_watch(inotify_fd_, proc_fd_path(fd_).c_str(), kFileEvents);
+  if (file_wd_ < 0) file_wd_ = ::inotify_add_watch(inotify_fd_, path_.c_str(), kFileEvents);
+}
+
+void Follower::watch_dir() { dir_wd_ = ::inotify_add_watch(inotify_fd_, dir_.c_str(), kDirEvents); }
+
+void Follower::notice(std::string text) {
+  notices_.push_back(std::move(text));
+  fresh_notice_ = true;
+}
+
+}  // namespace swthrottle::input

@@ -1,0 +1,191 @@
+// Follower: one file followed by name, like `tail -F` (SPEC §6 --follow, §7).
+//
+// What it does, in the order a followed log goes through it:
+// - Start: the file found at start is read from its end (after its last
+//   complete line: an unterminated last line already there comes out whole
+//   when its "\n" arrives), or from its start with from_start. A file that is
+//   missing (or unreadable, or a directory) at start is waited for and then
+//   read from its start, as tail -F reads a file that appears later.
+// - Growth: lines appended are returned; a partial last line is held until
+//   its "\n" arrives (LineReader with hold_partial).
+// - Rotation (rename + create, seen as another device/inode at the path): the
+//   old file stays open and is read on, because its writer keeps appending to
+//   it until it reopens the name. logrotate `create` makes the new file empty
+//   and only then signals the writer, so an empty new file is held open and
+//   the switch waits until it has content (even if it has left the path by
+//   then); a new file that already has content is switched to at once. The
+//   switch comes at the next end of the old file: every line written to the
+//   old file before the writer was seen to move comes out before the new
+//   file's lines. The old file's unterminated last line, if any, is returned
+//   as a line then (no "\n" can follow it any more), and the new file is read
+//   from its start. A line written to the old file after the switch is not
+//   read. An empty file replaced by another before it got content is dropped
+//   (its writer moved on without writing to it), and a directory at the path
+//   is ignored.
+// - Rename away or deletion with no new file yet: the old file keeps being
+//   read (its writer may still append) until a file with content appears at
+//   the path. A deleted file is therefore held open until then.
+// - Truncation (copytruncate, `: > f`: the size is below the read offset): the
+//   held partial line of the old content, if any, is returned as a line, and
+//   reading restarts at offset 0. As with tail, a truncation followed by new
+//   content that is already longer than the old offset when it is looked at
+//   cannot be told from growth.
+// - A read error is reported; the name is reopened at the next check, and the
+//   same file resumes at the offset where it failed.
+// - A non-regular file (FIFO, character device) is read as a stream with
+//   blocking reads, and reopened by name at its end. A FIFO is opened
+//   read-write so that writers may come and go without an end of input. While
+//   blocked in read(2) on a stream, neither timeout_ms nor stop() takes effect.
+//
+// Change is noticed by inotify (the file: IN_MODIFY, IN_ATTRIB, IN_MOVE_SELF,
+// IN_DELETE_SELF; its directory: entries created, moved or deleted; an empty
+// new file: IN_MODIFY) when it is available and use_inotify is set, and in any
+// case by a stat() check every poll_interval_ms, as GNU tail does, so a missed
+// event only delays a change. A directory that does not exist yet cannot be
+// watched: it is found by that check. Each Follower has its own inotify
+// instance (the per-user limit, fs.inotify.max_user_instances, is 128 by
+// default); without one it polls, with a notice.
+// The path is looked at when the current file is read to its end: a file
+// that was created, written and rotated away again before that (two
+// rotations while a backlog is read) is not seen, as with tail -F.
+//
+// Not thread-safe: one thread per Follower (each input is decided by its own
+// thread), except for stop(). Not copyable, not movable.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "input/line_reader.h"
+
+namespace swthrottle::input {
+
+struct FollowOptions {
+  bool from_start = false;         // read the content found at start (default: start at its end)
+  std::size_t max_line = 1 << 20;  // longer lines are cut (Line::truncated), as LineReader does
+  int poll_interval_ms = 250;      // the stat() check interval (and the whole mechanism without inotify)
+  bool use_inotify = true;         // false: polling only
+};
+
+// For the stats report.
+struct FollowCounts {
+  uint64_t rotations = 0;    // switches to another file at the path after one was followed
+  uint64_t truncations = 0;  // restarts at offset 0 because the file shrank
+};
+
+class Follower {
+ public:
+  // Opens the file if it is there; never fails (a missing file is waited for).
+  Follower(std::string path, FollowOptions opts);
+  ~Follower();
+
+  Follower(const Follower&) = delete;
+  Follower& operator=(const Follower&) = delete;
+
+  // The next complete line, waiting at most timeout_ms for one (0: only what
+  // is there now; -1: until a line comes or stop()). The view is valid until
+  // the next call of next() or take_partial().
+  //
+  // nullopt on timeout, after stop() (for good), and early, at most once per
+  // batch, when notices were added while no line was there, so that they can
+  // be printed at once: call take_notices() after every call, and loop.
+  std::optional<Line> next(int timeout_ms);
+
+  // Thread-safe, and safe to call before or during next() (not during the
+  // destructor): wakes a blocked next() and makes every later next() return
+  // nullopt.
+  void stop();
+  bool stopped() const { return stop_.load(std::memory_order_acquire); }
+
+  // At shutdown: the unterminated last line read so far, if any, and forgets
+  // it. It does not read further: call it when next() has returned nullopt.
+  std::optional<Line> take_partial();
+
+  // Messages for stderr, in order, without a program prefix (the caller adds
+  // "swthrottle: "), and forgets them. Each state is reported once:
+  //   cannot open 'PATH' for reading: REASON
+  //   'PATH' has become inaccessible: REASON
+  //   'PATH' has appeared; following new file
+  //   'PATH' has been replaced; following new file
+  //   PATH: file truncated
+  //   error reading 'PATH': REASON
+  //   inotify cannot be used, reverting to polling: REASON
+  std::vector<std::string> take_notices();
+
+  const FollowCounts& counts() const { return counts_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  struct FileId {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    bool operator==(const FileId&) const = default;
+  };
+  // Replaced: another file with content at the path. Next: the file held in
+  // next_fd_ got content.
+  enum class Change { None, Truncated, Replaced, Next };
+  // What the next call of next() must do before reading, because the line
+  // returned last (an old file's partial line) is a view into the reader.
+  enum class Pending { None, Switch, Rewind, Close };
+
+  bool try_open();
+  void adopt(int fd, const struct stat& st);
+  void hold_next(FileId id);
+  void drop_next();
+  off_t start_offset(int fd, off_t size) const;
+  Change examine();
+  void switch_file();
+  void rewind();
+  void close_file();
+  void read_failed();
+  void open_failed(int err);
+  bool wait(int64_t deadline_ms);
+  void drain_inotify();
+  void watch_file();
+  void watch_dir();
+  void notice(std::string text);
+
+  std::string path_;
+  std::string dir_;  // watched for the name to be created, moved or deleted
+  FollowOptions opts_;
+  LineReader reader_;
+
+  int fd_ = -1;
+  FileId id_;                // of fd_
+  bool stream_ = false;      // fd_ is not a regular file
+  bool first_open_ = true;   // from_start applies to the file found at start only
+  bool had_file_ = false;    // a file was followed before: the next one is a rotation
+  FileId last_id_;           // of the file followed last (valid when had_file_)
+  bool name_gone_ = false;   // stat(path) failed while fd_ was open (reported)
+  bool lost_ = false;        // the name was reported gone or unopenable: the next file has "appeared"
+  Change switch_ = Change::None;  // Replaced or Next: read fd_ to its end, then switch
+  bool hold_off_ = false;    // after a read error or a stream's end: reopen at the next check only
+  Pending pending_ = Pending::None;
+  int open_errno_ = 0;       // the open error reported last, so that each is reported once
+  std::string read_error_;   // likewise for read errors
+  std::optional<off_t> resume_at_;  // the offset in the file closed last, to go on there if it opens again
+
+  int inotify_fd_ = -1;
+  int file_wd_ = -1;
+  int dir_wd_ = -1;
+  // An empty new file seen at the path, held open until it has content: the
+  // writer is taken to have moved to it then (it may leave the path before).
+  int next_fd_ = -1;
+  FileId next_id_;
+  int next_wd_ = -1;
+  int wake_fd_ = -1;  // eventfd written by stop()
+  std::atomic<bool> stop_{false};
+
+  std::vector<std::string> notices_;
+  bool fresh_notice_ = false;  // a notice came since next() last returned early for one
+  FollowCounts counts_;
+};
+
+}  // namespace swthrottle::input

@@ -1,0 +1,105 @@
+// --state FILE (SPEC §6, §7): the engine's windows saved as versioned JSON so
+// that the next run continues where this one stopped.
+//
+// The file is only ever replaced whole: a save writes PATH.tmp.<pid>, fsyncs
+// it, renames it over PATH and fsyncs the directory, so a crash at any moment
+// (SIGKILL, power loss) leaves either the old file or the new one, never a
+// mix. Saves and loads run under an exclusive flock(2) on PATH.lock, so two
+// overlapping cron runs never interleave; a run that holds the lock for its
+// whole duration (lock_for_run) also keeps a second run from loading the same
+// old state. PATH.lock is created on first use and never deleted: removing a
+// lock file while someone waits on it would let two runs hold "the" lock.
+//
+// Format (version 1), one JSON object; the writer puts each window on a line
+// of its own so that a file can be read and grepped by key:
+//
+//   {"swthrottle_state":1,"saved_at":"2026-11-21T10:00:05.000Z","now_ms":N,"last_log_ms":N,"rules":[
+//   {"rule":"ssh","fingerprint":"...","windows":[
+//   {"key":"10.0.0.1","now_ms":N,"buckets":[[B,[c0,c1]],...],
+//    "pending":{"suppressed":N,"first_ms":N,"last_ms":N},"firing":false,"announced":false,
+//    "alerted":false,"last_alert_ms":N,"alert_suppressed":N}]}]}
+//
+// Strings (rule names, fingerprints, keys) are arbitrary bytes, keys being
+// built from log captures. A string that is valid UTF-8 is written as a JSON
+// string (NUL and control bytes escaped as JSON does); any other is written as
+// {"base64":"..."} (RFC 4648, padded), so every byte sequence round-trips
+// exactly while ordinary keys stay readable. "saved_at" is for people only;
+// the reader ignores it and any member it does not know.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "engine/engine_state.h"
+#include "util/result.h"
+
+namespace swthrottle::state {
+
+inline constexpr int kVersion = engine::EngineState::kVersion;
+
+// The state as the file's text (ends with "\n"). saved_at_ms: wall clock, UTC.
+std::string to_json(const engine::EngineState& s, int64_t saved_at_ms);
+
+// Parses a state file's text. Errors name the place: `line`/`col` for text
+// that is not JSON, a member path such as "rules[0].windows[2].now_ms" in
+// `what` for a value of the wrong type or a missing member. A file of a newer
+// version is an error naming both versions. `file` is left empty.
+Result<engine::EngineState> from_json(std::string_view text);
+
+// The state file at one path. Not copyable or movable (it owns the lock);
+// save() may be called from several threads (they are serialized).
+class StateFile {
+ public:
+  explicit StateFile(std::string path);
+  ~StateFile();  // releases the lock
+  StateFile(const StateFile&) = delete;
+  StateFile& operator=(const StateFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string lock_path() const { return path_ + ".lock"; }
+
+  // Takes the exclusive lock for the rest of the run (until destruction or
+  // unlock()). Tries first; if another process holds it, calls on_wait once
+  // with "waiting for lock on PATH.lock" and then blocks until it is free.
+  // Error when the lock file cannot be opened or created (e.g. the directory
+  // is read-only): "cannot lock state file PATH: cannot open PATH.lock: <strerror>".
+  // The caller may go on without the lock; save() will then report its own error.
+  Result<bool> lock_for_run(const std::function<void(const std::string&)>& on_wait = {});
+  bool locked() const { return lock_fd_ >= 0; }
+  void unlock();
+
+  // Loads at start. A missing or empty file gives an empty state and no
+  // warning. A file that is corrupt, unreadable or of a newer version is
+  // renamed aside to PATH.corrupt-YYYYMMDDTHHMMSSZ (from now_wall_ms; with
+  // ".2", ".3", ... appended when that name is taken, never overwriting), and
+  // `warning` is set to one line for stderr naming the file, the reason and
+  // where it went; the state returned is empty. Something that is not a
+  // regular file (a directory, /dev/null) is reported but never moved.
+  // Without the run lock, the lock is taken just for the load.
+  engine::EngineState load(std::string& warning, int64_t now_wall_ms);
+  engine::EngineState load(std::string& warning);  // now_wall_ms from the system clock
+
+  // Replaces the file atomically (see the file comment), under the lock (the
+  // run lock when held, else taken for the save and released after). On
+  // failure: Error{what = "cannot save state to PATH: <strerror>"}, the
+  // previous file is untouched and the temporary file is removed.
+  // Temporary files left by killed savers are removed on the first save.
+  Result<bool> save(const engine::EngineState& s, int64_t now_wall_ms);
+
+ private:
+  // The lock fd to use for one operation: the run lock, or a fresh one that
+  // the caller closes (temp_fd >= 0). Returns -1 with errno set on failure.
+  int acquire(int& temp_fd);
+  void remove_stale_temporaries();
+  std::string move_aside(int64_t now_wall_ms, std::string& aside);
+
+  std::string path_;
+  int lock_fd_ = -1;
+  bool cleaned_ = false;
+  std::mutex mu_;  // one save or load at a time in this process: they share PATH.tmp.<pid>
+};
+
+}  // namespace swthrottle::state

@@ -1,0 +1,318 @@
+// The manual page and the bash completion against the program they describe:
+// both linters are clean, every option `swthrottle --help` prints is in both,
+// every key the rules loader accepts is in the man page, and the completion
+// function offers what it should.
+//
+// The key lists are read from src/config/rules.cpp (kSettingsKeys, kRuleKeys,
+// kEventKeys) at test time, so a key added to the loader without a man page
+// entry fails here.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/process.h"
+
+namespace {
+
+using swthrottle::test::RunResult;
+using swthrottle::test::TempDir;
+
+const std::string kBinary = SWTHROTTLE_BINARY;
+const std::string kSourceDir = SWTHROTTLE_SOURCE_DIR;
+const std::string kManPage = kSourceDir + "/man/swthrottle.1";
+const std::string kCompletion = kSourceDir + "/examples/swthrottle.bash-completion";
+
+// `name` looked up in PATH (run_process does not search it), or "".
+std::string find_program(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+RunResult run(const std::vector<std::string>& argv) {
+  RunResult r = swthrottle::test::run_process(argv, "");
+  REQUIRE_MESSAGE(!r.timed_out, argv[0] << " did not finish in time");
+  return r;
+}
+
+bool is_option_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }
+
+// Every "--name" token in `text` (roff's "\-" read as "-" first).
+std::set<std::string> long_option_tokens(std::string text) {
+  for (std::size_t at = text.find("\\-"); at != std::string::npos; at = text.find("\\-", at)) text.erase(at, 1);
+  std::set<std::string> out;
+  for (std::size_t i = 0; i + 2 < text.size(); ++i) {
+    if (text.compare(i, 2, "--") != 0 || (i > 0 && is_option_char(text[i - 1]))) continue;
+    std::size_t j = i + 2;
+    if (!(text[j] >= 'a' && text[j] <= 'z')) continue;
+    while (j < text.size() && is_option_char(text[j])) ++j;
+    out.insert(text.substr(i, j - i));
+    i = j - 1;
+  }
+  return out;
+}
+
+// The words of `text`: runs of letters, digits and '-'.
+std::set<std::string> words(const std::string& text) {
+  std::set<std::string> out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const bool word = is_option_char(text[i]) || (text[i] >= 'A' && text[i] <= 'Z');
+    std::size_t j = i;
+    while (j < text.size() && (is_option_char(text[j]) || (text[j] >= 'A' && text[j] <= 'Z'))) ++j;
+    if (word) {
+      out.insert(text.substr(i, j - i));
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+struct HelpOptions {
+  std::vector<std::string> long_names;   // "--rule"
+  std::vector<std::string> short_names;  // "-r"
+};
+
+// The options of `swthrottle --help`: the first word of every line that starts
+// with '-' after its indentation ("-j,--threads INT:INT in [0 - 1024]").
+HelpOptions help_options() {
+  RunResult r = run({kBinary, "--help"});
+  REQUIRE(r.exit_status == 0);
+  HelpOptions out;
+  std::size_t start = 0;
+  while (start < r.out.size()) {
+    std::size_t end = r.out.find('\n', start);
+    if (end == std::string::npos) end = r.out.size();
+    std::string_view line(r.out.data() + start, end - start);
+    start = end + 1;
+    std::size_t b = line.find_first_not_of(' ');
+    if (b == std::string_view::npos || b == 0 || line[b] != '-') continue;
+    std::string_view word = line.substr(b, line.find(' ', b) - b);
+    while (!word.empty()) {
+      std::size_t comma = word.find(',');
+      std::string_view name = word.substr(0, comma);
+      if (name.starts_with("--")) {
+        out.long_names.emplace_back(name);
+      } else if (name.size() == 2 && name[0] == '-') {
+        out.short_names.emplace_back(name);
+      }
+      word = comma == std::string_view::npos ? std::string_view() : word.substr(comma + 1);
+    }
+  }
+  return out;
+}
+
+// The quoted strings of `const std::vector<std::string> NAME{...};` in rules.cpp.
+std::vector<std::string> loader_keys(const std::string& source, const std::string& name) {
+  std::vector<std::string> keys;
+  const std::size_t decl = source.find(name + "{");
+  if (decl == std::string::npos) return keys;
+  const std::size_t end = source.find("};", decl);
+  std::size_t i = decl;
+  while (true) {
+    std::size_t open = source.find('"', i);
+    if (open == std::string::npos || open > end) break;
+    std::size_t close = source.find('"', open + 1);
+    keys.push_back(source.substr(open + 1, close - open - 1));
+    i = close + 1;
+  }
+  return keys;
+}
+
+// The lines of the man page between the `.SS` line `heading` and the next
+// `.SS` or `.SH`.
+std::vector<std::string> subsection(const std::string& page, const std::string& heading) {
+  std::vector<std::string> lines;
+  const std::size_t at = page.find("\n" + heading + "\n");
+  if (at == std::string::npos) return lines;
+  std::size_t start = at + heading.size() + 2;
+  while (start < page.size()) {
+    std::size_t end = page.find('\n', start);
+    if (end == std::string::npos) end = page.size();
+    std::string line = page.substr(start, end - start);
+    if (line.starts_with(".SS") || line.starts_with(".SH")) break;
+    lines.push_back(line);
+    start = end + 1;
+  }
+  return lines;
+}
+
+// The tags of a subsection's `.TP` paragraphs: the line after each `.TP`.
+std::set<std::string> tp_tags(const std::vector<std::string>& lines) {
+  std::set<std::string> tags;
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+    if (lines[i] == ".TP") tags.insert(lines[i + 1]);
+  }
+  return tags;
+}
+
+// Runs the completion function as bash would for the words `words` (bash
+// syntax, e.g. "swthrottle --fo") with the cursor on word `cword`, and returns
+// COMPREPLY one per line.
+std::string complete(const std::string& bash, const std::string& words, int cword) {
+  const std::string script = "source '" + kCompletion + "'; COMP_WORDS=(" + words +
+                             "); COMP_CWORD=" + std::to_string(cword) +
+                             "; _swthrottle; printf '%s\\n' \"${COMPREPLY[@]}\"";
+  RunResult r = run({bash, "--norc", "--noprofile", "-c", script});
+  CHECK_MESSAGE(r.err == "", "bash: " << r.err);
+  CHECK(r.exit_status == 0);
+  return r.out == "\n" ? "" : r.out;  // printf prints one "\n" for an empty COMPREPLY
+}
+
+}  // namespace
+
+TEST_CASE("man: the page is clean under groff and mandoc lint") {
+  struct Linter {
+    std::string program;
+    std::vector<std::string> args;
+  };
+  const std::vector<Linter> linters{
+      {"groff", {"-man", "-ww", "-z", kManPage}},
+      {"mandoc", {"-T", "lint", kManPage}},
+  };
+  for (const Linter& l : linters) {
+    CAPTURE(l.program);
+    const std::string path = find_program(l.program);
+    if (path.empty()) {
+      MESSAGE(l.program << " is not installed: lint skipped (apt-get install groff-base mandoc)");
+      continue;
+    }
+    std::vector<std::string> argv{path};
+    argv.insert(argv.end(), l.args.begin(), l.args.end());
+    RunResult r = run(argv);
+    CHECK(r.out == "");
+    CHECK(r.err == "");
+    CHECK(r.exit_status == 0);
+  }
+}
+
+TEST_CASE("man: every option of --help is in the man page and the completion") {
+  const HelpOptions help = help_options();
+  // Guards the parsing of --help: the options SPEC §6 lists are all there.
+  for (const char* name : {"--rule", "--follow", "--from-start", "--time", "--mode", "--format", "--passthrough",
+                           "--exec", "--exec-jobs", "--exec-timeout", "--state", "--threads", "--check", "--explain",
+                           "--stats", "--exit-code", "--help", "--version", "--max-line"}) {
+    CAPTURE(name);
+    CHECK(std::find(help.long_names.begin(), help.long_names.end(), name) != help.long_names.end());
+  }
+
+  const std::string page = swthrottle::test::read_file(kManPage);
+  const std::string completion = swthrottle::test::read_file(kCompletion);
+  const std::set<std::string> in_page = long_option_tokens(page);
+  const std::set<std::string> in_completion = long_option_tokens(completion);
+  for (const std::string& name : help.long_names) {
+    CAPTURE(name);
+    CHECK(in_page.count(name) == 1);
+    CHECK(in_completion.count(name) == 1);
+    // The OPTIONS section has a paragraph for it, in roff: `\-\-name`.
+    std::string roff;
+    for (char c : name) roff += c == '-' ? std::string("\\-") : std::string(1, c);
+    CHECK(page.find(roff) != std::string::npos);
+  }
+  // And the completion offers nothing the program does not have.
+  for (const std::string& name : in_completion) {
+    CAPTURE(name);
+    CHECK(std::find(help.long_names.begin(), help.long_names.end(), name) != help.long_names.end());
+  }
+  // Short options: in the page as the tag `\-f ", " \-\-follow`, and in the completion as a word.
+  const std::set<std::string> completion_words = words(completion);
+  for (const std::string& name : help.short_names) {
+    CAPTURE(name);
+    CHECK(page.find("\\" + name + " \", \" \\-\\-") != std::string::npos);
+    CHECK(completion_words.count(name) == 1);
+  }
+}
+
+TEST_CASE("man: every rules-file key the loader accepts is in the man page") {
+  const std::string rules_cpp = swthrottle::test::read_file(kSourceDir + "/src/config/rules.cpp");
+  const std::string page = swthrottle::test::read_file(kManPage);
+  struct Table {
+    std::string array;    // in rules.cpp
+    std::string heading;  // the man page subsection whose .TP tags are the keys
+    std::size_t at_least; // guards the extraction: SPEC §1 names this many
+  };
+  for (const Table& t : std::vector<Table>{{"kSettingsKeys", ".SS \"[settings]\"", 7},
+                                           {"kRuleKeys", ".SS \"[[rule]]\"", 15},
+                                           {"kEventKeys", ".SS \"[[rule.event]]\"", 2}}) {
+    CAPTURE(t.array);
+    const std::vector<std::string> keys = loader_keys(rules_cpp, t.array);
+    CHECK(keys.size() >= t.at_least);
+    const std::set<std::string> tags = tp_tags(subsection(page, t.heading));
+    CHECK(!tags.empty());
+    for (const std::string& key : keys) {
+      CAPTURE(key);
+      CHECK(tags.count(".B " + key) == 1);
+    }
+  }
+  // The keys of a `timestamp = { ... }` table, in the Timestamps subsection.
+  const std::vector<std::string> ts_keys = loader_keys(rules_cpp, "kTimestampKeys");
+  CHECK(ts_keys.size() == 2);
+  std::string timestamps;
+  for (const std::string& line : subsection(page, ".SS Timestamps")) timestamps += line + "\n";
+  CHECK(timestamps.find("timestamp = {") != std::string::npos);
+  for (const std::string& key : ts_keys) {
+    CAPTURE(key);
+    CHECK(timestamps.find(key + " = ") != std::string::npos);
+  }
+}
+
+TEST_CASE("man: the bash completion offers options, values and files") {
+  const std::string bash = find_program("bash");
+  if (bash.empty()) {
+    MESSAGE("bash is not installed: completion not tested");
+    return;
+  }
+  TempDir dir;
+  dir.write("rules.toml", "");
+  dir.write("other.log", "");
+  const std::string d = dir.path();
+  struct Case {
+    std::string words;
+    int cword;
+    std::string reply;
+  };
+  const std::vector<Case> cases{
+      {"swthrottle --fo", 1, "--follow\n--format\n"},
+      {"swthrottle --exec-t", 1, "--exec-timeout\n"},
+      {"swthrottle -r rules.toml --fr", 3, "--from-start\n"},
+      {"swthrottle --format ''", 2, "text\njson\n"},
+      {"swthrottle --format j", 2, "json\n"},
+      {"swthrottle --format = t", 3, "text\n"},  // "--format=t" as bash splits it by default
+      {"swthrottle --format=j", 1, "--format=json\n"},
+      {"swthrottle --time ''", 2, "arrival\nlog\n"},
+      {"swthrottle --mode a", 2, "accurate\n"},
+      {"swthrottle -r '" + d + "/r'", 2, d + "/rules.toml\n"},
+      {"swthrottle --rule '" + d + "/r'", 2, d + "/rules.toml\n"},
+      {"swthrottle --state '" + d + "/o'", 2, d + "/other.log\n"},
+      {"swthrottle -r x.toml '" + d + "/o'", 3, d + "/other.log\n"},
+      // Durations, sizes and numbers: nothing to offer.
+      {"swthrottle --exec-timeout ''", 2, ""},
+      {"swthrottle --exec-timeout 3", 2, ""},
+      {"swthrottle --max-line ''", 2, ""},
+      {"swthrottle -j ''", 2, ""},
+      {"swthrottle --exec-jobs ''", 2, ""},
+      {"swthrottle --nosuch", 1, ""},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.words);
+    CHECK(complete(bash, c.words, c.cword) == c.reply);
+  }
+}
