@@ -1,5 +1,10 @@
 // swthrottle's entry point: command line -> rules -> inputs -> engine ->
-// output. The only place that maps errors to exit statuses (SPEC §6).
+// output, exec actions and state. The only place that maps errors to exit
+// statuses (SPEC §6).
+//
+// Threads: one decider per input (SPEC §3), a timer (arrival-time boundary
+// checks; periodic state saves when following), a signal thread (sigwait:
+// INT/TERM stop, HUP reload, USR1 stats), and the exec pool's workers.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -9,6 +14,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,17 +24,23 @@
 
 #include "cli/options.h"
 #include "cli/report.h"
+#include "config/duration.h"
 #include "config/rules.h"
 #include "engine/engine.h"
+#include "input/follow.h"
 #include "input/line_reader.h"
 #include "match/logtime.h"
 #include "match/matcher.h"
+#include "output/exec.h"
 #include "output/writer.h"
+#include "state/state_file.h"
 #include "util/clock.h"
 
 namespace sw = swthrottle;
 
 namespace {
+
+constexpr int64_t kStateSaveEveryMs = 5000;
 
 void print_err(const std::string& s) {
   std::string line = s;
@@ -36,12 +48,12 @@ void print_err(const std::string& s) {
   (void)!::write(2, line.data(), line.size());
 }
 
-// stdout, shared by the deciders and the timer: one record at a time.
+// stdout, shared by the deciders, the timer and the signal thread: whole
+// records only, in the order each caller hands them over.
 class Output {
  public:
   explicit Output(sw::output::Format f) : writer_(1, f) {}
 
-  // Writes the records in order; false once the output is closed.
   bool write(const std::vector<sw::engine::Record>& records, const std::string& explain = {}) {
     std::lock_guard lock(mu_);
     if (writer_.closed()) return false;
@@ -68,7 +80,6 @@ class Output {
     std::lock_guard lock(mu_);
     return alerts_;
   }
-  std::mutex& mutex() { return mu_; }
 
  private:
   void write_raw(const std::string& s) {
@@ -87,174 +98,379 @@ class Output {
   bool reported_ = false;
 };
 
-struct Input {
-  std::string name;  // as given ("-" for standard input)
-  int fd = -1;
+// One loaded rule set with its engine. A SIGHUP makes a new one; old ones
+// stay alive (records and deciders may still point into them) until exit.
+struct Generation {
+  std::unique_ptr<sw::config::RuleSet> rules;
+  std::unique_ptr<sw::engine::Engine> engine;
+  std::optional<sw::match::LogTime> logtime;  // time = log only
 };
 
-struct Run {
-  const sw::cli::Options& opt;
-  const sw::config::RuleSet& rules;
-  sw::engine::Engine& engine;
-  Output& output;
-  const sw::match::LogTime* logtime;  // time = log only
-  const sw::ArrivalClock& arrival;
-  const sw::Clock& clock;
-  std::atomic<bool>& stop;
-  std::atomic<bool> input_failed{false};
-};
-
-// One input, decided in its own order (SPEC §3).
-void run_input(Run& run, const Input& in) {
-  auto matcher_r = sw::match::Matcher::make(run.rules, run.opt.explain);
-  if (!matcher_r) {
-    print_err("swthrottle: " + matcher_r.error().str());
-    run.input_failed = true;
-    return;
-  }
-  sw::match::Matcher matcher = std::move(*matcher_r);
-  std::optional<sw::match::LogTime> logtime;
-  if (run.logtime) logtime.emplace(*run.logtime);  // each decider its own copy (its own RE2)
-  sw::input::LineReader reader(in.fd, run.opt.max_line);
-  sw::match::MatchResult m;
-  std::vector<sw::engine::Record> records;
-  std::vector<sw::engine::ExplainEntry> explain;
-  std::optional<int64_t> last_ts;
-  uint64_t line_no = 0;
-  auto& stats = run.engine.stats();
-  while (!run.stop.load(std::memory_order_relaxed)) {
-    std::optional<sw::input::Line> line = reader.next();
-    if (!line) break;
-    ++line_no;
-    stats.lines.add();
-    if (line->truncated) stats.truncated.add();
-    matcher.match(line->text, m);
-    sw::engine::LineEvent ev;
-    ev.text = line->text;
-    if (logtime) {
-      if (auto ts = logtime->parse(line->text, run.clock.wall_ms())) {
-        last_ts = *ts;
-      } else if (last_ts) {
-        stats.no_timestamp.add();
+// Loads, overrides and validates rules: everything that can fail at load.
+sw::Result<std::unique_ptr<Generation>> load_generation(const sw::cli::Options& opt) {
+  auto loaded = sw::config::load_rules(opt.rule_files);
+  if (!loaded) return loaded.error();
+  auto g = std::make_unique<Generation>();
+  g->rules = std::make_unique<sw::config::RuleSet>(std::move(*loaded));
+  sw::config::RuleSet& rules = *g->rules;
+  if (opt.time) rules.settings.time = *opt.time;
+  if (opt.mode)
+    for (auto& r : rules.rules)
+      if (!r.mode_set) {
+        r.mode = *opt.mode;
+        r.fingerprint = sw::config::fingerprint(r);
       }
-      ev.timed = last_ts.has_value();
-      if (!ev.timed) stats.untimed.add();
-      ev.t_ms = last_ts.value_or(0);
-    } else {
-      ev.t_ms = run.arrival.now_ms();
+  if (rules.settings.time == sw::config::TimeSource::Log) {
+    auto lt = sw::match::LogTime::make(rules.settings.timestamp, rules.settings.timezone, rules.settings.year);
+    if (!lt) {
+      sw::Error e = lt.error();
+      e.file = rules.settings.timestamp.file;
+      e.line = rules.settings.timestamp.line;
+      e.col = rules.settings.timestamp.col;
+      return e;
     }
-    const bool want_explain = run.opt.explain && !m.hits.empty();
-    run.engine.offer(ev, m, records, want_explain ? &explain : nullptr);
-    std::string text;
-    if (want_explain)
-      text = sw::cli::explain_line(run.rules, in.name == "-" ? "(standard input)" : in.name, line_no, line->text,
-                                   ev.timed, ev.t_ms, explain);
-    if ((!records.empty() || !text.empty()) && !run.output.write(records, text)) {
-      run.stop = true;  // output closed: end quietly
-      break;
-    }
+    g->logtime.emplace(std::move(*lt));
   }
-  if (!reader.error().empty()) {
-    print_err("swthrottle: " + in.name + ": " + reader.error());
-    run.input_failed = true;
-  }
+  g->engine = std::make_unique<sw::engine::Engine>(rules, sw::engine::EngineOptions{opt.passthrough, opt.explain});
+  return g;
 }
 
-// Arrival time: boundary checks at every bucket boundary even when no line
-// comes (SPEC §3), so a resolve or a "room again" summary is not held back.
-class Timer {
+struct InputSpec {
+  std::string name;  // as given; "-" is standard input
+  int fd = -1;       // opened up front unless followed
+  bool follow = false;
+};
+
+class App {
  public:
-  Timer(Run& run) : run_(run), thread_([this] { loop(); }) {}
-  ~Timer() {
-    {
-      std::lock_guard lock(mu_);
-      done_ = true;
+  App(const sw::cli::Options& opt, std::unique_ptr<Generation> first)
+      : opt_(opt), arrival_(clock_), output_(opt.format) {
+    current_ = first.get();
+    generations_.push_back(std::move(first));
+  }
+
+  // Everything before the first line: exec pool, state. False: exit 2.
+  bool start() {
+    if (!opt_.exec.empty()) {
+      auto argv = sw::output::split_command(opt_.exec);
+      if (!argv) {
+        print_err("swthrottle: --exec: " + argv.error().str());
+        return false;
+      }
+      exec_argv_ = std::move(*argv);
     }
-    cv_.notify_all();
-    thread_.join();
+    bool rule_exec = false;
+    for (const auto& r : gen()->rules->rules) rule_exec = rule_exec || !r.exec.empty();
+    if (!exec_argv_.empty() || rule_exec) {
+      sw::output::ExecOptions eo;
+      eo.jobs = opt_.exec_jobs;
+      eo.timeout_ms = *sw::config::parse_duration(opt_.exec_timeout);  // checked by parse_options
+      exec_ = std::make_unique<sw::output::ExecPool>(eo);
+    }
+    if (!opt_.state_file.empty()) {
+      state_ = std::make_unique<sw::state::StateFile>(opt_.state_file);
+      auto locked = state_->lock_for_run([](const std::string& m) { print_err("swthrottle: " + m); });
+      if (!locked) print_err("swthrottle: " + locked.error().str());
+      std::string warning;
+      sw::engine::EngineState st = state_->load(warning);
+      if (!warning.empty()) print_err("swthrottle: " + warning);
+      for (const auto& name : gen()->engine->load_state(st))
+        print_err("swthrottle: state: rule \"" + name + "\" changed since the state was saved; it starts fresh");
+      if (st.last_log_ms >= 0) last_log_ms_ = st.last_log_ms;
+    }
+    return true;
+  }
+
+  // Runs every input to its end (or until stopped); returns the exit status.
+  int run(std::vector<InputSpec> inputs) {
+    {
+      std::unique_ptr<std::thread> timer;
+      if (needs_timer()) timer = std::make_unique<std::thread>([this] { timer_loop(); });
+      if (inputs.size() == 1) {
+        decide(inputs[0]);
+      } else {
+        std::vector<std::thread> deciders;
+        for (const InputSpec& in : inputs) deciders.emplace_back([this, &in] { decide(in); });
+        for (auto& t : deciders) t.join();
+      }
+      {
+        std::lock_guard lock(mu_);
+        timer_done_ = true;
+      }
+      cv_.notify_all();
+      if (timer) timer->join();
+    }
+    for (const InputSpec& in : inputs)
+      if (in.fd > 0) ::close(in.fd);
+    finish();
+    if (stop_requested_) return 0;  // SIGINT/SIGTERM: pending work written, exit 0
+    if (input_failed_ || output_.failed()) return 2;
+    if (opt_.exit_code && output_.alerts()) return 1;
+    return 0;
+  }
+
+  // The signal thread: never returns until the process ends.
+  void signal_loop(sigset_t set) {
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      if (sig == SIGUSR1) {
+        print_err(stats_text());
+      } else if (sig == SIGHUP) {
+        reload();
+      } else if (sig == SIGINT || sig == SIGTERM) {
+        request_stop();
+        // Deciders reading a followed file wake at once; one blocked in
+        // read(2) on a pipe cannot be woken: finish without it.
+        std::unique_lock lock(mu_);
+        if (!cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return finished_; })) {
+          lock.unlock();
+          finish();
+          std::_Exit(0);
+        }
+        return;
+      }
+    }
   }
 
  private:
-  void loop() {
-    std::vector<sw::engine::Record> records;
-    std::unique_lock lock(mu_);
-    while (!done_) {
-      const int64_t next = run_.engine.next_boundary_ms();
-      auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-      if (next != INT64_MAX) {
-        const int64_t wait = std::max<int64_t>(0, run_.arrival.steady_at(next) - run_.clock.steady_ms());
-        deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::min<int64_t>(wait, 200));
+  Generation* gen() const { return current_.load(std::memory_order_acquire); }
+
+  bool needs_timer() const {
+    return gen()->rules->settings.time == sw::config::TimeSource::Arrival || (state_ && opt_.follow);
+  }
+
+  void request_stop() {
+    stop_requested_ = true;
+    stop_ = true;
+    std::lock_guard lock(mu_);
+    for (auto* f : followers_) f->stop();
+  }
+
+  // Writes records, then hands alert/resolved/summary records to exec.
+  void emit(const std::vector<sw::engine::Record>& records, const std::string& explain = {}) {
+    if (!output_.write(records, explain)) {
+      stop_ = true;  // output closed: end quietly (state is still saved)
+      std::lock_guard lock(mu_);
+      for (auto* f : followers_) f->stop();
+    }
+    if (!exec_) return;
+    for (const auto& r : records) {
+      if (r.type == sw::engine::RecordType::Line || r.rule == nullptr) continue;
+      if (!r.rule->exec.empty()) exec_->submit(sw::output::ExecPool::job_for(r, r.rule->exec));
+      if (!exec_argv_.empty()) exec_->submit(sw::output::ExecPool::job_for(r, exec_argv_));
+    }
+  }
+
+  // One input, decided in its own order (SPEC §3).
+  void decide(const InputSpec& in) {
+    Generation* g = nullptr;
+    std::optional<sw::match::Matcher> matcher;
+    std::optional<sw::match::LogTime> logtime;
+    auto refresh = [&]() -> bool {
+      g = gen();
+      auto m = sw::match::Matcher::make(*g->rules, opt_.explain);
+      if (!m) {
+        print_err("swthrottle: " + m.error().str());
+        input_failed_ = true;
+        return false;
       }
-      cv_.wait_until(lock, deadline, [this] { return done_; });
-      if (done_) break;
+      matcher.emplace(std::move(*m));
+      logtime.reset();
+      if (g->logtime) logtime.emplace(*g->logtime);  // each decider its own copy (its own RE2)
+      return true;
+    };
+    if (!refresh()) return;
+
+    std::optional<int64_t> last_ts;
+    if (last_log_ms_.load() >= 0) last_ts = last_log_ms_.load();  // from --state
+    sw::match::MatchResult m;
+    std::vector<sw::engine::Record> records;
+    std::vector<sw::engine::ExplainEntry> explain;
+    uint64_t line_no = 0;
+    const std::string shown = in.name == "-" ? "(standard input)" : in.name;
+
+    auto process = [&](const sw::input::Line& line) {
+      if (gen() != g && !refresh()) return false;  // rules reloaded (SIGHUP)
+      auto& stats = g->engine->stats();
+      ++line_no;
+      stats.lines.add();
+      if (line.truncated) stats.truncated.add();
+      matcher->match(line.text, m);
+      sw::engine::LineEvent ev;
+      ev.text = line.text;
+      if (logtime) {
+        if (auto ts = logtime->parse(line.text, clock_.wall_ms())) {
+          last_ts = *ts;
+          int64_t prev = last_log_ms_.load();
+          while (prev < *ts && !last_log_ms_.compare_exchange_weak(prev, *ts)) {
+          }
+        } else if (last_ts) {
+          stats.no_timestamp.add();
+        }
+        ev.timed = last_ts.has_value();
+        if (!ev.timed) stats.untimed.add();
+        ev.t_ms = last_ts.value_or(0);
+      } else {
+        ev.t_ms = arrival_.now_ms();
+      }
+      const bool want_explain = opt_.explain && !m.hits.empty();
+      g->engine->offer(ev, m, records, want_explain ? &explain : nullptr);
+      std::string text;
+      if (want_explain)
+        text = sw::cli::explain_line(*g->rules, shown, line_no, line.text, ev.timed, ev.t_ms, explain);
+      if (!records.empty() || !text.empty()) emit(records, text);
+      return !stop_.load(std::memory_order_relaxed);
+    };
+
+    if (in.follow) {
+      sw::input::FollowOptions fo;
+      fo.from_start = opt_.from_start;
+      fo.max_line = opt_.max_line;
+      sw::input::Follower follower(in.name, fo);
+      {
+        std::lock_guard lock(mu_);
+        followers_.push_back(&follower);
+        if (stop_) follower.stop();
+      }
+      while (!follower.stopped()) {
+        auto line = follower.next(-1);
+        for (const auto& n : follower.take_notices()) print_err("swthrottle: " + n);
+        if (line && !process(*line)) break;
+      }
+      if (auto last = follower.take_partial(); last && !output_.closed()) process(*last);
+      std::lock_guard lock(mu_);
+      followers_.erase(std::remove(followers_.begin(), followers_.end(), &follower), followers_.end());
+      return;
+    }
+    sw::input::LineReader reader(in.fd, opt_.max_line);
+    while (!stop_.load(std::memory_order_relaxed)) {
+      auto line = reader.next();
+      if (!line || !process(*line)) break;
+    }
+    if (!reader.error().empty()) {
+      print_err("swthrottle: " + in.name + ": " + reader.error());
+      input_failed_ = true;
+    }
+  }
+
+  // Arrival time: boundary checks at every bucket boundary even when no line
+  // comes (SPEC §3). Following with --state: a save every few seconds.
+  void timer_loop() {
+    std::vector<sw::engine::Record> records;
+    int64_t next_save = clock_.steady_ms() + kStateSaveEveryMs;
+    std::unique_lock lock(mu_);
+    while (!timer_done_) {
+      Generation* g = gen();
+      const bool arrival = g->rules->settings.time == sw::config::TimeSource::Arrival;
+      int64_t wait = 200;
+      if (arrival) {
+        const int64_t next = g->engine->next_boundary_ms();
+        if (next != INT64_MAX) wait = std::clamp<int64_t>(arrival_.steady_at(next) - clock_.steady_ms(), 0, 200);
+      }
+      cv_.wait_for(lock, std::chrono::milliseconds(wait), [this] { return timer_done_; });
+      if (timer_done_) break;
       lock.unlock();
-      run_.engine.tick(run_.arrival.now_ms(), records);
-      if (!records.empty() && !run_.output.write(records)) run_.stop = true;
+      if (arrival) {
+        g->engine->tick(arrival_.now_ms(), records);
+        if (!records.empty()) emit(records);
+      }
+      if (state_ && opt_.follow && clock_.steady_ms() >= next_save) {
+        save_state(*g);
+        next_save = clock_.steady_ms() + kStateSaveEveryMs;
+      }
       lock.lock();
     }
   }
 
-  Run& run_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
-// SIGINT/SIGTERM/SIGUSR1/SIGHUP are taken by one thread with sigwait, so no
-// handler runs inside a decider.
-class SignalThread {
- public:
-  SignalThread(Run& run) : run_(run) {
-    sigset_t set = signals();
-    thread_ = std::thread([this, set] { loop(set); });
-  }
-  ~SignalThread() {
-    ::pthread_kill(thread_.native_handle(), SIGUSR2);  // wakes sigwait to leave
-    thread_.join();
-  }
-  static sigset_t signals() {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int s : {SIGINT, SIGTERM, SIGUSR1, SIGHUP, SIGUSR2}) sigaddset(&set, s);
-    return set;
+  void save_state(Generation& g) {
+    sw::engine::EngineState st = g.engine->save_state();
+    st.last_log_ms = last_log_ms_.load();
+    if (auto r = state_->save(st, clock_.wall_ms()); !r) print_err("swthrottle: " + r.error().str());
   }
 
- private:
-  void loop(sigset_t set) {
-    for (;;) {
-      int sig = 0;
-      if (sigwait(&set, &sig) != 0) continue;
-      if (sig == SIGUSR2) return;
-      if (sig == SIGUSR1) {
-        print_err(sw::cli::stats_report(run_.engine));
-      } else if (sig == SIGHUP) {
-        print_err("swthrottle: SIGHUP: reloading rules is not available yet; keeping the current rules");
-      } else {
-        // Write what is pending and leave at once: the readers may be blocked
-        // in read(2) on a pipe that never ends.
-        std::vector<sw::engine::Record> records;
-        run_.engine.finish(records);
-        run_.output.write(records);
-        if (run_.opt.stats) print_err(sw::cli::stats_report(run_.engine));
-        std::lock_guard lock(run_.output.mutex());  // no record is half written
-        std::_Exit(0);
-      }
+  // End of input, a signal, or a closed output: once. With --state, pending
+  // summaries are saved (carried to the next run), else written.
+  void finish() {
+    std::lock_guard once(finish_mu_);
+    if (finished_flag_) return;
+    finished_flag_ = true;
+    Generation& g = *gen();
+    if (state_) {
+      save_state(g);
+    } else if (!output_.closed()) {
+      std::vector<sw::engine::Record> records;
+      g.engine->finish(records);
+      emit(records);
     }
+    if (exec_) exec_->drain();  // exit waits for running commands
+    if (opt_.stats) print_err(stats_text());
+    std::lock_guard lock(mu_);
+    finished_ = true;
+    cv_.notify_all();
   }
-  Run& run_;
-  std::thread thread_;
-};
 
-int open_input(const std::string& name, std::string& err) {
-  if (name == "-") return 0;
-  int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    err = "swthrottle: " + name + ": " + std::strerror(errno);
-    return -1;
+  std::string stats_text() {
+    std::string s = sw::cli::stats_report(*gen()->engine);
+    if (exec_) {
+      const auto e = exec_->stats();
+      s += "swthrottle: stats: exec: started " + std::to_string(e.started) + " succeeded " +
+           std::to_string(e.succeeded) + " retried " + std::to_string(e.retried) + " timed out " +
+           std::to_string(e.timed_out) + " gave up " + std::to_string(e.gave_up) + "\n";
+    }
+    return s;
   }
-  return fd;
-}
+
+  // SIGHUP: a bad new rules file is reported and the old rules stay.
+  void reload() {
+    auto next = load_generation(opt_);
+    if (!next) {
+      print_err("swthrottle: SIGHUP: keeping the current rules: " + next.error().str());
+      return;
+    }
+    bool rule_exec = false;
+    for (const auto& r : (*next)->rules->rules) rule_exec = rule_exec || !r.exec.empty();
+    if (rule_exec && !exec_) {
+      print_err("swthrottle: SIGHUP: keeping the current rules: exec actions need the exec pool, which "
+                "starts only when the rules at start or --exec use it; restart swthrottle");
+      return;
+    }
+    Generation* old = gen();
+    const std::vector<std::string> fresh = (*next)->engine->adopt(*old->engine);
+    const std::size_t n = (*next)->rules->rules.size();
+    std::lock_guard lock(mu_);
+    current_.store(next->get(), std::memory_order_release);
+    generations_.push_back(std::move(*next));
+    std::string msg = "swthrottle: SIGHUP: reloaded " + std::to_string(n) + " rules";
+    if (!fresh.empty()) {
+      msg += "; started fresh:";
+      for (const auto& f : fresh) msg += " " + f;
+    }
+    print_err(msg);
+  }
+
+  const sw::cli::Options& opt_;
+  sw::SystemClock clock_;
+  sw::ArrivalClock arrival_;
+  Output output_;
+  std::vector<std::unique_ptr<Generation>> generations_;  // guarded by mu_ (appended on reload)
+  std::atomic<Generation*> current_{nullptr};
+  std::unique_ptr<sw::output::ExecPool> exec_;
+  std::vector<std::string> exec_argv_;
+  std::unique_ptr<sw::state::StateFile> state_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> input_failed_{false};
+  std::atomic<int64_t> last_log_ms_{-1};
+
+  std::mutex mu_;  // guards followers_, timer_done_, finished_, generations_
+  std::condition_variable cv_;
+  std::vector<sw::input::Follower*> followers_;
+  bool timer_done_ = false;
+  bool finished_ = false;
+  std::mutex finish_mu_;
+  bool finished_flag_ = false;
+};
 
 }  // namespace
 
@@ -265,98 +481,45 @@ int main(int argc, char** argv) {
     return parsed.exit_status;
   }
   const sw::cli::Options& opt = *parsed.options;
-  for (auto [flag, on] : {std::pair{"--follow", opt.follow}, {"--state", !opt.state_file.empty()},
-                          {"--exec", !opt.exec.empty()}}) {
-    if (on) {
-      print_err(std::string("swthrottle: ") + flag + " is not available in this version yet");
-      return 2;
-    }
-  }
 
-  auto loaded = sw::config::load_rules(opt.rule_files);
-  if (!loaded) {
-    print_err("swthrottle: " + loaded.error().str());
+  auto first = load_generation(opt);
+  if (!first) {
+    print_err("swthrottle: " + first.error().str());
     return 2;
   }
-  sw::config::RuleSet rules = std::move(*loaded);
-  for (const auto& r : rules.rules) {
-    if (!r.exec.empty()) {
-      print_err("swthrottle: " + r.file + ":" + std::to_string(r.line) + ": rule \"" + r.name +
-                "\": exec actions are not available in this version yet");
-      return 2;
-    }
-  }
-  if (opt.time) rules.settings.time = *opt.time;
-  if (opt.mode)
-    for (auto& r : rules.rules)
-      if (!r.mode_set) {
-        r.mode = *opt.mode;
-        r.fingerprint = sw::config::fingerprint(r);
-      }
-
-  std::optional<sw::match::LogTime> logtime;
-  if (rules.settings.time == sw::config::TimeSource::Log) {
-    auto lt = sw::match::LogTime::make(rules.settings.timestamp, rules.settings.timezone, rules.settings.year);
-    if (!lt) {
-      sw::Error e = lt.error();
-      e.file = rules.settings.timestamp.file;
-      e.line = rules.settings.timestamp.line;
-      e.col = rules.settings.timestamp.col;
-      print_err("swthrottle: " + e.str());
-      return 2;
-    }
-    logtime.emplace(std::move(*lt));
-  }
   if (opt.check) {
-    std::fputs(sw::cli::check_summary(rules).c_str(), stdout);
+    std::fputs(sw::cli::check_summary(*(*first)->rules).c_str(), stdout);
     return 0;
   }
 
-  std::vector<Input> inputs;
+  // Inputs: without --follow every file must open now (exit 2, nothing
+  // processed); with --follow a missing file is waited for, like tail -F.
+  std::vector<InputSpec> inputs;
   std::vector<std::string> names = opt.inputs;
   if (names.empty()) names.push_back("-");
   for (const auto& n : names) {
-    std::string err;
-    int fd = open_input(n, err);
-    if (fd < 0) {
-      print_err(err);
-      return 2;
+    InputSpec in{n, -1, opt.follow && n != "-"};
+    if (n == "-") {
+      in.fd = 0;
+    } else if (!in.follow) {
+      in.fd = ::open(n.c_str(), O_RDONLY | O_CLOEXEC);
+      if (in.fd < 0) {
+        print_err("swthrottle: " + n + ": " + std::strerror(errno));
+        return 2;
+      }
     }
-    inputs.push_back({n, fd});
+    inputs.push_back(in);
   }
 
   ::signal(SIGPIPE, SIG_IGN);  // a closed output is seen as EPIPE and ends the run quietly
-  sigset_t set = SignalThread::signals();
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGINT, SIGTERM, SIGUSR1, SIGHUP}) sigaddset(&set, s);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);  // inherited by every thread started below
 
-  sw::SystemClock clock;
-  sw::ArrivalClock arrival(clock);
-  sw::engine::Engine engine(rules, sw::engine::EngineOptions{opt.passthrough, opt.explain});
-  Output output(opt.format);
-  std::atomic<bool> stop{false};
-  Run run{opt, rules, engine, output, logtime ? &*logtime : nullptr, arrival, clock, stop};
-  {
-    SignalThread signals(run);
-    std::unique_ptr<Timer> timer;
-    if (rules.settings.time == sw::config::TimeSource::Arrival) timer = std::make_unique<Timer>(run);
-    if (inputs.size() == 1) {
-      run_input(run, inputs[0]);
-    } else {
-      std::vector<std::thread> deciders;
-      for (const Input& in : inputs) deciders.emplace_back([&run, &in] { run_input(run, in); });
-      for (auto& t : deciders) t.join();
-    }
-    timer.reset();
-    if (!output.closed()) {
-      std::vector<sw::engine::Record> records;
-      engine.finish(records);
-      output.write(records);
-    }
-  }
-  for (const Input& in : inputs)
-    if (in.fd > 0) ::close(in.fd);
-  if (opt.stats) print_err(sw::cli::stats_report(engine));
-  if (run.input_failed || output.failed()) return 2;
-  if (opt.exit_code && output.alerts()) return 1;
-  return 0;
+  App app(opt, std::move(*first));
+  if (!app.start()) return 2;
+  std::thread signals([&app, set] { app.signal_loop(set); });
+  signals.detach();  // it ends with the process
+  return app.run(std::move(inputs));
 }

@@ -49,7 +49,7 @@ Parsed parse_options(int argc, const char* const* argv) {
   app.add_option("--mode", mode, "Window mode for rules without their own: accurate | efficient")
       ->check(CLI::IsMember({"accurate", "efficient"}))
       ->group("Rules");
-  app.add_flag("-f,--follow", o.follow, "Keep reading files as they grow, like tail -F (not yet available)")
+  app.add_flag("-f,--follow", o.follow, "Keep reading files as they grow, like tail -F")
       ->group("Input");
   app.add_flag("--from-start", o.from_start, "With --follow: read existing content first")->group("Input");
   app.add_option("--max-line", max_line, "Cut longer lines for matching (default 1M)")->group("Input");
@@ -65,10 +65,10 @@ Parsed parse_options(int argc, const char* const* argv) {
       ->group("Output");
   app.add_flag("--stats", o.stats, "Print per-rule statistics to stderr at exit")->group("Output");
   app.add_flag("--exit-code", o.exit_code, "Exit 1 if any alert was raised")->group("Output");
-  app.add_option("--exec", o.exec, "Run CMD once per record (not yet available)")->group("Actions");
+  app.add_option("--exec", o.exec, "Run CMD once per record")->group("Actions");
   app.add_option("--exec-jobs", o.exec_jobs, "Commands at once (default 4)")->group("Actions");
   app.add_option("--exec-timeout", o.exec_timeout, "Kill a command after DUR (default 30s)")->group("Actions");
-  app.add_option("--state", o.state_file, "Load windows at start, save them at exit (not yet available)")
+  app.add_option("--state", o.state_file, "Load windows at start, save them at exit")
       ->group("State");
 
   Parsed p;

@@ -203,7 +203,7 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
     if (old < t) boundary_checks(old, t, out);  // group 1: boundary-check records
     now = std::max(old, t);
   }
-  if (!m.hits.empty()) stats_.matched.add();
+  if (!m.hits.empty()) stats_->matched.add();
 
   std::vector<Record> summaries;  // group 2
   std::vector<Record> alerts;     // group 4
@@ -338,7 +338,7 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
     r.rule = passed_by;
     r.line = line.text;
     r.has_line = true;
-    stats_.written.add();
+    stats_->written.add();
     out.push_back(std::move(r));
   }
   for (Record& r : alerts) out.push_back(std::move(r));
@@ -418,6 +418,7 @@ std::vector<std::string> Engine::adopt(const Engine& old) {
   const int64_t then = old.now_.load();
   while (now < then && !now_.compare_exchange_weak(now, then)) {
   }
+  stats_ = old.stats_;
   std::vector<std::string> fresh;
   for (auto& rs : states_) {
     const RuleState* prev = nullptr;

@@ -82,8 +82,8 @@ class Engine {
   int64_t next_boundary_ms() const;
 
   const config::RuleSet& rules() const { return rules_; }
-  const GlobalStats& stats() const { return stats_; }
-  GlobalStats& stats() { return stats_; }
+  const GlobalStats& stats() const { return *stats_; }
+  GlobalStats& stats() { return *stats_; }
   const RuleStats& rule_stats(std::size_t r) const;
   std::size_t key_count(std::size_t r) const;
 
@@ -102,7 +102,7 @@ class Engine {
   EngineOptions options_;
   std::vector<std::unique_ptr<RuleState>> states_;
   std::atomic<int64_t> now_{-1};
-  GlobalStats stats_;
+  std::shared_ptr<GlobalStats> stats_ = std::make_shared<GlobalStats>();  // shared on adopt()
 };
 
 }  // namespace swthrottle::engine

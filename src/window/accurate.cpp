@@ -12,6 +12,9 @@ AccurateWindow::AccurateWindow(const WindowSpec& spec)
 void AccurateWindow::advance_locked(int64_t t_ms) {
   t_ms = clamp_time(t_ms);
   if (t_ms > now_ms_) now_ms_ = t_ms;
+  // The common case, a time inside the newest bucket, needs no division.
+  if (now_b_ != kNoBucket && t_ms >= now_b_ * spec_.width_ms && t_ms - now_b_ * spec_.width_ms < spec_.width_ms)
+    [[likely]] return;
   const int64_t b = bucket_of(t_ms, spec_);
   if (now_b_ == kNoBucket) {  // everything is zero: nothing to clear
     now_b_ = b;
@@ -79,8 +82,7 @@ int64_t AccurateWindow::now_ms() const {
 ThrottleOutcome AccurateWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit,
                                                uint32_t event) {
   std::lock_guard lock(mu_);
-  advance_locked(now_ms);
-  advance_locked(t_ms);
+  advance_locked(std::max(now_ms, t_ms));
   ThrottleOutcome out;
   int64_t b = bucket_of(t_ms, spec_);
   int64_t decided_at = clamp_time(t_ms);
@@ -124,8 +126,7 @@ Summary AccurateWindow::take_pending() {
 AlertOutcome AccurateWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events,
                                          const AlertPolicy& policy, std::span<uint64_t> counts_out) {
   std::lock_guard lock(mu_);
-  advance_locked(now_ms);
-  advance_locked(t_ms);
+  advance_locked(std::max(now_ms, t_ms));
   AlertOutcome out;
   out.now_ms = now_ms_;
   const int64_t b = bucket_of(t_ms, spec_);

@@ -44,6 +44,16 @@ constexpr int32_t tag_diff(uint32_t a, uint32_t b) {
   return d >= (1 << 23) ? d - (1 << 24) : d;
 }
 
+// Bucket of t, without a division when t falls in the newest bucket of w.
+inline int64_t bucket_near(uint64_t w, int64_t t_ms, const WindowSpec& s) {
+  t_ms = clamp_time(t_ms);
+  const int64_t nb = static_cast<int64_t>(w & kBucketMask);
+  const int64_t start = nb * s.width_ms;
+  if (t_ms >= start && t_ms - start < s.width_ms) [[likely]]
+    return nb;
+  return bucket_of(t_ms, s);
+}
+
 // Is cell c (non-empty) counted in the window at now word w?
 constexpr bool cell_in_window(uint64_t c, uint64_t w, uint32_t buckets) {
   if (cell_gen(c) != gen_of_now(w)) return false;
@@ -103,8 +113,12 @@ EfficientWindow::Cell* EfficientWindow::ensure_more() {
 uint64_t EfficientWindow::advance_to(int64_t t_ms) {
   t_ms = clamp_time(t_ms);
   atomic_max(now_ms_, t_ms);
-  const int64_t b = bucket_of(t_ms, spec_);
   uint64_t cur = now_.load();
+  // The common case, a time inside the newest bucket, needs no division.
+  const int64_t start = bucket_of_now(cur) * spec_.width_ms;
+  if (t_ms >= start && t_ms - start < spec_.width_ms) [[likely]]
+    return cur;
+  const int64_t b = bucket_of(t_ms, spec_);
   while (bucket_of_now(cur) < b) {
     const int64_t old_b = bucket_of_now(cur);
     const bool jump = b - old_b >= spec_.buckets;
@@ -206,7 +220,7 @@ uint64_t EfficientWindow::sum_at(uint64_t w, std::span<uint64_t> out) const {
 
 AddResult EfficientWindow::add(int64_t t_ms, uint32_t event, uint64_t n) {
   const uint64_t w = advance_to(t_ms);
-  return add_at(w, bucket_of(t_ms, spec_), event, n);
+  return add_at(w, bucket_near(w, t_ms, spec_), event, n);
 }
 
 void EfficientWindow::advance(int64_t now_ms) { advance_to(now_ms); }
@@ -268,11 +282,12 @@ Summary EfficientWindow::take_summary() {
 
 ThrottleOutcome EfficientWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit,
                                                 uint32_t event) {
-  advance_to(now_ms);
   ThrottleOutcome out;
   for (;;) {
-    const uint64_t w = advance_to(t_ms);
-    int64_t b = bucket_of(t_ms, spec_);
+    // The window moves to the later of now and t; t may be older (its own
+    // bucket, or late).
+    const uint64_t w = advance_to(std::max(now_ms, t_ms));
+    int64_t b = bucket_near(w, t_ms, spec_);
     int64_t decided_at = clamp_time(t_ms);
     out.late = false;
     if (b < oldest_in_window(bucket_of_now(w), spec_)) {  // decided and counted at now
@@ -319,10 +334,9 @@ uint64_t EfficientWindow::take_alert_suppressed() {
 
 AlertOutcome EfficientWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events,
                                           const AlertPolicy& policy, std::span<uint64_t> counts_out) {
-  advance_to(now_ms);
-  const uint64_t w0 = advance_to(t_ms);
+  const uint64_t w0 = advance_to(std::max(now_ms, t_ms));
   AlertOutcome out;
-  const int64_t b = bucket_of(t_ms, spec_);
+  const int64_t b = bucket_near(w0, t_ms, spec_);
   bool late = b < oldest_in_window(bucket_of_now(w0), spec_);
   for (uint64_t m = events; m != 0 && !late; m &= m - 1) {
     const auto e = static_cast<uint32_t>(std::countr_zero(m));
@@ -347,7 +361,7 @@ AlertOutcome EfficientWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t
 // replaces (a stale "false" cannot resolve a crossing that just alerted).
 AlertAction EfficientWindow::decide_alert(const AlertPolicy& policy, AlertOutcome& out,
                                           std::span<uint64_t> counts_out, bool from_event) {
-  std::array<uint64_t, 64> counts{};
+  std::array<uint64_t, 64> counts;  // sum_at zeroes the E words it uses
   const std::span<uint64_t> cs(counts.data(), spec_.events);
   const int64_t now = out.now_ms;
   for (;;) {

@@ -7,15 +7,9 @@ namespace swthrottle::window {
 
 namespace {
 std::atomic<uint32_t> g_next_id{0};
-thread_local uint32_t t_id = UINT32_MAX;
 }  // namespace
 
-uint32_t stripe_id() {
-  if (t_id == UINT32_MAX) t_id = g_next_id.fetch_add(1, std::memory_order_relaxed);
-  return t_id;
-}
-
-void set_stripe_id(uint32_t id) { t_id = id; }
+uint32_t detail::assign_stripe_id() { return g_next_id.fetch_add(1, std::memory_order_relaxed); }
 
 uint32_t default_stripes() {
   static const uint32_t n = [] {
