@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -135,6 +136,171 @@ sw::Result<std::unique_ptr<Generation>> load_generation(const sw::cli::Options& 
   return g;
 }
 
+// A batch of lines of one input: read by the reader thread, matched by a
+// worker, decided by the input's decider, then reused.
+struct Batch {
+  std::string text;                                   // the lines' bytes, back to back
+  std::vector<std::pair<std::size_t, std::size_t>> spans;  // offset, length of each line
+  std::vector<uint8_t> truncated;
+  std::vector<sw::match::MatchResult> results;        // views into `text`
+  std::vector<int64_t> ts;                            // log timestamp, INT64_MIN: none
+  Generation* gen = nullptr;                          // the rules it was matched with
+  int64_t arrival_ms = 0;                             // when it was read
+  uint64_t seq = 0;
+  bool last = false;                                  // end of input after this batch
+  enum class State { Free, Filled, Matched } state = State::Free;
+};
+
+// Parallel matching for one input (-j): reader -> workers -> one decider,
+// which takes batches strictly in sequence. Each worker has its own Matcher
+// and LogTime (RE2 objects contend when shared, RE2 issue #569).
+class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
+ public:
+  static constexpr std::size_t kBatchLines = 2048;
+  static constexpr std::size_t kBatchBytes = 1 << 20;
+
+  static std::shared_ptr<ParallelMatch> start(int fd, std::size_t max_line, int workers,
+                                              std::function<Generation*()> current, const sw::Clock& clock) {
+    auto p = std::shared_ptr<ParallelMatch>(new ParallelMatch(fd, max_line, workers, std::move(current), clock));
+    p->ring_.resize(static_cast<std::size_t>(2 * workers + 2));
+    for (auto& b : p->ring_) b = std::make_unique<Batch>();
+    std::shared_ptr<ParallelMatch> self = p;
+    p->reader_ = std::thread([self] { self->read_loop(); });
+    for (int i = 0; i < workers; ++i) p->workers_.emplace_back([self] { self->work_loop(); });
+    return p;
+  }
+
+  // The next batch in input order, matched; nullptr at the end.
+  Batch* next() {
+    std::unique_lock lock(mu_);
+    if (ended_) return nullptr;
+    Batch* b = ring_[next_seq_ % ring_.size()].get();
+    cv_.wait(lock, [&] { return b->state == Batch::State::Matched && b->seq == next_seq_; });
+    ++next_seq_;
+    if (b->last) ended_ = true;
+    return b;
+  }
+  void release(Batch* b) {
+    std::lock_guard lock(mu_);
+    b->state = Batch::State::Free;
+    cv_.notify_all();
+  }
+  const std::string& error() const { return error_; }
+
+  // Ends the pipeline. Workers are joined; a reader blocked in read(2) on a
+  // pipe that never ends cannot be woken, so it is detached (it owns a
+  // reference to everything it touches).
+  void stop() {
+    {
+      std::lock_guard lock(mu_);
+      abort_ = true;
+      cv_.notify_all();
+    }
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+    if (reader_done_.load()) reader_.join();
+    else reader_.detach();
+  }
+
+ private:
+  ParallelMatch(int fd, std::size_t max_line, int workers, std::function<Generation*()> current,
+                const sw::Clock& clock)
+      : reader_input_(fd, max_line), workers_n_(workers), current_(std::move(current)), clock_(clock) {}
+
+  void read_loop() {
+    for (uint64_t seq = 0;; ++seq) {
+      Batch* b = ring_[seq % ring_.size()].get();
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return abort_ || b->state == Batch::State::Free; });
+        if (abort_) break;
+      }
+      b->text.clear();
+      b->spans.clear();
+      b->truncated.clear();
+      b->last = false;
+      while (b->spans.size() < kBatchLines && b->text.size() < kBatchBytes) {
+        // Never wait for more input while holding lines: a live pipe gets
+        // its lines decided (and its alerts written) at once.
+        if (!b->spans.empty() && !reader_input_.ready()) break;
+        auto line = reader_input_.next();
+        if (!line) {
+          b->last = true;
+          break;
+        }
+        b->spans.emplace_back(b->text.size(), line->text.size());
+        b->text.append(line->text);
+        b->truncated.push_back(line->truncated ? 1 : 0);
+      }
+      b->gen = current_();
+      b->arrival_ms = clock_.wall_ms();
+      b->seq = seq;
+      {
+        std::lock_guard lock(mu_);
+        if (b->last) error_ = reader_input_.error();
+        b->state = Batch::State::Filled;
+        queue_.push_back(b);
+        cv_.notify_all();
+      }
+      if (b->last) break;
+    }
+    reader_done_ = true;
+  }
+
+  void work_loop() {
+    Generation* g = nullptr;
+    std::optional<sw::match::Matcher> matcher;
+    std::optional<sw::match::LogTime> logtime;
+    for (;;) {
+      Batch* b = nullptr;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return abort_ || !queue_.empty(); });
+        if (abort_) return;
+        b = queue_.front();
+        queue_.pop_front();
+      }
+      if (b->gen != g) {
+        g = b->gen;
+        auto m = sw::match::Matcher::make(*g->rules);
+        if (m) matcher.emplace(std::move(*m));
+        logtime.reset();
+        if (g->logtime) logtime.emplace(*g->logtime);
+      }
+      const std::size_t n = b->spans.size();
+      if (b->results.size() < n) b->results.resize(n);
+      b->ts.assign(n, INT64_MIN);
+      const int64_t wall = clock_.wall_ms();
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::string_view text(b->text.data() + b->spans[i].first, b->spans[i].second);
+        if (matcher) matcher->match(text, b->results[i]);
+        else b->results[i].clear();
+        if (logtime)
+          if (auto ts = logtime->parse(text, wall)) b->ts[i] = *ts;
+      }
+      std::lock_guard lock(mu_);
+      b->state = Batch::State::Matched;
+      cv_.notify_all();
+    }
+  }
+
+  sw::input::LineReader reader_input_;
+  int workers_n_;
+  std::function<Generation*()> current_;
+  const sw::Clock& clock_;
+  std::vector<std::unique_ptr<Batch>> ring_;
+  std::mutex mu_;  // guards the batch states, queue_, abort_, ended_, error_
+  std::condition_variable cv_;
+  std::deque<Batch*> queue_;
+  bool abort_ = false;
+  bool ended_ = false;
+  uint64_t next_seq_ = 0;
+  std::string error_;
+  std::atomic<bool> reader_done_{false};
+  std::thread reader_;
+  std::vector<std::thread> workers_;
+};
+
 struct InputSpec {
   std::string name;  // as given; "-" is standard input
   int fd = -1;       // opened up front unless followed
@@ -183,6 +349,7 @@ class App {
 
   // Runs every input to its end (or until stopped); returns the exit status.
   int run(std::vector<InputSpec> inputs) {
+    inputs_ = inputs.size();
     {
       std::unique_ptr<std::thread> timer;
       if (needs_timer()) timer = std::make_unique<std::thread>([this] { timer_loop(); });
@@ -290,20 +457,22 @@ class App {
     uint64_t line_no = 0;
     const std::string shown = in.name == "-" ? "(standard input)" : in.name;
 
-    auto process = [&](const sw::input::Line& line) {
-      if (gen() != g && !refresh()) return false;  // rules reloaded (SIGHUP)
+    // Decides one line whose match result (and log timestamp, when time =
+    // log) are known: ts is the line's own timestamp, INT64_MIN when it has
+    // none (a sentinel rather than an optional: GCC 12 warns falsely on it).
+    auto decide_line = [&](std::string_view text, bool truncated, const sw::match::MatchResult& mr, int64_t ts,
+                           int64_t arrival_ms) {
       auto& stats = g->engine->stats();
       ++line_no;
       stats.lines.add();
-      if (line.truncated) stats.truncated.add();
-      matcher->match(line.text, m);
+      if (truncated) stats.truncated.add();
       sw::engine::LineEvent ev;
-      ev.text = line.text;
-      if (logtime) {
-        if (auto ts = logtime->parse(line.text, clock_.wall_ms())) {
-          last_ts = *ts;
+      ev.text = text;
+      if (g->logtime) {
+        if (ts != INT64_MIN) {
+          last_ts = ts;
           int64_t prev = last_log_ms_.load();
-          while (prev < *ts && !last_log_ms_.compare_exchange_weak(prev, *ts)) {
+          while (prev < ts && !last_log_ms_.compare_exchange_weak(prev, ts)) {
           }
         } else if (last_ts) {
           stats.no_timestamp.add();
@@ -312,15 +481,23 @@ class App {
         if (!ev.timed) stats.untimed.add();
         ev.t_ms = last_ts.value_or(0);
       } else {
-        ev.t_ms = arrival_.now_ms();
+        ev.t_ms = arrival_ms;
       }
-      const bool want_explain = opt_.explain && !m.hits.empty();
-      g->engine->offer(ev, m, records, want_explain ? &explain : nullptr);
-      std::string text;
+      const bool want_explain = opt_.explain && !mr.hits.empty();
+      g->engine->offer(ev, mr, records, want_explain ? &explain : nullptr);
+      std::string shown_explain;
       if (want_explain)
-        text = sw::cli::explain_line(*g->rules, shown, line_no, line.text, ev.timed, ev.t_ms, explain);
-      if (!records.empty() || !text.empty()) emit(records, text);
+        shown_explain = sw::cli::explain_line(*g->rules, shown, line_no, text, ev.timed, ev.t_ms, explain);
+      if (!records.empty() || !shown_explain.empty()) emit(records, shown_explain);
       return !stop_.load(std::memory_order_relaxed);
+    };
+    auto process = [&](const sw::input::Line& line) {
+      if (gen() != g && !refresh()) return false;  // rules reloaded (SIGHUP)
+      matcher->match(line.text, m);
+      int64_t ts = INT64_MIN;
+      if (logtime)
+        if (auto t = logtime->parse(line.text, clock_.wall_ms())) ts = *t;
+      return decide_line(line.text, line.truncated, m, ts, logtime ? 0 : arrival_.now_ms());
     };
 
     if (in.follow) {
@@ -343,6 +520,32 @@ class App {
       followers_.erase(std::remove(followers_.begin(), followers_.end(), &follower), followers_.end());
       return;
     }
+    if (workers_for(in) > 1) {
+      // Matched in parallel, decided here in input order: the records are
+      // those of the sequential path, whatever -j is.
+      auto pipe = ParallelMatch::start(in.fd, opt_.max_line, workers_for(in), [this] { return gen(); }, clock_);
+      while (Batch* b = pipe->next()) {
+        bool go = true;
+        const bool stale = b->gen != gen();  // matched with rules replaced since (SIGHUP): match again
+        if (gen() != g && !refresh()) go = false;
+        for (std::size_t i = 0; go && i < b->spans.size(); ++i) {
+          const std::string_view text(b->text.data() + b->spans[i].first, b->spans[i].second);
+          if (stale) {
+            go = process(sw::input::Line{text, b->truncated[i] != 0});
+            continue;
+          }
+          go = decide_line(text, b->truncated[i] != 0, b->results[i], b->ts[i], b->arrival_ms);
+        }
+        pipe->release(b);
+        if (!go) break;
+      }
+      if (!pipe->error().empty()) {
+        print_err("swthrottle: " + in.name + ": " + pipe->error());
+        input_failed_ = true;
+      }
+      pipe->stop();
+      return;
+    }
     sw::input::LineReader reader(in.fd, opt_.max_line);
     while (!stop_.load(std::memory_order_relaxed)) {
       auto line = reader.next();
@@ -352,6 +555,16 @@ class App {
       print_err("swthrottle: " + in.name + ": " + reader.error());
       input_failed_ = true;
     }
+  }
+
+  // Matching threads for an input: parallel matching pays off on a backlog
+  // read from one file or pipe. Followed files stay on their decider (a line
+  // must not wait for a batch to fill), and several inputs already decide in
+  // parallel.
+  int workers_for(const InputSpec& in) const {
+    if (in.follow || inputs_ > 1 || opt_.explain) return 1;
+    const int j = opt_.threads > 0 ? opt_.threads : static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(1, j);
   }
 
   // Arrival time: boundary checks at every bucket boundary even when no line
@@ -462,6 +675,7 @@ class App {
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> input_failed_{false};
   std::atomic<int64_t> last_log_ms_{-1};
+  std::size_t inputs_ = 1;
 
   std::mutex mu_;  // guards followers_, timer_done_, finished_, generations_
   std::condition_variable cv_;

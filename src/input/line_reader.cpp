@@ -148,4 +148,17 @@ std::size_t LineReader::fill() {
   }
 }
 
+bool LineReader::ready() {
+  auto line_buffered = [this] {
+    return std::memchr(buf_.get() + begin_, '\n', end_ - begin_) != nullptr || end_ - begin_ >= known_long_;
+  };
+  if (done_ || at_eof_ || line_buffered()) return true;
+  pollfd p{fd_, POLLIN, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  // Something is there (data, or the end): take it now, so that a line
+  // written in pieces does not make the caller wait in next().
+  if (fill() == 0) return true;  // end of input or an error: next() will not wait
+  return line_buffered();
+}
+
 }  // namespace swthrottle::input

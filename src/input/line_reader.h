@@ -63,6 +63,13 @@ class LineReader {
   // after a line or a read error.
   bool at_eof() const { return at_eof_; }
 
+  // True when next() can return without waiting: a whole line is buffered
+  // (reading what the descriptor has ready right now, without blocking), or
+  // the input has ended. Batching callers flush what they hold when this is
+  // false, so a live pipe never holds a line back. Invalidates the view of
+  // the last line returned, like next().
+  bool ready();
+
   // With hold_partial: the unterminated line buffered at end of input, if
   // any (cut to max_line like any line), and forgets it. nullopt when nothing
   // is buffered, or when the buffered bytes are the skipped tail of a line

@@ -367,3 +367,25 @@ TEST_CASE("line_reader: a view stays valid until the next call") {
   REQUIRE(b);
   CHECK(b->text == "second");
 }
+
+TEST_CASE("line_reader: ready() says whether next() would wait") {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  swthrottle::input::LineReader r(fds[0], 1 << 20, 64);
+  CHECK_FALSE(r.ready());  // nothing written: next() would block
+  REQUIRE(::write(fds[1], "one\ntw", 6) == 6);
+  CHECK(r.ready());  // "one" is complete
+  auto a = r.next();
+  REQUIRE(a);
+  CHECK(a->text == "one");
+  CHECK_FALSE(r.ready());  // only "tw" so far: next() would wait for the rest
+  REQUIRE(::write(fds[1], "o\n", 2) == 2);
+  CHECK(r.ready());
+  auto b = r.next();
+  REQUIRE(b);
+  CHECK(b->text == "two");
+  ::close(fds[1]);
+  CHECK(r.ready());  // the end: next() returns at once
+  CHECK_FALSE(r.next());
+  ::close(fds[0]);
+}
