@@ -491,12 +491,21 @@ class App {
       if (!records.empty() || !shown_explain.empty()) emit(records, shown_explain);
       return !stop_.load(std::memory_order_relaxed);
     };
+    // The wall clock only serves syslog year inference: read it every 1024
+    // lines, not for every line.
+    int64_t wall_ms = clock_.wall_ms();
+    uint32_t wall_age = 0;
     auto process = [&](const sw::input::Line& line) {
       if (gen() != g && !refresh()) return false;  // rules reloaded (SIGHUP)
       matcher->match(line.text, m);
       int64_t ts = INT64_MIN;
-      if (logtime)
-        if (auto t = logtime->parse(line.text, clock_.wall_ms())) ts = *t;
+      if (logtime) {
+        if (++wall_age == 1024) {
+          wall_age = 0;
+          wall_ms = clock_.wall_ms();
+        }
+        if (auto t = logtime->parse(line.text, wall_ms)) ts = *t;
+      }
       return decide_line(line.text, line.truncated, m, ts, logtime ? 0 : arrival_.now_ms());
     };
 

@@ -87,10 +87,7 @@ std::size_t Engine::key_count(std::size_t r) const {
 
 int64_t Engine::next_boundary_ms() const {
   const int64_t now = now_.load();
-  if (now < 0) return INT64_MAX;
-  int64_t next = INT64_MAX;
-  for (const auto& rs : states_) next = std::min(next, (now / rs->spec.width_ms + 1) * rs->spec.width_ms);
-  return next;
+  return now < 0 ? INT64_MAX : next_boundary_after(now);
 }
 
 Record Engine::make_record(RecordType type, const RuleState& rs, std::string_view key, int64_t now) const {
@@ -159,12 +156,31 @@ void Engine::check_rule(RuleState& rs, int64_t now, std::vector<Record>& out) {
   for (const auto& slot : active) check(*slot->window, slot->key);
 }
 
+int64_t Engine::next_boundary_after(int64_t now) const {
+  int64_t next = INT64_MAX;
+  for (const auto& rs : states_) next = std::min(next, (now / rs->spec.width_ms + 1) * rs->spec.width_ms);
+  return next;
+}
+
 void Engine::boundary_checks(int64_t old_now, int64_t new_now, std::vector<Record>& out) {
+  // Most lines cross no bucket boundary. Each thread remembers the first
+  // boundary after a "now" it saw itself; "now" only grows, so that boundary
+  // is never later than the first one after old_now, and a line before it
+  // needs no per-rule division. (Thread-local, not shared: a value computed
+  // by another decider from a later "now" could skip a boundary here.)
+  struct Cache {
+    const Engine* engine = nullptr;
+    int64_t base = -1;
+    int64_t next = 0;
+  };
+  thread_local Cache cache;
   if (old_now < 0) return;  // nothing can be pending before the first line
+  if (cache.engine == this && cache.base <= old_now && new_now < cache.next) return;
   for (auto& rs : states_) {
     const int64_t w = rs->spec.width_ms;
     if (new_now / w != old_now / w) check_rule(*rs, new_now, out);
   }
+  cache = Cache{this, new_now, next_boundary_after(new_now)};
 }
 
 void Engine::tick(int64_t now_ms, std::vector<Record>& out) {

@@ -90,6 +90,7 @@ class Engine {
  private:
   struct RuleState;
   void boundary_checks(int64_t old_now, int64_t new_now, std::vector<Record>& out);
+  int64_t next_boundary_after(int64_t now) const;
   void check_rule(RuleState& rs, int64_t now, std::vector<Record>& out);
   void flush_evicted(RuleState& rs, const std::shared_ptr<Slot>& evicted, int64_t now, std::vector<Record>& out);
   Record make_record(RecordType type, const RuleState& rs, std::string_view key, int64_t now) const;
