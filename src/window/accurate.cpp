@@ -156,15 +156,19 @@ AlertOutcome AccurateWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t 
     }
     firing_ = true;
   } else if (firing_) {
-    firing_ = false;
-    if (announced_ && policy.resolve) {
-      out.action = AlertAction::Resolved;
-      out.suppressed = alert_suppressed_;
-    }
-    announced_ = false;
+    stop_firing_locked(policy, out);
   }
   out.firing = firing_;
   return out;
+}
+
+void AccurateWindow::stop_firing_locked(const AlertPolicy& policy, AlertOutcome& out) {
+  firing_ = false;
+  if (announced_ && policy.resolve) {
+    out.action = AlertAction::Resolved;
+    out.suppressed = alert_suppressed_;
+  }
+  announced_ = false;
 }
 
 AlertOutcome AccurateWindow::tick_alert(int64_t now_ms, const AlertPolicy& policy,
@@ -176,14 +180,7 @@ AlertOutcome AccurateWindow::tick_alert(int64_t now_ms, const AlertPolicy& polic
   copy_totals_locked(counts_out);
   if (!firing_) return out;
   out.holds = policy.condition->holds(std::span<const uint64_t>(totals(), spec_.events));
-  if (!out.holds) {
-    firing_ = false;
-    if (announced_ && policy.resolve) {
-      out.action = AlertAction::Resolved;
-      out.suppressed = alert_suppressed_;
-    }
-    announced_ = false;
-  }
+  if (!out.holds) stop_firing_locked(policy, out);
   out.firing = firing_;
   return out;
 }

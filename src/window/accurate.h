@@ -56,6 +56,8 @@ class AccurateWindow final : public Window {
   uint64_t total_locked() const;
   void copy_totals_locked(std::span<uint64_t> out) const;
   Summary take_pending_locked();
+  // The key stops firing; Resolved when its episode was announced.
+  void stop_firing_locked(const AlertPolicy& policy, AlertOutcome& out);
   uint64_t* counts(uint32_t slot) { return data_.get() + spec_.events + std::size_t(slot) * spec_.events; }
   uint64_t* totals() { return data_.get(); }
   const uint64_t* totals() const { return data_.get(); }

@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/json_string.h"
 #include "support/process.h"
 
 namespace {
@@ -193,79 +194,7 @@ class Canonical {
     out += '"';
   }
 
-  static void put_utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
-  bool hex4(uint32_t& cp) {
-    if (i_ + 4 > s_.size()) return false;
-    cp = 0;
-    for (int k = 0; k < 4; ++k) {
-      const char h = s_[i_++];
-      cp <<= 4;
-      if (h >= '0' && h <= '9') cp |= static_cast<uint32_t>(h - '0');
-      else if (h >= 'a' && h <= 'f') cp |= static_cast<uint32_t>(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') cp |= static_cast<uint32_t>(h - 'A' + 10);
-      else return false;
-    }
-    return true;
-  }
-
-  bool string(std::string& out) {
-    if (i_ >= s_.size() || s_[i_] != '"') return false;
-    ++i_;
-    while (i_ < s_.size()) {
-      const char c = s_[i_++];
-      if (c == '"') return true;
-      if (static_cast<unsigned char>(c) < 0x20) return false;  // raw control characters are not JSON
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (i_ >= s_.size()) return false;
-      switch (s_[i_++]) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          uint32_t cp = 0;
-          if (!hex4(cp)) return false;
-          if (cp >= 0xD800 && cp < 0xDC00) {
-            uint32_t lo = 0;
-            if (s_.substr(i_, 2) != "\\u") return false;
-            i_ += 2;
-            if (!hex4(lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          } else if (cp >= 0xDC00 && cp < 0xE000) {
-            return false;
-          }
-          put_utf8(out, cp);
-          break;
-        }
-        default: return false;
-      }
-    }
-    return false;
-  }
+  bool string(std::string& out) { return swthrottle::test::read_json_string(s_, i_, out); }
 
   std::string_view s_;
   std::size_t i_ = 0;
