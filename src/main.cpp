@@ -658,7 +658,9 @@ class App {
       return;
     }
     Generation* old = gen();
-    const std::vector<std::string> fresh = (*next)->engine->adopt(*old->engine);
+    std::vector<sw::engine::Record> flushed;
+    const std::vector<std::string> fresh = (*next)->engine->adopt(*old->engine, flushed);
+    if (!flushed.empty()) emit(flushed);
     const std::size_t n = (*next)->rules->rules.size();
     std::lock_guard lock(mu_);
     current_.store(next->get(), std::memory_order_release);
@@ -740,9 +742,11 @@ int main(int argc, char** argv) {
   for (int s : {SIGINT, SIGTERM, SIGUSR1, SIGHUP}) sigaddset(&set, s);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);  // inherited by every thread started below
 
-  App app(opt, std::move(*first));
-  if (!app.start()) return 2;
-  std::thread signals([&app, set] { app.signal_loop(set); });
+  // Never destroyed: the signal thread may still be waking up when main
+  // returns (SIGTERM just as the input ends), and must not find it gone.
+  App* app = new App(opt, std::move(*first));
+  if (!app->start()) return 2;
+  std::thread signals([app, set] { app->signal_loop(set); });
   signals.detach();  // it ends with the process
-  return app.run(std::move(inputs));
+  return app->run(std::move(inputs));
 }

@@ -429,7 +429,22 @@ std::vector<std::string> Engine::load_state(const EngineState& st) {
   return fresh;
 }
 
-std::vector<std::string> Engine::adopt(const Engine& old) {
+namespace {
+
+// What a window's counts mean (SPEC §6: a reload keeps the windows of rules
+// whose events, window and buckets did not change). The kind is part of it:
+// a throttle counts passed lines, an alert counts events.
+std::string window_identity(const config::Rule& r) {
+  std::string id = r.kind == config::RuleKind::Throttle ? "throttle" : "alert";
+  for (const config::Event& e : r.events) id += "|" + e.name + "=" + std::to_string(e.match.size()) + ":" + e.match;
+  id += "|" + std::to_string(r.window_ms) + "/" + std::to_string(r.buckets);
+  return id;
+}
+
+}  // namespace
+
+std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& flushed) {
+  flushed.clear();
   int64_t now = now_.load();
   const int64_t then = old.now_.load();
   while (now < then && !now_.compare_exchange_weak(now, then)) {
@@ -440,16 +455,43 @@ std::vector<std::string> Engine::adopt(const Engine& old) {
     const RuleState* prev = nullptr;
     for (const auto& o : old.states_)
       if (o->rule->name == rs->rule->name) prev = o.get();
-    if (prev == nullptr) continue;
-    // The key template and max_keys may change without losing windows, but
-    // keyed and keyless windows cannot stand in for each other.
-    if (prev->rule->fingerprint != rs->rule->fingerprint || bool(prev->keys) != bool(rs->keys)) {
+    if (prev == nullptr) continue;  // a new rule
+    if (window_identity(*prev->rule) != window_identity(*rs->rule) || bool(prev->keys) != bool(rs->keys)) {
+      // Its windows go, but what they held back is still reported (SPEC §3:
+      // at the latest at exit), as at the end of input.
       fresh.push_back(rs->rule->name);
+      if (prev->throttle) {
+        auto take = [&](window::Window& w, std::string_view key) {
+          const window::Summary s = w.take_pending();
+          if (s.suppressed == 0) return;
+          Record r = make_record(RecordType::Summary, *prev, key, old.now_.load());
+          r.suppressed = s.suppressed;
+          r.first_ms = s.first_ms;
+          r.last_ms = s.last_ms;
+          flushed.push_back(std::move(r));
+        };
+        if (prev->single) take(*prev->single, "");
+        else
+          for (const auto& slot : prev->keys->by_age()) take(*slot->window, slot->key);
+      }
       continue;
     }
-    rs->single = prev->single;
-    rs->keys = prev->keys;
     rs->stats_ptr = prev->stats_ptr;
+    if (prev->rule->mode == rs->rule->mode) {
+      rs->single = prev->single;  // shared: deciders finishing a line on the old engine count here too
+      rs->keys = prev->keys;
+      continue;
+    }
+    // The mode changed: the same state, carried into windows of the new mode.
+    if (rs->single) {
+      rs->single->load(prev->single->save());
+    } else {
+      for (const auto& slot : prev->keys->by_age()) {
+        KeyMap::Lookup l = rs->keys->get(slot->key);
+        l.slot->window->load(slot->window->save());
+        if (!l.slot->window->quiet()) rs->keys->mark_active(l.slot);
+      }
+    }
   }
   return fresh;
 }

@@ -70,10 +70,12 @@ class Engine {
   // Into a fresh engine: rules are matched by name and fingerprint; a rule
   // whose definition changed starts fresh. Returns the names of those rules.
   std::vector<std::string> load_state(const EngineState& state);
-  // SIGHUP: share the windows (and stats) of `old` for every rule whose name
-  // and fingerprint did not change, and take over its "now". Returns the
+  // SIGHUP: keep the windows (and stats) of `old` for every rule whose kind,
+  // events, window and buckets did not change (SPEC §6), and take over its
+  // "now". A rule that starts fresh still reports what its old windows held
+  // back: those summaries come back in `flushed`, to be written. Returns the
   // names of the rules that start fresh.
-  std::vector<std::string> adopt(const Engine& old);
+  std::vector<std::string> adopt(const Engine& old, std::vector<Record>& flushed);
 
   // Newest time seen, or -1.
   int64_t now_ms() const { return now_.load(); }

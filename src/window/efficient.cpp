@@ -298,7 +298,9 @@ ThrottleOutcome EfficientWindow::offer_throttle(int64_t t_ms, int64_t now_ms, ui
     out.now_ms = now_ms_.load();
     // The latch is sound because at a fixed position the window sum never
     // decreases: only adds happen there; resets hit buckets outside it.
-    if (saturated_at_.load() != w) {
+    // Also sound after a reload that changed Y: the latch says "sum >= the
+    // limit it was set with", which implies sum >= any limit no larger.
+    if (saturated_at_.load() != w || saturated_limit_.load() < limit) {
       if (sum_at(w, {}) < limit) {
         // A concurrent advance can make b late between the read and the add:
         // decide again at the new position.
@@ -307,6 +309,7 @@ ThrottleOutcome EfficientWindow::offer_throttle(int64_t t_ms, int64_t now_ms, ui
         out.summary = take_summary();
         return out;
       }
+      saturated_limit_.store(limit);
       saturated_at_.store(w);
     }
     if (!throttled_.load(std::memory_order_relaxed)) throttled_.store(true, std::memory_order_relaxed);

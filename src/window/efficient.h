@@ -103,6 +103,7 @@ class EfficientWindow final : public Window {
   std::atomic<uint64_t> now_{0};         // [gen:8 | newest bucket:56]; only grows
   std::atomic<int64_t> now_ms_{-1};      // newest time seen (CAS-max)
   std::atomic<uint64_t> saturated_at_{UINT64_MAX};  // throttle latch: a now word where sum >= Y was seen
+  std::atomic<uint64_t> saturated_limit_{0};        // the Y it was seen with
   std::atomic<uint64_t> state_{0};       // alert: [firing:1 | announced:1 | alerted:1 | last alert ms:61]
   Cell* base_;                           // stripe 0, allocated with the window
   std::atomic<Cell*> more_{nullptr};     // stripes 1..S-1 (release/acquire publication)
