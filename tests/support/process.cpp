@@ -398,4 +398,32 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+bool poll_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    if (pred()) return true;
+    if (Clock::now() >= deadline) return false;
+    ::poll(nullptr, 0, std::min(10, ms_until(deadline)));  // a bounded pause between looks
+  }
+}
+
+long long open_file_offset(pid_t pid, const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path want = std::filesystem::weakly_canonical(path, ec);
+  if (ec) return -1;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  // increment(ec), not ++: the process may close descriptors (or exit) while we look.
+  for (std::filesystem::directory_iterator it(proc + "/fd", ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code link_ec;
+    const std::filesystem::path target = std::filesystem::read_symlink(it->path(), link_ec);
+    if (link_ec || target != want) continue;
+    std::ifstream info(proc + "/fdinfo/" + it->path().filename().string());
+    std::string line;
+    while (std::getline(info, line)) {
+      if (line.rfind("pos:", 0) == 0) return std::strtoll(line.c_str() + 4, nullptr, 10);
+    }
+  }
+  return -1;
+}
+
 }  // namespace swthrottle::test

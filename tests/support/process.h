@@ -151,4 +151,15 @@ class TempDir {
 // The whole content of a file; throws std::runtime_error when it cannot be read.
 std::string read_file(const std::string& path);
 
+// Checks pred every few milliseconds until it holds: for conditions that no
+// pipe signals (a file's content, a /proc entry). False on timeout.
+bool poll_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout = kDefaultTimeout);
+
+// The read offset of a descriptor that process `pid` holds open on the file
+// at `path` (found through /proc/PID/fd, the offset read from
+// /proc/PID/fdinfo), or -1 when it holds none (or there is no /proc). A test
+// of a program that follows a file waits on it until the program has opened
+// the file and moved to where it starts reading, instead of sleeping.
+long long open_file_offset(pid_t pid, const std::string& path);
+
 }  // namespace swthrottle::test
