@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -145,7 +146,6 @@ struct Batch {
   std::vector<sw::match::MatchResult> results;        // views into `text`
   std::vector<int64_t> ts;                            // log timestamp, INT64_MIN: none
   Generation* gen = nullptr;                          // the rules it was matched with
-  int64_t arrival_ms = 0;                             // when it was read
   uint64_t seq = 0;
   bool last = false;                                  // end of input after this batch
   enum class State { Free, Filled, Matched } state = State::Free;
@@ -185,7 +185,10 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
     b->state = Batch::State::Free;
     cv_.notify_all();
   }
-  const std::string& error() const { return error_; }
+  std::string error() {
+    std::lock_guard lock(mu_);
+    return error_;
+  }
 
   // Ends the pipeline. Workers are joined; a reader blocked in read(2) on a
   // pipe that never ends cannot be woken, so it is detached (it owns a
@@ -205,7 +208,8 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
  private:
   ParallelMatch(int fd, std::size_t max_line, int workers, std::function<Generation*()> current,
                 const sw::Clock& clock)
-      : reader_input_(fd, max_line), workers_n_(workers), current_(std::move(current)), clock_(clock) {}
+      : fd_(::dup(fd)), reader_input_(fd_, max_line), workers_n_(workers), current_(std::move(current)),
+        clock_(clock) {}
 
   void read_loop() {
     for (uint64_t seq = 0;; ++seq) {
@@ -233,7 +237,6 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
         b->truncated.push_back(line->truncated ? 1 : 0);
       }
       b->gen = current_();
-      b->arrival_ms = clock_.wall_ms();
       b->seq = seq;
       {
         std::lock_guard lock(mu_);
@@ -244,6 +247,9 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
       }
       if (b->last) break;
     }
+    // The reader owns its own descriptor: a detached reader never reads a
+    // number the program has closed and reused meanwhile.
+    if (fd_ >= 0) ::close(fd_);
     reader_done_ = true;
   }
 
@@ -284,6 +290,7 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
     }
   }
 
+  int fd_;  // a dup of the input's descriptor, closed by the reader
   sw::input::LineReader reader_input_;
   int workers_n_;
   std::function<Generation*()> current_;
@@ -481,7 +488,9 @@ class App {
         if (!ev.timed) stats.untimed.add();
         ev.t_ms = last_ts.value_or(0);
       } else {
-        ev.t_ms = arrival_ms;
+        // A line decided now was read now: never older than the engine's now,
+        // which the timer may have moved on meanwhile.
+        ev.t_ms = std::max(arrival_ms, g->engine->now_ms());
       }
       const bool want_explain = opt_.explain && !mr.hits.empty();
       g->engine->offer(ev, mr, records, want_explain ? &explain : nullptr);
@@ -495,7 +504,9 @@ class App {
     // lines, not for every line.
     int64_t wall_ms = clock_.wall_ms();
     uint32_t wall_age = 0;
-    auto process = [&](const sw::input::Line& line) {
+    // With order_mu_ held shared: a reload, a timer tick or the final
+    // summaries cannot come between this line's match, decision and output.
+    auto process_locked = [&](const sw::input::Line& line) {
       if (gen() != g && !refresh()) return false;  // rules reloaded (SIGHUP)
       matcher->match(line.text, m);
       int64_t ts = INT64_MIN;
@@ -507,6 +518,10 @@ class App {
         if (auto t = logtime->parse(line.text, wall_ms)) ts = *t;
       }
       return decide_line(line.text, line.truncated, m, ts, logtime ? 0 : arrival_.now_ms());
+    };
+    auto process = [&](const sw::input::Line& line) {
+      std::shared_lock order(order_mu_);
+      return process_locked(line);
     };
 
     if (in.follow) {
@@ -535,21 +550,24 @@ class App {
       auto pipe = ParallelMatch::start(in.fd, opt_.max_line, workers_for(in), [this] { return gen(); }, clock_);
       while (Batch* b = pipe->next()) {
         bool go = true;
-        const bool stale = b->gen != gen();  // matched with rules replaced since (SIGHUP): match again
-        if (gen() != g && !refresh()) go = false;
-        for (std::size_t i = 0; go && i < b->spans.size(); ++i) {
-          const std::string_view text(b->text.data() + b->spans[i].first, b->spans[i].second);
-          if (stale) {
-            go = process(sw::input::Line{text, b->truncated[i] != 0});
-            continue;
+        {
+          std::shared_lock order(order_mu_);
+          if (gen() != g && !refresh()) go = false;
+          const bool stale = b->gen != g;  // matched with rules replaced since (SIGHUP): match again
+          for (std::size_t i = 0; go && i < b->spans.size(); ++i) {
+            const std::string_view text(b->text.data() + b->spans[i].first, b->spans[i].second);
+            if (stale) {
+              go = process_locked(sw::input::Line{text, b->truncated[i] != 0});
+              continue;
+            }
+            go = decide_line(text, b->truncated[i] != 0, b->results[i], b->ts[i], arrival_.now_ms());
           }
-          go = decide_line(text, b->truncated[i] != 0, b->results[i], b->ts[i], b->arrival_ms);
         }
         pipe->release(b);
         if (!go) break;
       }
-      if (!pipe->error().empty()) {
-        print_err("swthrottle: " + in.name + ": " + pipe->error());
+      if (const std::string err = pipe->error(); !err.empty()) {
+        print_err("swthrottle: " + in.name + ": " + err);
         input_failed_ = true;
       }
       pipe->stop();
@@ -594,13 +612,24 @@ class App {
       cv_.wait_for(lock, std::chrono::milliseconds(wait), [this] { return timer_done_; });
       if (timer_done_) break;
       lock.unlock();
-      if (arrival) {
-        g->engine->tick(arrival_.now_ms(), records);
-        if (!records.empty()) emit(records);
-      }
-      if (state_ && clock_.steady_ms() >= next_save) {
-        save_state(*g);
-        next_save = clock_.steady_ms() + kStateSaveEveryMs;
+      {
+        // Exclusive: a tick's records and a decider's line never interleave
+        // (a resolve written after the alert of a line that came later).
+        std::unique_lock order(order_mu_);
+        lock.lock();
+        const bool done = timer_done_;  // finish() has begun: it writes or saves the rest
+        lock.unlock();
+        if (!done) {
+          g = gen();
+          if (arrival) {
+            g->engine->tick(arrival_.now_ms(), records);
+            if (!records.empty()) emit(records);
+          }
+          if (state_ && clock_.steady_ms() >= next_save) {
+            save_state(*g);
+            next_save = clock_.steady_ms() + kStateSaveEveryMs;
+          }
+        }
       }
       lock.lock();
     }
@@ -618,6 +647,14 @@ class App {
     std::lock_guard once(finish_mu_);
     if (finished_flag_) return;
     finished_flag_ = true;
+    std::unique_lock order(order_mu_);
+    {
+      // The timer stops first: it must not write a summary (or save an older
+      // snapshot) after the final save below.
+      std::lock_guard lock(mu_);
+      timer_done_ = true;
+      cv_.notify_all();
+    }
     Generation& g = *gen();
     if (state_) {
       save_state(g);
@@ -658,6 +695,9 @@ class App {
                 "starts only when the rules at start or --exec use it; restart swthrottle");
       return;
     }
+    // Exclusive: no decider is between match and output while the rules
+    // change, so the old engine takes no line after its windows are handed on.
+    std::unique_lock order(order_mu_);
     Generation* old = gen();
     std::vector<sw::engine::Record> flushed;
     const std::vector<std::string> fresh = (*next)->engine->adopt(*old->engine, flushed);
@@ -689,6 +729,10 @@ class App {
   std::atomic<int64_t> last_log_ms_{-1};
   std::size_t inputs_ = 1;
 
+  // Lock order: order_mu_, then mu_ (then Output's and the engine's own).
+  // Deciders hold order_mu_ shared from a line's match to its output; the
+  // timer, reload() and finish() hold it exclusive.
+  std::shared_mutex order_mu_;
   std::mutex mu_;  // guards followers_, timer_done_, finished_, generations_
   std::condition_variable cv_;
   std::vector<sw::input::Follower*> followers_;

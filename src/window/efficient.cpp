@@ -255,6 +255,14 @@ uint64_t EfficientWindow::tally_total() const {
   return sum;
 }
 
+// The tally not yet reported. reported_ is read first: a report racing this
+// read can only raise it, and reading it after the tally could underflow.
+uint64_t EfficientWindow::untaken_tally() const {
+  const uint64_t reported = reported_.load();
+  const uint64_t total = tally_total();
+  return total > reported ? total - reported : 0;
+}
+
 // Tallies are never reset (a striped read-then-reset loses counts, cf.
 // LongAdder.sumThenReset): a report takes the growth since the last report.
 Summary EfficientWindow::take_summary() {
@@ -394,7 +402,7 @@ AlertAction EfficientWindow::decide_alert(const AlertPolicy& policy, AlertOutcom
     }
     if (out.holds && from_event && action == AlertAction::None) tally_add(now);
     if (action == AlertAction::Alert) out.suppressed = take_alert_suppressed();
-    if (action == AlertAction::Resolved) out.suppressed = tally_total() - reported_.load();
+    if (action == AlertAction::Resolved) out.suppressed = untaken_tally();
     out.firing = (next & kFiring) != 0;
     std::copy_n(cs.begin(), std::min(cs.size(), counts_out.size()), counts_out.begin());
     return action;
@@ -443,7 +451,7 @@ WindowState EfficientWindow::save() const {
     if (nb - age < 0) continue;
     st.buckets.push_back({nb - age, std::move(counts)});
   }
-  const uint64_t untaken = tally_total() - reported_.load();
+  const uint64_t untaken = untaken_tally();
   const uint64_t s = state_.load();
   st.firing = (s & kFiring) != 0;
   st.announced = (s & kAnnounced) != 0;

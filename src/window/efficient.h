@@ -88,6 +88,7 @@ class EfficientWindow final : public Window {
   TallySlot* ensure_tally();
   void tally_add(int64_t decided_ms);
   uint64_t tally_total() const;
+  uint64_t untaken_tally() const;
   Summary take_summary();
   uint64_t take_alert_suppressed();
   AlertAction decide_alert(const AlertPolicy& policy, AlertOutcome& out, std::span<uint64_t> counts_out,
