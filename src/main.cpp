@@ -377,6 +377,10 @@ class App {
     for (const InputSpec& in : inputs)
       if (in.fd > 0) ::close(in.fd);
     finish();
+    {
+      std::lock_guard work(signal_mu_);  // a reload or stats report in progress ends first
+      exiting_ = true;
+    }
     if (stop_requested_) return 0;  // SIGINT/SIGTERM: pending work written, exit 0
     if (input_failed_ || output_.failed()) return 2;
     if (opt_.exit_code && output_.alerts()) return 1;
@@ -388,10 +392,13 @@ class App {
     for (;;) {
       int sig = 0;
       if (sigwait(&set, &sig) != 0) continue;
-      if (sig == SIGUSR1) {
-        print_err(stats_text());
-      } else if (sig == SIGHUP) {
-        reload();
+      if (sig == SIGUSR1 || sig == SIGHUP) {
+        // Under signal_mu_: run() waits for this before main() returns, so a
+        // reload is never cut off halfway by the process exiting.
+        std::lock_guard work(signal_mu_);
+        if (exiting_) continue;
+        if (sig == SIGUSR1) print_err(stats_text());
+        else reload();
       } else if (sig == SIGINT || sig == SIGTERM) {
         request_stop();
         // Deciders reading a followed file wake at once; one blocked in
@@ -714,7 +721,7 @@ class App {
     print_err(msg);
   }
 
-  const sw::cli::Options& opt_;
+  const sw::cli::Options opt_;  // a copy: the signal thread may outlive main()'s locals
   sw::SystemClock clock_;
   sw::ArrivalClock arrival_;
   Output output_;
@@ -740,6 +747,8 @@ class App {
   bool finished_ = false;
   std::mutex finish_mu_;
   bool finished_flag_ = false;
+  std::mutex signal_mu_;  // held by the signal thread while it reloads or reports
+  bool exiting_ = false;  // guarded by signal_mu_
 };
 
 }  // namespace
