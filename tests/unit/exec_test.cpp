@@ -26,6 +26,7 @@
 #include "engine/record.h"
 #include "output/exec.h"
 #include "output/writer.h"
+#include "support/rule_fixtures.h"
 
 using swthrottle::config::Rule;
 using swthrottle::config::RuleKind;
@@ -40,26 +41,9 @@ using swthrottle::output::split_command;
 
 namespace {
 
-constexpr int64_t kT0 = 1'795'255'205'000;  // 2026-11-21T10:00:05.000Z
-
-Rule make_ssh() {
-  Rule r;
-  r.name = "ssh-bruteforce";
-  r.window_text = "1m";
-  r.threshold = 5;
-  r.event_names = {"failed", "invalid"};
-  return r;
-}
-
-Rule make_flood() {
-  Rule r;
-  r.name = "flood";
-  r.kind = RuleKind::Throttle;
-  r.window_text = "10s";
-  r.threshold = 100;
-  r.event_names = {"any"};
-  return r;
-}
+using swthrottle::test::kT0;
+using swthrottle::test::make_ssh;
+using swthrottle::test::make_flood;
 
 const Rule kSsh = make_ssh();
 const Rule kFlood = make_flood();

@@ -11,6 +11,7 @@
 #include "config/rules.h"
 #include "engine/record.h"
 #include "output/writer.h"
+#include "support/rule_fixtures.h"
 
 using swthrottle::config::Rule;
 using swthrottle::config::RuleKind;
@@ -22,35 +23,10 @@ using swthrottle::output::render;
 
 namespace {
 
-constexpr int64_t kT0 = 1'795'255'205'000;  // 2026-11-21T10:00:05.000Z
-
-Rule make_ssh() {
-  Rule r;
-  r.name = "ssh-bruteforce";
-  r.window_text = "1m";
-  r.threshold = 5;
-  r.event_names = {"failed", "invalid"};
-  return r;
-}
-
-Rule make_ratio() {
-  Rule r;
-  r.name = "nginx-5xx-ratio";
-  r.window_text = "5m";
-  r.when_text = "error / request > 0.05 and request >= 100";
-  r.event_names = {"request", "error"};
-  return r;
-}
-
-Rule make_flood() {
-  Rule r;
-  r.name = "flood";
-  r.kind = RuleKind::Throttle;
-  r.window_text = "10s";
-  r.threshold = 100;
-  r.event_names = {"any"};
-  return r;
-}
+using swthrottle::test::kT0;
+using swthrottle::test::make_ssh;
+using swthrottle::test::make_ratio;
+using swthrottle::test::make_flood;
 
 const Rule kSsh = make_ssh();
 const Rule kRatio = make_ratio();
