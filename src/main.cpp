@@ -108,6 +108,11 @@ struct Generation {
   std::optional<sw::match::LogTime> logtime;  // time = log only
 };
 
+// Does any rule run commands of its own (`exec = [...]`)?
+bool uses_exec(const sw::config::RuleSet& rules) {
+  return std::any_of(rules.rules.begin(), rules.rules.end(), [](const auto& r) { return !r.exec.empty(); });
+}
+
 // Loads, overrides and validates rules: everything that can fail at load.
 sw::Result<std::unique_ptr<Generation>> load_generation(const sw::cli::Options& opt) {
   auto loaded = sw::config::load_rules(opt.rule_files);
@@ -332,9 +337,7 @@ class App {
       }
       exec_argv_ = std::move(*argv);
     }
-    bool rule_exec = false;
-    for (const auto& r : gen()->rules->rules) rule_exec = rule_exec || !r.exec.empty();
-    if (!exec_argv_.empty() || rule_exec) {
+    if (!exec_argv_.empty() || uses_exec(*gen()->rules)) {
       sw::output::ExecOptions eo;
       eo.jobs = opt_.exec_jobs;
       eo.timeout_ms = *sw::config::parse_duration(opt_.exec_timeout);  // checked by parse_options
@@ -695,9 +698,7 @@ class App {
       print_err("swthrottle: SIGHUP: keeping the current rules: " + next.error().str());
       return;
     }
-    bool rule_exec = false;
-    for (const auto& r : (*next)->rules->rules) rule_exec = rule_exec || !r.exec.empty();
-    if (rule_exec && !exec_) {
+    if (uses_exec(*(*next)->rules) && !exec_) {
       print_err("swthrottle: SIGHUP: keeping the current rules: exec actions need the exec pool, which "
                 "starts only when the rules at start or --exec use it; restart swthrottle");
       return;

@@ -100,6 +100,15 @@ Record Engine::make_record(RecordType type, const RuleState& rs, std::string_vie
   return r;
 }
 
+Record Engine::summary_record(const RuleState& rs, std::string_view key, int64_t now,
+                              const window::Summary& s) const {
+  Record r = make_record(RecordType::Summary, rs, key, now);
+  r.suppressed = s.suppressed;
+  r.first_ms = s.first_ms;
+  r.last_ms = s.last_ms;
+  return r;
+}
+
 void Engine::fill_counts(Record& r, const RuleState& rs, std::span<const uint64_t> counts) const {
   r.counts.assign(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(rs.rule->events.size()));
   r.count = 0;
@@ -124,12 +133,8 @@ void Engine::check_rule(RuleState& rs, int64_t now, std::vector<Record>& out) {
     if (rs.throttle) {
       const window::Summary s = w.tick_throttle(now, rs.limit);
       if (s.suppressed == 0) return;
-      Record r = make_record(RecordType::Summary, rs, key, now);
-      r.suppressed = s.suppressed;
-      r.first_ms = s.first_ms;
-      r.last_ms = s.last_ms;
       rs.stats().summaries.add();
-      out.push_back(std::move(r));
+      out.push_back(summary_record(rs, key, now, s));
     } else {
       const window::AlertOutcome o = w.tick_alert(now, rs.policy, counts);
       if (o.action != window::AlertAction::Resolved) return;
@@ -197,12 +202,8 @@ void Engine::flush_evicted(RuleState& rs, const std::shared_ptr<Slot>& evicted, 
   if (!rs.throttle) return;  // an evicted alert key is forgotten (counted in the stats)
   const window::Summary s = evicted->window->take_pending();
   if (s.suppressed == 0) return;
-  Record r = make_record(RecordType::Summary, rs, evicted->key, now);
-  r.suppressed = s.suppressed;
-  r.first_ms = s.first_ms;
-  r.last_ms = s.last_ms;
   rs.stats().summaries.add();
-  out.push_back(std::move(r));
+  out.push_back(summary_record(rs, evicted->key, now, s));
 }
 
 void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vector<Record>& out,
@@ -292,12 +293,8 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
         rs.stats().passed.add();
         if (passed_by == nullptr) passed_by = &rule;
         if (o.summary.suppressed != 0) {
-          Record r = make_record(RecordType::Summary, rs, key, now);
-          r.suppressed = o.summary.suppressed;
-          r.first_ms = o.summary.first_ms;
-          r.last_ms = o.summary.last_ms;
           rs.stats().summaries.add();
-          summaries.push_back(std::move(r));
+          summaries.push_back(summary_record(rs, key, now, o.summary));
         }
       } else {
         suppressed = true;
@@ -368,12 +365,8 @@ void Engine::finish(std::vector<Record>& out) {
     auto take = [&](window::Window& w, std::string_view key) {
       const window::Summary s = w.take_pending();
       if (s.suppressed == 0) return;
-      Record r = make_record(RecordType::Summary, *rs, key, now);
-      r.suppressed = s.suppressed;
-      r.first_ms = s.first_ms;
-      r.last_ms = s.last_ms;
       rs->stats().summaries.add();
-      out.push_back(std::move(r));
+      out.push_back(summary_record(*rs, key, now, s));
     };
     if (rs->single) {
       take(*rs->single, "");
@@ -464,11 +457,7 @@ std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& f
         auto take = [&](window::Window& w, std::string_view key) {
           const window::Summary s = w.take_pending();
           if (s.suppressed == 0) return;
-          Record r = make_record(RecordType::Summary, *prev, key, old.now_.load());
-          r.suppressed = s.suppressed;
-          r.first_ms = s.first_ms;
-          r.last_ms = s.last_ms;
-          flushed.push_back(std::move(r));
+          flushed.push_back(summary_record(*prev, key, old.now_.load(), s));
         };
         if (prev->single) take(*prev->single, "");
         else

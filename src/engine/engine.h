@@ -96,6 +96,7 @@ class Engine {
   void check_rule(RuleState& rs, int64_t now, std::vector<Record>& out);
   void flush_evicted(RuleState& rs, const std::shared_ptr<Slot>& evicted, int64_t now, std::vector<Record>& out);
   Record make_record(RecordType type, const RuleState& rs, std::string_view key, int64_t now) const;
+  Record summary_record(const RuleState& rs, std::string_view key, int64_t now, const window::Summary& s) const;
   void fill_counts(Record& r, const RuleState& rs, std::span<const uint64_t> counts) const;
   // Renders the rule's message (if any) into r; values are the template fields
   // of the line (count, suppressed and key are filled in from r).
