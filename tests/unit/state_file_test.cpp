@@ -866,8 +866,23 @@ TEST_CASE("state file: SIGKILL in the middle of saving leaves the old file or th
     const uint64_t after = rng() % 3;  // completed saves before the kill
     const int64_t delay_us = static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * save_us + 1));
     const bool saved = spin_until([&] { return sh->saves.load() >= after; });
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(delay_us);
-    while (std::chrono::steady_clock::now() < until) {
+    if (round % 2 == 0) {
+      // Aimed: kill as soon as a temporary file is there. Most of a save can
+      // be spent building the JSON before the file exists (under a sanitizer
+      // on a busy machine, random moments alone once never hit the write).
+      // This child's own temporary (PATH.tmp.<pid>), not one a previous
+      // round's kill left behind.
+      const std::string own = "state.json.tmp." + std::to_string(pid);
+      spin_until([&] {
+        for (const std::string& n : names_in(dir.path()))
+          if (n == own) return true;
+        return false;
+      });
+    } else {
+      // Random: anywhere in about two saves.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(delay_us);
+      while (std::chrono::steady_clock::now() < until) {
+      }
     }
     REQUIRE(::kill(pid, SIGKILL) == 0);
     REQUIRE(saved);
