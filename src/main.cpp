@@ -13,6 +13,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -43,6 +44,16 @@ namespace sw = swthrottle;
 namespace {
 
 constexpr int64_t kStateSaveEveryMs = 5000;
+
+// SWTHROTTLE_NO_PREFILTER (any non-empty value): match every line with RE2
+// alone. The records are the same; this is for comparing and for debugging.
+bool use_prefilter() {
+  static const bool use = [] {
+    const char* v = std::getenv("SWTHROTTLE_NO_PREFILTER");
+    return v == nullptr || *v == '\0';
+  }();
+  return use;
+}
 
 void print_err(const std::string& s) {
   std::string line = s;
@@ -142,18 +153,53 @@ sw::Result<std::unique_ptr<Generation>> load_generation(const sw::cli::Options& 
   return g;
 }
 
-// A batch of lines of one input: read by the reader thread, matched by a
-// worker, decided by the input's decider, then reused.
+// A batch of lines of one input: read (by the -j reader thread, or by the
+// decider itself), matched (by a -j worker, or the decider), decided by the
+// input's decider, then reused.
 struct Batch {
-  std::string text;                                   // the lines' bytes, back to back
-  std::vector<std::pair<std::size_t, std::size_t>> spans;  // offset, length of each line
-  std::vector<uint8_t> truncated;
-  std::vector<sw::match::MatchResult> results;        // views into `text`
-  std::vector<int64_t> ts;                            // log timestamp, INT64_MIN: none
-  Generation* gen = nullptr;                          // the rules it was matched with
+  static constexpr std::size_t kLines = 2048;
+  static constexpr std::size_t kBytes = 1 << 20;
+
+  sw::input::LineReader::Block lines;           // text: the lines and their "\n" (the prefilter scans it whole)
+  std::string storage;                          // a copy of the text, when the reader moves on (-j)
+  std::vector<sw::match::MatchResult> results;  // views into the text
+  std::vector<int64_t> ts;                      // log timestamp, INT64_MIN: none
+  Generation* gen = nullptr;                    // the rules it was matched with
   uint64_t seq = 0;
-  bool last = false;                                  // end of input after this batch
+  bool last = false;                            // end of input after this batch
   enum class State { Free, Filled, Matched } state = State::Free;
+
+  std::size_t size() const { return lines.spans.size(); }
+  std::string_view line(std::size_t i) const { return lines.text.substr(lines.spans[i].first, lines.spans[i].second); }
+  bool truncated(std::size_t i) const { return lines.truncated[i] != 0; }
+
+  // The whole lines the reader has buffered (at most kLines / about kBytes),
+  // reading only when it has none: a live pipe never holds a line back.
+  // `last` is set, with no lines, at the end of input. With `own`, the text
+  // is copied, so it outlives the reader's next call.
+  void fill(sw::input::LineReader& reader, bool own) {
+    bool would_wait = false;
+    last = !reader.next_lines(lines, kLines, kBytes, /*nowait=*/false, would_wait);
+    if (own) {
+      storage.assign(lines.text);
+      lines.text = storage;
+    }
+  }
+
+  // Matches every line and reads its timestamp (time = log).
+  void match(sw::match::Matcher* matcher, const sw::match::LogTime* logtime, int64_t wall_ms) {
+    const std::size_t n = size();
+    if (results.size() < n) results.resize(n);
+    if (matcher) {
+      matcher->match_batch(lines.text, lines.spans, std::span<sw::match::MatchResult>(results.data(), n));
+    } else {
+      for (std::size_t i = 0; i < n; ++i) results[i].clear();
+    }
+    ts.assign(n, INT64_MIN);
+    if (logtime)
+      for (std::size_t i = 0; i < n; ++i)
+        if (auto t = logtime->parse(line(i), wall_ms)) ts[i] = *t;
+  }
 };
 
 // Parallel matching for one input (-j): reader -> workers -> one decider,
@@ -161,9 +207,6 @@ struct Batch {
 // and LogTime (RE2 objects contend when shared, RE2 issue #569).
 class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
  public:
-  static constexpr std::size_t kBatchLines = 2048;
-  static constexpr std::size_t kBatchBytes = 1 << 20;
-
   static std::shared_ptr<ParallelMatch> start(int fd, std::size_t max_line, int workers,
                                               std::function<Generation*()> current, const sw::Clock& clock) {
     auto p = std::shared_ptr<ParallelMatch>(new ParallelMatch(fd, max_line, workers, std::move(current), clock));
@@ -224,23 +267,7 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
         cv_.wait(lock, [&] { return abort_ || b->state == Batch::State::Free; });
         if (abort_) break;
       }
-      b->text.clear();
-      b->spans.clear();
-      b->truncated.clear();
-      b->last = false;
-      while (b->spans.size() < kBatchLines && b->text.size() < kBatchBytes) {
-        // Never wait for more input while holding lines: a live pipe gets
-        // its lines decided (and its alerts written) at once.
-        if (!b->spans.empty() && !reader_input_.ready()) break;
-        auto line = reader_input_.next();
-        if (!line) {
-          b->last = true;
-          break;
-        }
-        b->spans.emplace_back(b->text.size(), line->text.size());
-        b->text.append(line->text);
-        b->truncated.push_back(line->truncated ? 1 : 0);
-      }
+      b->fill(reader_input_, /*own=*/true);
       b->gen = current_();
       b->seq = seq;
       {
@@ -273,22 +300,12 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
       }
       if (b->gen != g) {
         g = b->gen;
-        auto m = sw::match::Matcher::make(*g->rules);
+        auto m = sw::match::Matcher::make(*g->rules, false, use_prefilter());
         if (m) matcher.emplace(std::move(*m));
         logtime.reset();
         if (g->logtime) logtime.emplace(*g->logtime);
       }
-      const std::size_t n = b->spans.size();
-      if (b->results.size() < n) b->results.resize(n);
-      b->ts.assign(n, INT64_MIN);
-      const int64_t wall = clock_.wall_ms();
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::string_view text(b->text.data() + b->spans[i].first, b->spans[i].second);
-        if (matcher) matcher->match(text, b->results[i]);
-        else b->results[i].clear();
-        if (logtime)
-          if (auto ts = logtime->parse(text, wall)) b->ts[i] = *ts;
-      }
+      b->match(matcher ? &*matcher : nullptr, logtime ? &*logtime : nullptr, clock_.wall_ms());
       std::lock_guard lock(mu_);
       b->state = Batch::State::Matched;
       cv_.notify_all();
@@ -451,9 +468,25 @@ class App {
     Generation* g = nullptr;
     std::optional<sw::match::Matcher> matcher;
     std::optional<sw::match::LogTime> logtime;
+    // Per-line counters, added to the engine's stats once per batch (and
+    // before the rules change): one atomic add per line each would cost more
+    // than deciding a line that matches nothing.
+    struct Counts {
+      uint64_t lines = 0, truncated = 0, no_timestamp = 0, untimed = 0;
+    } counts;
+    auto flush_counts = [&] {
+      if (g == nullptr || counts.lines == 0) return;
+      auto& stats = g->engine->stats();
+      stats.lines.add(counts.lines);
+      if (counts.truncated) stats.truncated.add(counts.truncated);
+      if (counts.no_timestamp) stats.no_timestamp.add(counts.no_timestamp);
+      if (counts.untimed) stats.untimed.add(counts.untimed);
+      counts = Counts{};
+    };
     auto refresh = [&]() -> bool {
       g = gen();
-      auto m = sw::match::Matcher::make(*g->rules, opt_.explain);
+      flush_counts();
+      auto m = sw::match::Matcher::make(*g->rules, opt_.explain, use_prefilter());
       if (!m) {
         print_err("swthrottle: " + m.error().str());
         input_failed_ = true;
@@ -479,10 +512,9 @@ class App {
     // none (a sentinel rather than an optional: GCC 12 warns falsely on it).
     auto decide_line = [&](std::string_view text, bool truncated, const sw::match::MatchResult& mr, int64_t ts,
                            int64_t arrival_ms) {
-      auto& stats = g->engine->stats();
       ++line_no;
-      stats.lines.add();
-      if (truncated) stats.truncated.add();
+      ++counts.lines;
+      if (truncated) ++counts.truncated;
       sw::engine::LineEvent ev;
       ev.text = text;
       if (g->logtime) {
@@ -492,10 +524,10 @@ class App {
           while (prev < ts && !last_log_ms_.compare_exchange_weak(prev, ts)) {
           }
         } else if (last_ts) {
-          stats.no_timestamp.add();
+          ++counts.no_timestamp;
         }
         ev.timed = last_ts.has_value();
-        if (!ev.timed) stats.untimed.add();
+        if (!ev.timed) ++counts.untimed;
         ev.t_ms = last_ts.value_or(0);
       } else {
         // A line decided now was read now: never older than the engine's now,
@@ -521,7 +553,7 @@ class App {
       matcher->match(line.text, m);
       int64_t ts = INT64_MIN;
       if (logtime) {
-        if (++wall_age == 1024) {
+        if (++wall_age >= 1024) {
           wall_age = 0;
           wall_ms = clock_.wall_ms();
         }
@@ -531,7 +563,24 @@ class App {
     };
     auto process = [&](const sw::input::Line& line) {
       std::shared_lock order(order_mu_);
-      return process_locked(line);
+      const bool go = process_locked(line);
+      flush_counts();
+      return go;
+    };
+    // Decides a batch matched with the rules of b.gen, under order_mu_.
+    auto decide_batch = [&](Batch& b) {
+      if (gen() != g && !refresh()) return false;
+      const bool stale = b.gen != g;  // matched with rules replaced since (SIGHUP): match again
+      bool go = true;
+      for (std::size_t i = 0; go && i < b.size(); ++i) {
+        if (stale) {
+          go = process_locked(sw::input::Line{b.line(i), b.truncated(i)});
+          continue;
+        }
+        go = decide_line(b.line(i), b.truncated(i), b.results[i], b.ts[i], logtime ? 0 : arrival_.now_ms());
+      }
+      flush_counts();
+      return go;
     };
 
     if (in.follow) {
@@ -559,19 +608,10 @@ class App {
       // those of the sequential path, whatever -j is.
       auto pipe = ParallelMatch::start(in.fd, opt_.max_line, workers_for(in), [this] { return gen(); }, clock_);
       while (Batch* b = pipe->next()) {
-        bool go = true;
+        bool go;
         {
           std::shared_lock order(order_mu_);
-          if (gen() != g && !refresh()) go = false;
-          const bool stale = b->gen != g;  // matched with rules replaced since (SIGHUP): match again
-          for (std::size_t i = 0; go && i < b->spans.size(); ++i) {
-            const std::string_view text(b->text.data() + b->spans[i].first, b->spans[i].second);
-            if (stale) {
-              go = process_locked(sw::input::Line{text, b->truncated[i] != 0});
-              continue;
-            }
-            go = decide_line(text, b->truncated[i] != 0, b->results[i], b->ts[i], arrival_.now_ms());
-          }
+          go = decide_batch(*b);
         }
         pipe->release(b);
         if (!go) break;
@@ -583,10 +623,18 @@ class App {
       pipe->stop();
       return;
     }
+    // One thread: read a batch, match it (the prefilter scans it whole),
+    // decide it.
     sw::input::LineReader reader(in.fd, opt_.max_line);
+    Batch b;
     while (!stop_.load(std::memory_order_relaxed)) {
-      auto line = reader.next();
-      if (!line || !process(*line)) break;
+      b.fill(reader, /*own=*/false);
+      std::shared_lock order(order_mu_);
+      if (gen() != g && !refresh()) break;
+      wall_ms = clock_.wall_ms();
+      b.gen = g;
+      b.match(&*matcher, logtime ? &*logtime : nullptr, wall_ms);
+      if (!decide_batch(b) || b.last) break;
     }
     if (!reader.error().empty()) {
       print_err("swthrottle: " + in.name + ": " + reader.error());

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "config/duration.h"
+#include "match/prefilter.h"
 #include "util/json.h"
 
 namespace swthrottle::cli {
@@ -64,6 +65,19 @@ std::string check_summary(const config::RuleSet& rules) {
       for (const auto& a : r.exec) out += " " + a;
       out += "\n";
     }
+  }
+  // Whether lines are searched for literals before RE2 (match/prefilter.h),
+  // and if not, why: a pattern with no literal makes every line go to RE2.
+  const match::Prefilter pf = match::Prefilter::make(rules);
+  if (pf.active()) {
+    out += fmt::format("prefilter: {} literal{}:", pf.atoms().size(), pf.atoms().size() == 1 ? "" : "s");
+    for (const std::string& a : pf.atoms()) {
+      out += ' ';
+      append_json_string(out, a);
+    }
+    out += "\n";
+  } else if (!rules.rules.empty()) {
+    out += "prefilter: off: " + pf.reason() + "\n";
   }
   out += fmt::format("{} rule{} OK\n", rules.rules.size(), rules.rules.size() == 1 ? "" : "s");
   return out;

@@ -27,7 +27,50 @@ Line LineReader::cut(std::size_t len, bool terminated) const {
   return Line{std::string_view(p, len), false};
 }
 
-std::optional<Line> LineReader::next() {
+std::optional<Line> LineReader::next() { return next_impl(nullptr); }
+
+std::optional<Line> LineReader::next_nowait(bool& would_wait) {
+  would_wait = false;
+  return next_impl(&would_wait);
+}
+
+bool LineReader::next_lines(Block& out, std::size_t max_lines, std::size_t max_bytes, bool nowait,
+                            bool& would_wait) {
+  out.text = {};
+  out.spans.clear();
+  out.truncated.clear();
+  would_wait = false;
+  const auto first = next_impl(nowait ? &would_wait : nullptr);
+  if (!first) return false;
+  const char* base = first->text.data();
+  out.spans.emplace_back(0, first->text.size());
+  out.truncated.push_back(first->truncated ? 1 : 0);
+  // The first line's bytes end with its "\n", where the buffered lines after
+  // it begin (begin_); a cut line ends where its text does.
+  const char* const buf = buf_.get();
+  const auto text_end = static_cast<std::size_t>(first->text.data() + first->text.size() - buf);
+  std::size_t end = first->truncated ? text_end : std::max(text_end, begin_);
+  // More whole lines, straight from the buffer: next()'s fast path in a loop.
+  if (!first->truncated && !skipping_) {
+    while (out.spans.size() < max_lines && end - static_cast<std::size_t>(base - buf) < max_bytes) {
+      const std::size_t pending = end_ - begin_;
+      if (pending == 0) break;
+      const void* nl = std::memchr(buf + begin_, '\n', pending);
+      if (nl == nullptr) break;  // an unterminated line: next() deals with it
+      const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - (buf + begin_));
+      const Line line = cut(len, true);
+      out.spans.emplace_back(static_cast<std::size_t>(line.text.data() - base), line.text.size());
+      out.truncated.push_back(line.truncated ? 1 : 0);
+      begin_ += len + 1;
+      scanned_ = 0;
+      end = begin_;
+    }
+  }
+  out.text = std::string_view(base, end - static_cast<std::size_t>(base - buf));
+  return true;
+}
+
+std::optional<Line> LineReader::next_impl(bool* would_wait) {
   at_eof_ = false;
   for (;;) {
     if (skipping_) {
@@ -69,6 +112,17 @@ std::optional<Line> LineReader::next() {
     if (done_) {
       at_eof_ = error_.empty();
       return rest();
+    }
+    if (would_wait != nullptr) {
+      pollfd p{fd_, POLLIN, 0};
+      int ready;
+      do {
+        ready = ::poll(&p, 1, 0);
+      } while (ready < 0 && errno == EINTR);
+      if (ready == 0) {  // a read now would wait (an error or the end is not waiting: fill() sees them)
+        *would_wait = true;
+        return std::nullopt;
+      }
     }
     if (fill() > 0) continue;
     if (!error_.empty() || !hold_partial_) {
@@ -146,19 +200,6 @@ std::size_t LineReader::fill() {
     error_ = std::generic_category().message(errno);
     return 0;
   }
-}
-
-bool LineReader::ready() {
-  auto line_buffered = [this] {
-    return std::memchr(buf_.get() + begin_, '\n', end_ - begin_) != nullptr || end_ - begin_ >= known_long_;
-  };
-  if (done_ || at_eof_ || line_buffered()) return true;
-  pollfd p{fd_, POLLIN, 0};
-  if (::poll(&p, 1, 0) <= 0) return false;
-  // Something is there (data, or the end): take it now, so that a line
-  // written in pieces does not make the caller wait in next().
-  if (fill() == 0) return true;  // end of input or an error: next() will not wait
-  return line_buffered();
 }
 
 }  // namespace swthrottle::input

@@ -18,10 +18,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace swthrottle::input {
 
@@ -63,12 +66,26 @@ class LineReader {
   // after a line or a read error.
   bool at_eof() const { return at_eof_; }
 
-  // True when next() can return without waiting: a whole line is buffered
-  // (reading what the descriptor has ready right now, without blocking), or
-  // the input has ended. Batching callers flush what they hold when this is
-  // false, so a live pipe never holds a line back. Invalidates the view of
-  // the last line returned, like next().
-  bool ready();
+  // Like next(), but never waits for the descriptor: when no whole line is
+  // buffered and nothing can be read right now, returns nullopt with
+  // would_wait = true, keeping what is buffered. Batching callers then hand
+  // on the lines they hold, so a live pipe never holds a line back.
+  std::optional<Line> next_nowait(bool& would_wait);
+
+  // Many lines at once, for batching callers: the next line as next() (or,
+  // with `nowait`, next_nowait()) gives it, followed by every further whole
+  // line already buffered, up to max_lines lines and about max_bytes bytes.
+  // Nothing more is read for those. `text` is a view of the buffer from the
+  // first line's start to the end of the last line's "\n" (or of the last
+  // line, at the end of input), valid like next()'s view; each span is a
+  // line's offset in `text` and its length as next() would give it. Returns
+  // false, with no lines, where next() returns nullopt (or would wait).
+  struct Block {
+    std::string_view text;
+    std::vector<std::pair<std::size_t, std::size_t>> spans;
+    std::vector<uint8_t> truncated;
+  };
+  bool next_lines(Block& out, std::size_t max_lines, std::size_t max_bytes, bool nowait, bool& would_wait);
 
   // With hold_partial: the unterminated line buffered at end of input, if
   // any (cut to max_line like any line), and forgets it. nullopt when nothing
@@ -90,6 +107,7 @@ class LineReader {
   std::size_t capacity_limit() const { return capacity_limit_; }
 
  private:
+  std::optional<Line> next_impl(bool* would_wait);
   // Reads more into the buffer (compacting, growing if it is full). Returns
   // the byte count; 0 at end of input or on error (error_ set then).
   std::size_t fill();

@@ -100,6 +100,7 @@ struct Matcher::Impl {
     uint32_t first_pattern = 0;  // events are first_pattern + i; ignore follows them
     uint32_t num_events = 0;
     uint32_t num_captures = 0;
+    int32_t ignore_pattern = -1;  // the rule's `ignore`, if any
     bool needs_captures = false;
   };
   // For each event pattern: where its named groups go.
@@ -122,6 +123,10 @@ struct Matcher::Impl {
   std::vector<uint8_t> filled;     // per capture slot of the current hit
 
   bool force_fallback = false;  // tests: take the out-of-memory path on every line
+
+  std::optional<Prefilter> prefilter;
+  std::vector<int32_t> verdict;        // per line of the batch in match_batch()
+  std::vector<uint32_t> event_pattern;  // event number over all rules -> pattern index
 
   void mark(uint32_t pattern, uint8_t how) {
     if (via[pattern] == 0) matched.push_back(pattern);
@@ -153,6 +158,61 @@ struct Matcher::Impl {
         if (enc.res[p] && RE2::PartialMatch(text, *enc.res[p])) mark(p, how);
       }
     }
+  }
+
+  // The prefilter's potential events of an ASCII line (so the UTF-8 reading
+  // is the only one), each searched on its own, then the `ignore` of each
+  // rule they belong to: what the set would have found, at the cost of the
+  // few patterns that can match rather than all of them.
+  void run_events(std::span<const uint32_t> events, std::string_view line) {
+    const re2::StringPiece text(line.data(), line.size());
+    for (uint32_t k : events) {
+      const uint32_t p = event_pattern[k];
+      if (RE2::PartialMatch(text, *utf8.res[p])) mark(p, kViaUtf8);
+    }
+    const std::size_t found = matched.size();
+    uint32_t last_rule = UINT32_MAX;
+    for (std::size_t i = 0; i < found; ++i) {
+      const uint32_t r = patterns[matched[i]].rule;
+      if (r == last_rule) continue;  // events come in rule order
+      last_rule = r;
+      const int32_t ig = rules[r].ignore_pattern;
+      if (ig >= 0 && RE2::PartialMatch(text, *utf8.res[static_cast<uint32_t>(ig)])) mark(static_cast<uint32_t>(ig), kViaUtf8);
+    }
+  }
+
+  // Turns the matched patterns into the rules' hits (and their captures).
+  void collect(std::string_view line, MatchResult& out) {
+    if (matched.empty()) return;
+    // Patterns are numbered in rule order, so sorting groups them by rule.
+    std::sort(matched.begin(), matched.end());
+    for (std::size_t i = 0; i < matched.size();) {
+      const uint32_t r = patterns[matched[i]].rule;
+      const RuleInfo& info = rules[r];
+      uint64_t events = 0;
+      bool ignored = false;
+      for (; i < matched.size() && patterns[matched[i]].rule == r; ++i) {
+        const int32_t e = patterns[matched[i]].event;
+        if (e < 0) {
+          ignored = true;
+        } else {
+          events |= uint64_t{1} << e;
+        }
+      }
+      if (ignored || events == 0) continue;
+
+      RuleHit hit;
+      hit.rule = r;
+      hit.events = events;
+      hit.first_capture = static_cast<uint32_t>(out.captures.size());
+      if (info.needs_captures) {
+        out.captures.resize(out.captures.size() + info.num_captures);
+        fill_captures(line, info.first_pattern, events,
+                      std::span<std::string_view>(out.captures).subspan(hit.first_capture));
+      }
+      out.hits.push_back(hit);
+    }
+    for (uint32_t p : matched) via[p] = 0;
   }
 
   void fill_captures(std::string_view line, uint32_t pattern_base, uint64_t events,
@@ -192,7 +252,7 @@ Matcher::Matcher(Matcher&&) noexcept = default;
 Matcher& Matcher::operator=(Matcher&&) noexcept = default;
 Matcher::~Matcher() = default;
 
-Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures) {
+Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, bool prefilter) {
   auto impl = std::make_unique<Impl>();
 
   RE2::Options utf8_options;
@@ -268,9 +328,11 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures) {
       return std::nullopt;
     };
     for (uint32_t e = 0; e < info.num_events; ++e) {
+      impl->event_pattern.push_back(static_cast<uint32_t>(impl->patterns.size()));
       if (auto err = add(rule.events[e].match, static_cast<int32_t>(e))) return *err;
     }
     if (!rule.ignore.empty()) {
+      info.ignore_pattern = static_cast<int32_t>(impl->patterns.size());
       if (auto err = add(rule.ignore, -1)) return *err;
     }
     impl->rules.push_back(info);
@@ -288,10 +350,41 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures) {
   impl->matched.reserve(impl->patterns.size());
   impl->submatch.resize(static_cast<std::size_t>(max_submatch));
   impl->filled.resize(max_captures);
+  if (prefilter) impl->prefilter.emplace(Prefilter::make(rules));
   return Matcher(std::move(impl));
 }
 
 void Matcher::force_fallback_for_test(bool on) { impl_->force_fallback = on; }
+
+const Prefilter& Matcher::prefilter() const {
+  if (!impl_->prefilter) {
+    static const Prefilter none = Prefilter::make(config::RuleSet{});
+    return none;
+  }
+  return *impl_->prefilter;
+}
+
+void Matcher::match_batch(std::string_view text, std::span<const LineSpan> lines, std::span<MatchResult> out) {
+  Impl& m = *impl_;
+  if (!m.prefilter || !m.prefilter->active()) {
+    for (std::size_t i = 0; i < lines.size(); ++i) match(text.substr(lines[i].first, lines[i].second), out[i]);
+    return;
+  }
+  m.prefilter->scan(text, lines, m.verdict);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const int32_t v = m.verdict[i];
+    const std::string_view line = text.substr(lines[i].first, lines[i].second);
+    if (v == Prefilter::kAll) {
+      match(line, out[i]);
+      continue;
+    }
+    out[i].clear();
+    if (v == Prefilter::kNone) continue;
+    m.matched.clear();
+    m.run_events(m.prefilter->potentials(v), line);
+    m.collect(line, out[i]);
+  }
+}
 
 bool Matcher::needs_captures(uint32_t r) const {
   return r < impl_->rules.size() && impl_->rules[r].needs_captures;
@@ -305,37 +398,7 @@ void Matcher::match(std::string_view line, MatchResult& out) {
   m.matched.clear();
   m.run(m.utf8, line, kViaUtf8);
   if (!is_valid_utf8(line)) m.run(m.latin1, line, kViaLatin1);
-  if (m.matched.empty()) return;
-
-  // Patterns are numbered in rule order, so sorting groups them by rule.
-  std::sort(m.matched.begin(), m.matched.end());
-  for (std::size_t i = 0; i < m.matched.size();) {
-    const uint32_t r = m.patterns[m.matched[i]].rule;
-    const Impl::RuleInfo& info = m.rules[r];
-    uint64_t events = 0;
-    bool ignored = false;
-    for (; i < m.matched.size() && m.patterns[m.matched[i]].rule == r; ++i) {
-      const int32_t e = m.patterns[m.matched[i]].event;
-      if (e < 0) {
-        ignored = true;
-      } else {
-        events |= uint64_t{1} << e;
-      }
-    }
-    if (ignored || events == 0) continue;
-
-    RuleHit hit;
-    hit.rule = r;
-    hit.events = events;
-    hit.first_capture = static_cast<uint32_t>(out.captures.size());
-    if (info.needs_captures) {
-      out.captures.resize(out.captures.size() + info.num_captures);
-      m.fill_captures(line, info.first_pattern, events,
-                      std::span<std::string_view>(out.captures).subspan(hit.first_capture));
-    }
-    out.hits.push_back(hit);
-  }
-  for (uint32_t p : m.matched) m.via[p] = 0;
+  m.collect(line, out);
 }
 
 }  // namespace swthrottle::match

@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include "config/rules.h"
+#include "match/prefilter.h"
 #include "util/result.h"
 
 namespace swthrottle::match {
@@ -62,7 +64,9 @@ class Matcher {
   // Compiles all event and ignore patterns of all rules. The patterns were
   // validated at load, so an error here means RE2 ran out of memory for the set.
   // With all_captures (for --explain), every rule gets its capture values.
-  static Result<Matcher> make(const config::RuleSet& rules, bool all_captures = false);
+  // With prefilter, match_batch() runs the literal prefilter (prefilter.h)
+  // ahead of RE2 when it can help; results are the same either way.
+  static Result<Matcher> make(const config::RuleSet& rules, bool all_captures = false, bool prefilter = true);
 
   Matcher(Matcher&&) noexcept;
   Matcher& operator=(Matcher&&) noexcept;
@@ -73,6 +77,15 @@ class Matcher {
   // Matches one line (without its `\n`); `out` is cleared and refilled, and
   // its views point into `line`.
   void match(std::string_view line, MatchResult& out);
+
+  // Matches every line of a batch: `text` holds the lines, each followed by
+  // a '\n' that `lines` excludes; out[i] (out.size() >= lines.size()) gets
+  // what match() would give for line i. Lines the prefilter rules out cost
+  // one shared SIMD pass over the batch and no RE2 search.
+  void match_batch(std::string_view text, std::span<const LineSpan> lines, std::span<MatchResult> out);
+
+  // The prefilter in use (inactive when make() was told not to use one).
+  const Prefilter& prefilter() const;
 
   // True when rule r needs capture values (its key or message template uses a
   // capture field).

@@ -1466,6 +1466,34 @@ threshold = "3 per 10s"
   CHECK(r.out.find("ssh-bruteforce") != std::string::npos);
   CHECK(r.out.find("app-errors") != std::string::npos);
   CHECK(r.out.find("not read") == std::string::npos);
+  // The literals lines are searched for before RE2, quoted as JSON strings.
+  CHECK(r.out.find("\nprefilter: 3 literals: ") != std::string::npos);
+  for (const char* atom : {"\"failed password \"", "\" from \"", "\"error\""}) {
+    CAPTURE(atom);
+    CHECK(r.out.find(atom) != std::string::npos);
+  }
+
+  // A pattern without a literal every match contains: every line goes to RE2.
+  const std::string digits = dir.write("digits.toml", R"(
+[[rule]]
+name = "numbers"
+kind = "throttle"
+threshold = "3 per 10s"
+  [[rule.event]]
+  name = "n"
+  match = '[0-9]+ ms'
+[[rule]]
+name = "any"
+kind = "throttle"
+threshold = "3 per 10s"
+  [[rule.event]]
+  name = "n"
+  match = '\bKO\b'
+)");
+  r = swt({"-r", digits, "--check"});
+  CHECK(r.exit_status == 0);
+  CHECK(r.out.find("\nprefilter: off: pattern '\\bKO\\b' has no literal of 3 bytes or more that every match "
+                   "contains\n2 rules OK\n") != std::string::npos);
 }
 
 TEST_CASE("e2e: a bad rules file exits 2 with FILE:LINE:COL on stderr and nothing on stdout") {
@@ -1898,6 +1926,17 @@ when = "invalid * 2 > failed and failed >= 3"
   // Through a pipe too (the reader hands batches on as they fill).
   const RunResult piped = swt({"-r", rules, "--format", "json", "-j", "2"}, log);
   CHECK(piped.out == one.out);
+  // And with RE2 alone on every line: the literal prefilter changes nothing
+  // (it is on for these rules: --check lists its literals).
+  CHECK(swt({"-r", rules, "--check"}).out.find("\nprefilter: 5 literals: ") != std::string::npos);
+  for (const char* j : {"1", "2"}) {
+    CAPTURE(j);
+    const RunResult plain = swthrottle::test::run_process(
+        {SWTHROTTLE_BINARY, "-r", rules, "--format", "json", "-j", j, logfile}, "",
+        swthrottle::test::kDefaultTimeout, {{"SWTHROTTLE_NO_PREFILTER", "1"}});
+    CHECK(plain.exit_status == 0);
+    CHECK(plain.out == one.out);
+  }
 }
 
 TEST_CASE("e2e: arrival time: a line is never late, whatever -j and the timer do") {

@@ -368,24 +368,55 @@ TEST_CASE("line_reader: a view stays valid until the next call") {
   CHECK(b->text == "second");
 }
 
-TEST_CASE("line_reader: ready() says whether next() would wait") {
+TEST_CASE("line_reader: next_nowait() hands out buffered lines and never waits") {
   int fds[2];
   REQUIRE(::pipe(fds) == 0);
   swthrottle::input::LineReader r(fds[0], 1 << 20, 64);
-  CHECK_FALSE(r.ready());  // nothing written: next() would block
+  bool wait = false;
+  CHECK_FALSE(r.next_nowait(wait));  // nothing written: next() would block
+  CHECK(wait);
   REQUIRE(::write(fds[1], "one\ntw", 6) == 6);
-  CHECK(r.ready());  // "one" is complete
-  auto a = r.next();
+  auto a = r.next_nowait(wait);
   REQUIRE(a);
+  CHECK_FALSE(wait);
   CHECK(a->text == "one");
-  CHECK_FALSE(r.ready());  // only "tw" so far: next() would wait for the rest
-  REQUIRE(::write(fds[1], "o\n", 2) == 2);
-  CHECK(r.ready());
-  auto b = r.next();
+  CHECK_FALSE(r.next_nowait(wait));  // only "tw" so far: next() would wait for the rest
+  CHECK(wait);
+  REQUIRE(::write(fds[1], "o\nthree\n", 8) == 8);
+  auto b = r.next_nowait(wait);  // "tw" was kept
   REQUIRE(b);
   CHECK(b->text == "two");
+  auto c = r.next_nowait(wait);
+  REQUIRE(c);
+  CHECK(c->text == "three");
+  CHECK_FALSE(r.next_nowait(wait));
+  CHECK(wait);
+  REQUIRE(::write(fds[1], "four", 4) == 4);
   ::close(fds[1]);
-  CHECK(r.ready());  // the end: next() returns at once
-  CHECK_FALSE(r.next());
+  auto d = r.next_nowait(wait);  // the end: the unterminated last line, at once
+  REQUIRE(d);
+  CHECK(d->text == "four");
+  CHECK_FALSE(r.next_nowait(wait));
+  CHECK_FALSE(wait);  // the end, not a wait
+  ::close(fds[0]);
+}
+
+TEST_CASE("line_reader: next_nowait() returns a long line cut without waiting for its end") {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  swthrottle::input::LineReader r(fds[0], 8, 64);
+  REQUIRE(::write(fds[1], "0123456789abcdef", 16) == 16);  // no newline yet, already longer than 8
+  bool wait = false;
+  auto a = r.next_nowait(wait);
+  REQUIRE(a);
+  CHECK(a->text == "01234567");
+  CHECK(a->truncated);
+  CHECK_FALSE(r.next_nowait(wait));  // the rest of it is skipped; its end has not come
+  CHECK(wait);
+  REQUIRE(::write(fds[1], "gh\nnext\n", 8) == 8);
+  auto b = r.next_nowait(wait);
+  REQUIRE(b);
+  CHECK(b->text == "next");
+  ::close(fds[1]);
   ::close(fds[0]);
 }

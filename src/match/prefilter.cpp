@@ -1,0 +1,226 @@
+#include "match/prefilter.h"
+
+#include <hs/hs.h>
+#include <re2/filtered_re2.h>
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace swthrottle::match {
+
+namespace {
+
+// Shorter literals are dropped from the formulas (RE2's own default): a
+// one- or two-byte atom occurs on nearly every line, and each occurrence costs
+// a callback. A pattern left with no atom of this length turns the prefilter off.
+constexpr int kMinAtomLen = 3;
+
+bool has_high_byte(std::string_view s) {
+  // Eight bytes per step and one test at the end: the compiler vectorizes
+  // the OR, and the usual batch is all ASCII.
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  uint64_t acc = 0;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    acc |= w;
+  }
+  for (; i < n; ++i) acc |= p[i];
+  return (acc & 0x8080808080808080ULL) != 0;
+}
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+}  // namespace
+
+struct Prefilter::Impl {
+  std::string reason;
+  std::vector<std::string> atoms;
+  re2::FilteredRE2 filter{kMinAtomLen};
+  hs_database_t* db = nullptr;
+  hs_scratch_t* scratch = nullptr;
+
+  // One scan's state, reused.
+  const LineSpan* lines = nullptr;
+  std::size_t nlines = 0;
+  std::size_t cursor = 0;                            // the line of the last reported atom
+  std::vector<std::pair<uint32_t, uint32_t>> found;  // (line, atom), in report order
+  std::vector<int> line_atoms;
+  std::vector<int> potentials;
+  std::string memo_key;
+  // Atom combination -> verdict; the lists of potential events, by verdict.
+  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> memo;
+  std::vector<std::vector<uint32_t>> lists;
+
+  ~Impl() {
+    if (scratch) hs_free_scratch(scratch);
+    if (db) hs_free_database(db);
+  }
+
+  // The line holding byte `pos` of the text: lines are in text order, and
+  // vectorscan reports in (nearly) ascending end offsets, so this walks.
+  std::size_t line_of(std::size_t pos) {
+    std::size_t c = cursor;
+    if (pos < lines[c].first) {
+      const LineSpan* it = std::upper_bound(lines, lines + c, pos,
+                                            [](std::size_t p, const LineSpan& l) { return p < l.first; });
+      c = static_cast<std::size_t>(it - lines) - 1;  // lines[0].first == 0 <= pos
+    } else {
+      while (c + 1 < nlines && lines[c + 1].first <= pos) ++c;
+    }
+    cursor = c;
+    return c;
+  }
+
+  static int on_match(unsigned int id, unsigned long long /*from*/, unsigned long long to, unsigned int /*flags*/,
+                      void* ctx) {
+    auto* self = static_cast<Impl*>(ctx);
+    // `to` is one past the atom's last byte; atoms are never empty.
+    const auto line = static_cast<uint32_t>(self->line_of(static_cast<std::size_t>(to - 1)));
+    self->found.emplace_back(line, id);
+    return 0;  // go on
+  }
+
+  // The verdict for the atoms of one line (sorted, unique).
+  int32_t verdict_for(const std::vector<int>& ids) {
+    memo_key.assign(reinterpret_cast<const char*>(ids.data()), ids.size() * sizeof(int));
+    if (auto it = memo.find(std::string_view(memo_key)); it != memo.end()) return it->second;
+    filter.AllPotentials(ids, &potentials);
+    int32_t verdict = kNone;
+    if (!potentials.empty()) {
+      std::sort(potentials.begin(), potentials.end());
+      // Past the memo's bound, one list serves every new combination: all events.
+      if (memo.size() >= kMemoEntries) return kAll;
+      verdict = static_cast<int32_t>(lists.size());
+      lists.emplace_back(potentials.begin(), potentials.end());
+    }
+    if (memo.size() < kMemoEntries) memo.emplace(memo_key, verdict);
+    return verdict;
+  }
+};
+
+Prefilter::Prefilter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Prefilter::Prefilter(Prefilter&&) noexcept = default;
+Prefilter& Prefilter::operator=(Prefilter&&) noexcept = default;
+Prefilter::~Prefilter() = default;
+
+bool Prefilter::active() const { return impl_->db != nullptr; }
+const std::string& Prefilter::reason() const { return impl_->reason; }
+const std::vector<std::string>& Prefilter::atoms() const { return impl_->atoms; }
+std::span<const uint32_t> Prefilter::potentials(int32_t verdict) const {
+  return impl_->lists[static_cast<std::size_t>(verdict)];
+}
+
+Prefilter Prefilter::make(const config::RuleSet& rules) {
+  auto impl = std::make_unique<Impl>();
+  Impl& m = *impl;
+  auto off = [&](std::string why) {
+    m.reason = std::move(why);
+    return Prefilter(std::move(impl));
+  };
+
+  RE2::Options options;
+  options.set_log_errors(false);
+  // Only events decide whether a line can match: an `ignore` can only take
+  // a match away, and the full matcher applies it to every candidate.
+  std::vector<std::string> patterns;
+  for (const auto& rule : rules.rules)
+    for (const auto& event : rule.events) patterns.push_back(event.match);
+  if (patterns.empty()) return off("no event patterns");
+  for (const std::string& p : patterns) {
+    int id = 0;
+    if (m.filter.Add(p, options, &id) != RE2::NoError) return off(fmt::format("RE2 cannot compile '{}'", p));
+  }
+  m.filter.Compile(&m.atoms);
+
+  const std::vector<int> none;
+  m.filter.AllPotentials(none, &m.potentials);
+  if (!m.potentials.empty()) {
+    const int i = m.potentials.front();
+    return off(fmt::format("pattern '{}' has no literal of {} bytes or more that every match contains",
+                           patterns[static_cast<std::size_t>(i)], kMinAtomLen));
+  }
+  for (const std::string& a : m.atoms) {
+    if (has_high_byte(a)) return off(fmt::format("literal '{}' is not ASCII", a));
+  }
+  if (hs_valid_platform() != HS_SUCCESS) return off("vectorscan does not support this CPU");
+
+  std::vector<const char*> exprs;
+  std::vector<std::size_t> lens;
+  std::vector<unsigned> flags;
+  std::vector<unsigned> ids;
+  for (std::size_t i = 0; i < m.atoms.size(); ++i) {
+    exprs.push_back(m.atoms[i].data());
+    lens.push_back(m.atoms[i].size());
+    flags.push_back(HS_FLAG_CASELESS);
+    ids.push_back(static_cast<unsigned>(i));
+  }
+  hs_compile_error_t* err = nullptr;
+  hs_database_t* db = nullptr;
+  if (hs_compile_lit_multi(exprs.data(), flags.data(), ids.data(), lens.data(), static_cast<unsigned>(exprs.size()),
+                           HS_MODE_BLOCK, nullptr, &db, &err) != HS_SUCCESS) {
+    std::string what = err && err->message ? err->message : "unknown error";
+    hs_free_compile_error(err);
+    return off("vectorscan cannot compile the literals: " + what);
+  }
+  if (hs_alloc_scratch(db, &m.scratch) != HS_SUCCESS) {
+    hs_free_database(db);
+    return off("vectorscan cannot allocate its scratch space");
+  }
+  m.db = db;
+  return Prefilter(std::move(impl));
+}
+
+void Prefilter::scan(std::string_view text, std::span<const LineSpan> lines, std::vector<int32_t>& verdict) {
+  Impl& m = *impl_;
+  const std::size_t n = lines.size();
+  if (!active() || text.size() > UINT_MAX) {
+    verdict.assign(n, kAll);
+    return;
+  }
+  verdict.assign(n, kNone);
+  if (n == 0) return;
+
+  m.lines = lines.data();
+  m.nlines = n;
+  m.cursor = 0;
+  m.found.clear();
+  if (hs_scan(m.db, text.data(), static_cast<unsigned>(text.size()), 0, m.scratch, &Impl::on_match, &m) !=
+      HS_SUCCESS) {
+    verdict.assign(n, kAll);  // cannot happen with a valid database; never lose a line over it
+    return;
+  }
+
+  // Group the atoms by line (they come nearly sorted), then ask the formulas.
+  auto by_line = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(m.found.begin(), m.found.end(), by_line))
+    std::stable_sort(m.found.begin(), m.found.end(), by_line);
+  for (std::size_t i = 0; i < m.found.size();) {
+    const uint32_t line = m.found[i].first;
+    m.line_atoms.clear();
+    for (; i < m.found.size() && m.found[i].first == line; ++i)
+      m.line_atoms.push_back(static_cast<int>(m.found[i].second));
+    std::sort(m.line_atoms.begin(), m.line_atoms.end());
+    m.line_atoms.erase(std::unique(m.line_atoms.begin(), m.line_atoms.end()), m.line_atoms.end());
+    verdict[line] = m.verdict_for(m.line_atoms);
+  }
+
+  // Lines with bytes >= 0x80 are beyond what ASCII case folding can promise.
+  if (has_high_byte(text)) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (has_high_byte(text.substr(lines[i].first, lines[i].second))) verdict[i] = kAll;
+    }
+  }
+}
+
+}  // namespace swthrottle::match
