@@ -473,8 +473,14 @@ class App {
     // than deciding a line that matches nothing.
     struct Counts {
       uint64_t lines = 0, truncated = 0, no_timestamp = 0, untimed = 0;
+      int64_t newest_ts = INT64_MIN;  // for last_log_ms_ (--state)
     } counts;
     auto flush_counts = [&] {
+      if (counts.newest_ts != INT64_MIN) {
+        int64_t prev = last_log_ms_.load();
+        while (prev < counts.newest_ts && !last_log_ms_.compare_exchange_weak(prev, counts.newest_ts)) {
+        }
+      }
       if (g == nullptr || counts.lines == 0) return;
       auto& stats = g->engine->stats();
       stats.lines.add(counts.lines);
@@ -520,9 +526,7 @@ class App {
       if (g->logtime) {
         if (ts != INT64_MIN) {
           last_ts = ts;
-          int64_t prev = last_log_ms_.load();
-          while (prev < ts && !last_log_ms_.compare_exchange_weak(prev, ts)) {
-          }
+          counts.newest_ts = std::max(counts.newest_ts, ts);
         } else if (last_ts) {
           ++counts.no_timestamp;
         }

@@ -101,6 +101,8 @@ fi
 "${sw[@]}" -j 1 --rule "$work/r8.toml" "$log" >"$work/out1.json" 2>"$work/sanity.err"
 "${sw[@]}" -j "$nproc_" --rule "$work/r8.toml" "$log" >"$work/outN.json" 2>/dev/null
 if cmp -s "$work/out1.json" "$work/outN.json"; then echo same >"$work/jsame"; else echo differ >"$work/jsame"; fi
+SWTHROTTLE_NO_PREFILTER=1 "${sw[@]}" -j 1 --rule "$work/r8.toml" "$log" >"$work/outP.json" 2>/dev/null
+if cmp -s "$work/out1.json" "$work/outP.json"; then echo same >"$work/psame"; else echo differ >"$work/psame"; fi
 wc -l <"$work/out1.json" >"$work/records"
 
 echo "throughput.sh: timing, $repeat rounds ..." >&2
@@ -115,6 +117,7 @@ for ((round = 1; round <= repeat; round++)); do
     timed "sw1-$n" /dev/null "${sw[@]}" -j 1 --rule "$work/r$n.toml" "$log"
   done
   timed swN-8 /dev/null "${sw[@]}" -j "$nproc_" --rule "$work/r8.toml" "$log"
+  timed sw1-8-plain /dev/null env SWTHROTTLE_NO_PREFILTER=1 "${sw[@]}" -j 1 --rule "$work/r8.toml" "$log"
   for k in 1 10000 100000; do
     timed "key$k" /dev/null "${sw[@]}" -j 1 --rule "$work/rk.toml" "$(log_for "$k")"
   done
@@ -176,7 +179,8 @@ rg_s = best.get("rg8")
 rows = [("`cat FILE \\| wc -l`", "wc"), ("`LC_ALL=C grep -cE -f PATTERNS` (8)", "grep8")]
 if have_rg:
     rows.append(("`rg -c -f PATTERNS` (8)", "rg8"))
-rows += [("swthrottle `-j 1` (8 rules)", "sw1-8"), ("swthrottle `-j %d` (8 rules)" % nproc, "swN-8")]
+rows += [("swthrottle `-j 1` (8 rules)", "sw1-8"), ("swthrottle `-j %d` (8 rules)" % nproc, "swN-8"),
+         ("swthrottle `-j 1`, RE2 alone (`SWTHROTTLE_NO_PREFILTER=1`)", "sw1-8-plain")]
 
 print("## swthrottle throughput")
 print()
@@ -198,10 +202,12 @@ matched, keys8, _ = stats("sanity")
 records = count("records")
 print()
 print("Sanity: `wc -l` %s lines; lines matching the 8 patterns: grep %s, rg %s, swthrottle `--stats` matched %s"
-      " (%.1f %% of the lines) — %s; %s JSON records written; `-j 1` and `-j %d` records %s."
+      " (%.1f %% of the lines) — %s; %s JSON records written; `-j 1` and `-j %d` records %s;"
+      " with and without the prefilter %s."
       % (wc_n, grep_n, rg_n if have_rg else "—", matched, 100.0 * (matched or 0) / lines,
          "agree" if grep_n == matched and (not have_rg or rg_n == grep_n) else "**DISAGREE**",
-         records, nproc, "identical" if read("jsame").strip() == "same" else "**differ**"))
+         records, nproc, "identical" if read("jsame").strip() == "same" else "**differ**",
+         "identical" if read("psame").strip() == "same" else "**differ**"))
 
 print()
 print("### Rules (`-j 1`; rules 9..64 match rarely)")
