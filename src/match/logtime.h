@@ -25,15 +25,25 @@
 //    after now. A Feb 29 that does not exist in that year takes the year
 //    before; if it does not exist there either, there is no timestamp.
 //
-// parse() is const and safe to call from any number of threads at once. For
-// the built-in forms and strptime formats it does not allocate. With `match`
-// RE2 may allocate inside a search, and a shared RE2 serializes its threads on
-// a cache lock (RE2 #569): copy the LogTime per worker (a copy compiles its
-// own RE2 and has its own zone cache).
+// Lines in a row mostly repeat the date and time of their stamps: for RFC 3339,
+// CLF and syslog stamps a LogTime remembers the last one it found of each
+// form (its bytes up to the seconds, and the local time they make; for
+// syslog, for one value of now), and for a line that repeats it reads only
+// what follows (fraction, offset, the end of the stamp). Results are the same
+// as without (tests/unit/logtime_test.cpp holds it to the parser before).
+//
+// parse() is const and safe to call from any number of threads at once: the
+// zone caches are lock-free and the memos are seqlocks. For the built-in
+// forms and strptime formats it does not allocate. With `match` RE2 may
+// allocate inside a search, and a shared RE2 serializes its threads on a cache
+// lock (RE2 #569); threads that share a LogTime also keep replacing each
+// other's memos: copy the LogTime per worker (a copy compiles its own RE2 and
+// starts with zone caches and memos of its own, empty).
 #pragma once
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -53,6 +63,9 @@ namespace swthrottle::match {
 namespace detail {
 struct Fields;  // the broken-down fields of one stamp, before validation
 
+template <std::size_t kLen, std::size_t kWords>
+class HeadMemo;  // a stamp's head and what it gave, to skip it on the next line
+
 // One step of a compiled strptime format.
 struct FormatOp {
   char code;     // conversion letter; ' ' = a run of whitespace; 'L' = a literal
@@ -69,7 +82,15 @@ class LogTime {
   // The timestamp in `line` in ms since the Unix epoch (UTC), or nullopt when the line has none.
   // `wall_now_ms` is the current wall-clock time, used only to infer the year of stamps without one
   // when year == 0.
-  std::optional<int64_t> parse(std::string_view line, int64_t wall_now_ms) const;
+  //
+  // Inline so that the optional stays in registers: out of line, GCC 12 returns
+  // an optional<int64_t> through the stack with a store-forwarding stall (a
+  // byte store, then a wider load) that cost about as much as finding a stamp.
+  std::optional<int64_t> parse(std::string_view line, int64_t wall_now_ms) const {
+    const int64_t t = parse_ms(line, wall_now_ms);
+    if (t == kNoTime) return std::nullopt;
+    return t;
+  }
 
   LogTime(const LogTime& other);
   LogTime& operator=(const LogTime& other);
@@ -81,13 +102,28 @@ class LogTime {
   enum class Kind { Auto, Rfc3339, Syslog, Epoch, Clf, Strptime };
   using Fields = detail::Fields;
 
+  // "No timestamp" where ms since the epoch are returned. No stamp comes near
+  // it: a 4-digit year keeps every result within about ±3.2e14 ms.
+  static constexpr int64_t kNoTime = INT64_MIN;
+
   LogTime() = default;
 
-  std::optional<int64_t> parse_text(std::string_view text, int64_t wall_now_ms) const;
-  std::optional<int64_t> search(std::string_view text, int64_t wall_now_ms) const;
+  // These return ms since the epoch, or kNoTime.
+  int64_t parse_ms(std::string_view line, int64_t wall_now_ms) const;
+  int64_t search(std::string_view text, int64_t wall_now_ms) const;
+  // The stamp of one form starting at s[i], if it is one.
+  int64_t rfc3339_time(std::string_view s, std::size_t i) const;
+  int64_t rfc3339_after_head(std::string_view s, std::size_t i, int64_t head) const;
+  int64_t clf_time(std::string_view s, std::size_t i) const;
+  int64_t syslog_time(std::string_view s, std::size_t i, int64_t wall_now_ms) const;
+  int64_t syslog_year(const int64_t (&local_s)[3], const Fields& f, int64_t wall_now_ms) const;
+  template <typename Memo>
+  int64_t remember(Fields& f, Memo* memo, const char* head) const;
+  int64_t from_head(int64_t head, Fields& f) const;
   bool run_format(std::string_view text, Fields& f) const;
-  std::optional<int64_t> finish(Fields& f, int64_t wall_now_ms) const;
-  std::optional<int64_t> to_utc_ms(const Fields& f, int year) const;
+  int64_t finish(Fields& f, int64_t wall_now_ms) const;
+  int64_t to_utc_ms(const Fields& f, int year) const;
+  int64_t utc_ms(int64_t local_s, const Fields& f) const;
   int zone_year(int64_t wall_now_ms) const;
   int64_t offset_of_local(int64_t local_s) const;
   int64_t offset_of_utc(int64_t utc_s) const;
@@ -102,6 +138,13 @@ class LogTime {
     std::array<std::atomic<uint64_t>, kZoneSlots> slots;
   };
 
+  // The lengths of the heads the memos hold: "YYYY-MM-DDTHH:MM:SS",
+  // "[dd/Mon/yyyy:HH:MM:SS" and "Mon dd HH:MM:SS" (or "Mon  d HH:MM:SS").
+  static constexpr std::size_t kRfc3339Head = 19;
+  static constexpr std::size_t kClfHead = 21;
+  static constexpr std::size_t kSyslogHead = 15;
+  struct Memos;
+
   Kind kind_ = Kind::Auto;
   std::vector<detail::FormatOp> ops_;      // Kind::Strptime: the compiled format
   std::string match_;                      // RE2 pattern; empty = none
@@ -111,6 +154,7 @@ class LogTime {
   int year_ = 0;
   std::unique_ptr<ZoneCache> from_local_;  // local quarter hour -> offset
   std::unique_ptr<ZoneCache> from_utc_;    // UTC quarter hour -> offset
+  std::unique_ptr<Memos> memos_;           // the last head of each form
 };
 
 }  // namespace swthrottle::match
