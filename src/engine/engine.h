@@ -94,7 +94,7 @@ class Engine {
   void boundary_checks(int64_t old_now, int64_t new_now, std::vector<Record>& out);
   int64_t next_boundary_after(int64_t now) const;
   void check_rule(RuleState& rs, int64_t now, std::vector<Record>& out);
-  void flush_evicted(RuleState& rs, const std::shared_ptr<Slot>& evicted, int64_t now, std::vector<Record>& out);
+  void flush_evicted(RuleState& rs, const SlotRef& evicted, int64_t now, std::vector<Record>& out);
   Record make_record(RecordType type, const RuleState& rs, std::string_view key, int64_t now) const;
   Record summary_record(const RuleState& rs, std::string_view key, int64_t now, const window::Summary& s) const;
   void fill_counts(Record& r, const RuleState& rs, std::span<const uint64_t> counts) const;

@@ -3,11 +3,29 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <memory>
 
 namespace swthrottle::window {
 
+namespace {
+
+uint64_t* zeroed(void* storage, std::size_t bytes) {
+  auto* p = static_cast<uint64_t*>(storage);
+  std::uninitialized_fill_n(p, bytes / sizeof(uint64_t), uint64_t{0});
+  return p;
+}
+
+}  // namespace
+
 AccurateWindow::AccurateWindow(const WindowSpec& spec)
-    : Window(spec), data_(new uint64_t[spec.events + std::size_t(spec.buckets) * spec.events]()) {}
+    : Window(spec), owns_data_(true), data_(new uint64_t[storage_bytes(spec) / sizeof(uint64_t)]()) {}
+
+AccurateWindow::AccurateWindow(const WindowSpec& spec, void* storage)
+    : Window(spec), owns_data_(false), data_(zeroed(storage, storage_bytes(spec))) {}
+
+AccurateWindow::~AccurateWindow() {
+  if (owns_data_) delete[] data_;
+}
 
 void AccurateWindow::advance_locked(int64_t t_ms) {
   t_ms = clamp_time(t_ms);
@@ -24,7 +42,7 @@ void AccurateWindow::advance_locked(int64_t t_ms) {
   const int64_t gap = b - now_b_;
   const uint32_t E = spec_.events;
   if (gap >= spec_.buckets) {  // every slot left the window; O(B*E) whatever the gap
-    std::memset(data_.get(), 0, sizeof(uint64_t) * (E + std::size_t(spec_.buckets) * E));
+    std::memset(data_, 0, sizeof(uint64_t) * (E + std::size_t(spec_.buckets) * E));
   } else {
     // Buckets now_b_+1 .. b enter the window; the slots they reuse held the
     // buckets that leave it.
@@ -196,7 +214,7 @@ WindowState AccurateWindow::save() const {
   st.now_ms = now_ms_;
   if (now_b_ != kNoBucket) {
     for (int64_t b = std::max<int64_t>(0, oldest_in_window(now_b_, spec_)); b <= now_b_; ++b) {
-      const uint64_t* c = data_.get() + spec_.events + std::size_t(slot_of(b, spec_)) * spec_.events;
+      const uint64_t* c = data_ + spec_.events + std::size_t(slot_of(b, spec_)) * spec_.events;
       if (std::all_of(c, c + spec_.events, [](uint64_t v) { return v == 0; })) continue;
       st.buckets.push_back({b, std::vector<uint64_t>(c, c + spec_.events)});
     }

@@ -17,12 +17,17 @@
 // never moves the window backwards.
 //
 // Thread-safety: every method may be called concurrently. Cost: one
-// uncontended mutex (~15 ns); contended on one hot key, calls serialize.
+// uncontended lock (~15 ns); contended on one hot key, calls serialize. The
+// lock is a 4-byte TinyMutex: every key of an accurate keyed rule has one.
+//
+// Memory: 96 bytes plus (1 + B) x E counters, which either the window
+// allocates or the caller provides (make_window_at: a key's slot holds its
+// window and counters in one allocation).
 #pragma once
 
-#include <memory>
-#include <mutex>
+#include <cstddef>
 
+#include "window/tiny_mutex.h"
 #include "window/window.h"
 
 namespace swthrottle::window {
@@ -30,6 +35,16 @@ namespace swthrottle::window {
 class AccurateWindow final : public Window {
  public:
   explicit AccurateWindow(const WindowSpec& spec);
+  // Counts in `storage`: storage_bytes(spec) bytes, 8-aligned, that the caller
+  // owns and frees after the window.
+  AccurateWindow(const WindowSpec& spec, void* storage);
+  ~AccurateWindow() override;
+  AccurateWindow(const AccurateWindow&) = delete;
+  AccurateWindow& operator=(const AccurateWindow&) = delete;
+
+  static std::size_t storage_bytes(const WindowSpec& spec) {
+    return sizeof(uint64_t) * (spec.events + std::size_t(spec.buckets) * spec.events);
+  }
 
   AddResult add(int64_t t_ms, uint32_t event, uint64_t n = 1) override;
   void advance(int64_t now_ms) override;
@@ -58,25 +73,28 @@ class AccurateWindow final : public Window {
   Summary take_pending_locked();
   // The key stops firing; Resolved when its episode was announced.
   void stop_firing_locked(const AlertPolicy& policy, AlertOutcome& out);
-  uint64_t* counts(uint32_t slot) { return data_.get() + spec_.events + std::size_t(slot) * spec_.events; }
-  uint64_t* totals() { return data_.get(); }
-  const uint64_t* totals() const { return data_.get(); }
+  uint64_t* counts(uint32_t slot) { return data_ + spec_.events + std::size_t(slot) * spec_.events; }
+  uint64_t* totals() { return data_; }
+  const uint64_t* totals() const { return data_; }
 
-  mutable std::mutex mu_;  // guards everything below
+  // Members ordered so that the lock and the flags share one word.
+  mutable TinyMutex mu_;  // guards everything below but owns_data_ and data_ (the pointer)
+  // Alert state of this (rule, key).
+  bool firing_ = false;
+  bool announced_ = false;  // an alert was written for the current firing episode
+  bool alerted_ = false;    // an alert was ever written (cooldown applies)
+  const bool owns_data_;    // data_ was allocated by the window
   int64_t now_b_ = kNoBucket;
   int64_t now_ms_ = -1;
-  // One allocation: E running totals, then B slots of E counters.
-  std::unique_ptr<uint64_t[]> data_;
+  // E running totals, then B slots of E counters.
+  uint64_t* const data_;
 
   // Throttle: lines suppressed since the last summary.
   uint64_t pending_ = 0;
   int64_t first_ms_ = 0;
   int64_t last_ms_ = 0;
 
-  // Alert state of this (rule, key).
-  bool firing_ = false;
-  bool announced_ = false;  // an alert was written for the current firing episode
-  bool alerted_ = false;    // an alert was ever written (cooldown applies)
+  // Alert (with firing_, announced_ and alerted_ above).
   int64_t last_alert_ms_ = 0;
   uint64_t alert_suppressed_ = 0;
 };

@@ -18,7 +18,6 @@ constexpr uint32_t kTagMask = (1u << 24) - 1;
 // cell within 2^21 + B buckets of now, far inside the 2^23 a signed 24-bit tag
 // difference can tell apart.
 constexpr int kSweepShift = 21;
-constexpr int64_t kUnset = INT64_MIN;
 
 constexpr uint64_t kFiring = uint64_t{1} << 63;
 constexpr uint64_t kAnnounced = uint64_t{1} << 62;
@@ -70,6 +69,13 @@ T* new_aligned_array(std::size_t n) {
 }
 
 template <typename T>
+T* construct_array(void* where, std::size_t n) {
+  T* a = static_cast<T*>(where);
+  for (std::size_t i = 0; i < n; ++i) new (a + i) T();
+  return a;
+}
+
+template <typename T>
 void delete_aligned_array(T* a, std::size_t n) {
   if (a == nullptr) return;
   for (std::size_t i = 0; i < n; ++i) a[i].~T();
@@ -84,30 +90,76 @@ void atomic_max(std::atomic<int64_t>& a, int64_t v) {
 
 }  // namespace
 
+// A window of its own (no caller memory): the first block padded to 128 bytes,
+// as the stripes are.
 EfficientWindow::EfficientWindow(const WindowSpec& spec, uint32_t stripes)
     : Window(spec),
       stripes_(next_pow2(stripes == 0 ? default_stripes() : stripes)),
-      stride_(static_cast<uint32_t>((std::size_t(spec.buckets) * spec.events * sizeof(uint64_t) +
-                                     kFalseSharingRange - 1) /
-                                    kFalseSharingRange * (kFalseSharingRange / sizeof(uint64_t)))),
-      base_(new_aligned_array<Cell>(stride_)),
-      first_ms_(kUnset) {
-  static_assert(sizeof(TallySlot) % kFalseSharingRange == 0);
-}
+      owns_base_(true),
+      base_(new_aligned_array<Cell>(stride())) {}
+
+// The first block in the caller's memory, unpadded, next to the window's own
+// fields and, in a KeyMap, next to other keys' slots. False sharing there is
+// acceptable: a key is single-thread in the common case (one input decides it
+// at a time), the key's own slot header and window fields are written on
+// every decision anyway, and the first contention moves every later add to
+// the padded stripes. Padding it would cost an idle key more than the cells.
+EfficientWindow::EfficientWindow(const WindowSpec& spec, uint32_t stripes, void* cells)
+    : Window(spec),
+      stripes_(next_pow2(stripes == 0 ? default_stripes() : stripes)),
+      owns_base_(false),
+      base_(construct_array<Cell>(cells, cells_bytes(spec) / sizeof(Cell))) {}
 
 EfficientWindow::~EfficientWindow() {
-  delete_aligned_array(base_, stride_);
-  delete_aligned_array(more_.load(), std::size_t(stride_) * (stripes_ - 1));
-  delete_aligned_array(tally_.load(), stripes_);
+  static_assert(sizeof(TallySlot) % kFalseSharingRange == 0);
+  if (owns_base_) delete_aligned_array(base_, stride());
+  if (Ext* x = ext_.load()) {
+    delete_aligned_array(x->more.load(), stride() * stripes_);
+    delete_ext(x, stripes_);
+  }
+}
+
+EfficientWindow::Ext* EfficientWindow::ensure_ext() {
+  Ext* x = ext_.load(std::memory_order_acquire);
+  if (x != nullptr) return x;
+  Ext* fresh = new_ext(stripes_);
+  if (ext_.compare_exchange_strong(x, fresh, std::memory_order_acq_rel)) return fresh;
+  delete_ext(fresh, stripes_);  // another thread won
+  return x;
+}
+
+EfficientWindow::Ext* EfficientWindow::new_ext(uint32_t stripes) {
+  static_assert(sizeof(Ext) == kFalseSharingRange && sizeof(TallySlot) == kFalseSharingRange);
+  char* p = static_cast<char*>(
+      ::operator new(sizeof(Ext) + sizeof(TallySlot) * stripes, std::align_val_t{kFalseSharingRange}));
+  Ext* x = new (p) Ext();
+  construct_array<TallySlot>(p + sizeof(Ext), stripes);
+  return x;
+}
+
+void EfficientWindow::delete_ext(Ext* x, uint32_t stripes) {
+  TallySlot* t = x->tally();
+  for (uint32_t i = 0; i < stripes; ++i) t[i].~TallySlot();
+  x->~Ext();
+  ::operator delete(static_cast<void*>(x), std::align_val_t{kFalseSharingRange});
 }
 
 EfficientWindow::Cell* EfficientWindow::ensure_more() {
-  Cell* m = more_.load(std::memory_order_acquire);
-  if (m != nullptr || stripes_ == 1) return m;
-  Cell* fresh = new_aligned_array<Cell>(std::size_t(stride_) * (stripes_ - 1));
-  if (more_.compare_exchange_strong(m, fresh, std::memory_order_acq_rel)) return fresh;
-  delete_aligned_array(fresh, std::size_t(stride_) * (stripes_ - 1));  // another thread won
+  if (stripes_ == 1) return nullptr;
+  Ext* x = ensure_ext();
+  Cell* m = x->more.load(std::memory_order_acquire);
+  if (m != nullptr) return m;
+  Cell* fresh = new_aligned_array<Cell>(stride() * stripes_);
+  if (x->more.compare_exchange_strong(m, fresh, std::memory_order_acq_rel)) return fresh;
+  delete_aligned_array(fresh, stride() * stripes_);  // another thread won
   return m;
+}
+
+template <typename F>
+void EfficientWindow::for_each_block(F&& f) const {
+  f(base_);
+  if (Cell* m = more())
+    for (uint32_t s = 0; s < stripes_; ++s) f(m + s * stride());
 }
 
 uint64_t EfficientWindow::advance_to(int64_t t_ms) {
@@ -133,11 +185,8 @@ uint64_t EfficientWindow::advance_to(int64_t t_ms) {
 }
 
 void EfficientWindow::sweep(uint64_t w) {
-  Cell* more = more_.load(std::memory_order_acquire);
-  const uint32_t n = more ? stripes_ : 1;
   const std::size_t words = std::size_t(spec_.buckets) * spec_.events;
-  for (uint32_t s = 0; s < n; ++s) {
-    Cell* blk = block(s, more);
+  for_each_block([&](Cell* blk) {
     for (std::size_t i = 0; i < words; ++i) {
       uint64_t c = blk[i].load();
       if (cell_count(c) == 0) continue;
@@ -155,17 +204,16 @@ void EfficientWindow::sweep(uint64_t w) {
       // A CAS from the value examined: if an add got there first, it wins.
       if (stale) blk[i].compare_exchange_strong(c, 0);
     }
-  }
+  });
 }
 
 AddResult EfficientWindow::add_at(uint64_t w, int64_t b, uint32_t event, uint64_t n) {
   if (b < oldest_in_window(bucket_of_now(w), spec_)) return AddResult::Late;
   const uint32_t gen = gen_of_now(w);
   const std::size_t idx = std::size_t(slot_of(b, spec_)) * spec_.events + event;
-  const uint32_t s = stripe_id() & (stripes_ - 1);
-  Cell* more = more_.load(std::memory_order_acquire);
-  Cell* cell = (more != nullptr && s != 0) ? &block(s, more)[idx] : &base_[idx];
-  const bool watch_contention = more == nullptr && stripes_ > 1;
+  Cell* const m = more();
+  Cell* cell = m != nullptr ? &m[(stripe_id() & (stripes_ - 1)) * stride() + idx] : &base_[idx];
+  const bool watch_contention = m == nullptr && stripes_ > 1;
   const auto add_n = static_cast<uint32_t>(std::min<uint64_t>(n, UINT32_MAX));
   uint64_t c = cell->load();
   for (;;) {
@@ -200,12 +248,9 @@ AddResult EfficientWindow::add_at(uint64_t w, int64_t b, uint32_t event, uint64_
 
 uint64_t EfficientWindow::sum_at(uint64_t w, std::span<uint64_t> out) const {
   std::fill(out.begin(), out.end(), 0);
-  Cell* more = more_.load(std::memory_order_acquire);
-  const uint32_t n = more ? stripes_ : 1;
   const uint32_t E = spec_.events;
   uint64_t total = 0;
-  for (uint32_t s = 0; s < n; ++s) {
-    const Cell* blk = block(s, more);
+  for_each_block([&](const Cell* blk) {
     for (uint32_t slot = 0; slot < spec_.buckets; ++slot) {
       for (uint32_t e = 0; e < E; ++e) {
         const uint64_t c = blk[std::size_t(slot) * E + e].load();
@@ -214,7 +259,7 @@ uint64_t EfficientWindow::sum_at(uint64_t w, std::span<uint64_t> out) const {
         if (e < out.size()) out[e] += cell_count(c);
       }
     }
-  }
+  });
   return total;
 }
 
@@ -227,51 +272,45 @@ void EfficientWindow::advance(int64_t now_ms) { advance_to(now_ms); }
 
 void EfficientWindow::read(std::span<uint64_t> out) const { sum_at(now_.load(), out); }
 
-EfficientWindow::TallySlot* EfficientWindow::ensure_tally() {
-  TallySlot* t = tally_.load(std::memory_order_acquire);
-  if (t != nullptr) return t;
-  TallySlot* fresh = new_aligned_array<TallySlot>(stripes_);
-  if (tally_.compare_exchange_strong(t, fresh, std::memory_order_acq_rel)) return fresh;
-  delete_aligned_array(fresh, stripes_);
-  return t;
-}
-
-void EfficientWindow::tally_add(int64_t decided_ms) {
-  TallySlot& slot = ensure_tally()[stripe_id() & (stripes_ - 1)];
+void EfficientWindow::tally_add(Ext* x, int64_t decided_ms) {
+  TallySlot& slot = x->tally()[stripe_id() & (stripes_ - 1)];
   slot.count.fetch_add(1, std::memory_order_relaxed);
   slot.last_ms.store(decided_ms, std::memory_order_relaxed);
   // Set once per summary: in a flood this is a load of a read-mostly line.
-  if (first_ms_.load(std::memory_order_relaxed) == kUnset) {
+  if (x->first_ms.load(std::memory_order_relaxed) == kUnset) {
     int64_t expected = kUnset;
-    first_ms_.compare_exchange_strong(expected, decided_ms);
+    x->first_ms.compare_exchange_strong(expected, decided_ms);
   }
 }
 
-uint64_t EfficientWindow::tally_total() const {
-  const TallySlot* t = tally_.load(std::memory_order_acquire);
-  if (t == nullptr) return 0;
+uint64_t EfficientWindow::tally_total(const Ext* x) const {
+  if (x == nullptr) return 0;
+  const TallySlot* t = x->tally();
   uint64_t sum = 0;
   for (uint32_t i = 0; i < stripes_; ++i) sum += t[i].count.load(std::memory_order_relaxed);
   return sum;
 }
 
-// The tally not yet reported. reported_ is read first: a report racing this
+// The tally not yet reported. reported is read first: a report racing this
 // read can only raise it, and reading it after the tally could underflow.
 uint64_t EfficientWindow::untaken_tally() const {
-  const uint64_t reported = reported_.load();
-  const uint64_t total = tally_total();
+  const Ext* x = ext();
+  if (x == nullptr) return 0;
+  const uint64_t reported = x->reported.load();
+  const uint64_t total = tally_total(x);
   return total > reported ? total - reported : 0;
 }
 
 // Tallies are never reset (a striped read-then-reset loses counts, cf.
 // LongAdder.sumThenReset): a report takes the growth since the last report.
 Summary EfficientWindow::take_summary() {
-  const TallySlot* t = tally_.load(std::memory_order_acquire);
-  if (t == nullptr) return {};
-  const uint64_t total = tally_total();
-  uint64_t prev = reported_.load();
+  Ext* x = ext();
+  if (x == nullptr) return {};
+  const TallySlot* t = x->tally();
+  const uint64_t total = tally_total(x);
+  uint64_t prev = x->reported.load();
   while (total > prev) {
-    if (reported_.compare_exchange_weak(prev, total)) {
+    if (x->reported.compare_exchange_weak(prev, total)) {
       Summary s;
       s.suppressed = total - prev;
       int64_t last = kUnset;
@@ -279,7 +318,7 @@ Summary EfficientWindow::take_summary() {
         if (t[i].count.load(std::memory_order_relaxed) != 0)
           last = std::max(last, t[i].last_ms.load(std::memory_order_relaxed));
       }
-      const int64_t first = first_ms_.exchange(kUnset);
+      const int64_t first = x->first_ms.exchange(kUnset);
       s.last_ms = last;
       s.first_ms = first == kUnset ? last : first;
       return s;
@@ -320,15 +359,17 @@ ThrottleOutcome EfficientWindow::offer_throttle(int64_t t_ms, int64_t now_ms, ui
       saturated_limit_.store(limit);
       saturated_at_.store(w);
     }
-    if (!throttled_.load(std::memory_order_relaxed)) throttled_.store(true, std::memory_order_relaxed);
-    tally_add(decided_at);
+    Ext* x = ensure_ext();
+    if (!x->throttled.load(std::memory_order_relaxed)) x->throttled.store(true, std::memory_order_relaxed);
+    tally_add(x, decided_at);
     return out;
   }
 }
 
 Summary EfficientWindow::tick_throttle(int64_t now_ms, uint64_t limit) {
   const uint64_t w = advance_to(now_ms);
-  if (tally_total() == reported_.load()) return {};
+  const Ext* x = ext();
+  if (x == nullptr || tally_total(x) == x->reported.load()) return {};
   if (sum_at(w, {}) >= limit) return {};
   return take_summary();
 }
@@ -336,9 +377,11 @@ Summary EfficientWindow::tick_throttle(int64_t now_ms, uint64_t limit) {
 Summary EfficientWindow::take_pending() { return take_summary(); }
 
 uint64_t EfficientWindow::take_alert_suppressed() {
-  const uint64_t total = tally_total();
-  uint64_t prev = reported_.load();
-  while (total > prev && !reported_.compare_exchange_weak(prev, total)) {
+  Ext* x = ext();
+  if (x == nullptr) return 0;
+  const uint64_t total = tally_total(x);
+  uint64_t prev = x->reported.load();
+  while (total > prev && !x->reported.compare_exchange_weak(prev, total)) {
   }
   return total > prev ? total - prev : 0;
 }
@@ -400,7 +443,7 @@ AlertAction EfficientWindow::decide_alert(const AlertPolicy& policy, AlertOutcom
       uint64_t expected = s;
       if (!state_.compare_exchange_strong(expected, next)) continue;
     }
-    if (out.holds && from_event && action == AlertAction::None) tally_add(now);
+    if (out.holds && from_event && action == AlertAction::None) tally_add(ensure_ext(), now);
     if (action == AlertAction::Alert) out.suppressed = take_alert_suppressed();
     if (action == AlertAction::Resolved) out.suppressed = untaken_tally();
     out.firing = (next & kFiring) != 0;
@@ -425,7 +468,8 @@ AlertOutcome EfficientWindow::tick_alert(int64_t now_ms, const AlertPolicy& poli
 bool EfficientWindow::quiet() const {
   if ((state_.load() & kFiring) != 0) return false;
   // An alert's tally waits for the next alert; only a throttle's is pending output.
-  return !throttled_.load(std::memory_order_relaxed) || tally_total() == reported_.load();
+  const Ext* x = ext();
+  return x == nullptr || !x->throttled.load(std::memory_order_relaxed) || tally_total(x) == x->reported.load();
 }
 
 WindowState EfficientWindow::save() const {
@@ -434,17 +478,14 @@ WindowState EfficientWindow::save() const {
   const uint64_t w = now_.load();
   const int64_t nb = bucket_of_now(w);
   std::vector<std::vector<uint64_t>> by_age(spec_.buckets, std::vector<uint64_t>(spec_.events, 0));
-  Cell* more = more_.load(std::memory_order_acquire);
-  const uint32_t n = more ? stripes_ : 1;
-  for (uint32_t s = 0; s < n; ++s) {
-    const Cell* blk = block(s, more);
+  for_each_block([&](const Cell* blk) {
     for (std::size_t i = 0; i < std::size_t(spec_.buckets) * spec_.events; ++i) {
       const uint64_t c = blk[i].load();
       if (cell_count(c) == 0 || !cell_in_window(c, w, spec_.buckets)) continue;
       const int32_t age = tag_diff(static_cast<uint32_t>(nb) & kTagMask, cell_tag(c));
       by_age[static_cast<std::size_t>(age)][i % spec_.events] += cell_count(c);
     }
-  }
+  });
   for (int64_t age = spec_.buckets - 1; age >= 0; --age) {
     auto& counts = by_age[static_cast<std::size_t>(age)];
     if (std::all_of(counts.begin(), counts.end(), [](uint64_t v) { return v == 0; })) continue;
@@ -457,13 +498,14 @@ WindowState EfficientWindow::save() const {
   st.announced = (s & kAnnounced) != 0;
   st.alerted = (s & kAlerted) != 0;
   st.last_alert_ms = static_cast<int64_t>(s & kLastAlertMask);
-  if (throttled_.load(std::memory_order_relaxed)) {
+  const Ext* x = ext();
+  if (x != nullptr && x->throttled.load(std::memory_order_relaxed)) {
     if (untaken != 0) {
-      const TallySlot* t = tally_.load(std::memory_order_acquire);
+      const TallySlot* t = x->tally();
       int64_t last = kUnset;
       for (uint32_t i = 0; i < stripes_; ++i)
         if (t[i].count.load(std::memory_order_relaxed) != 0) last = std::max(last, t[i].last_ms.load());
-      const int64_t first = first_ms_.load();
+      const int64_t first = x->first_ms.load();
       st.pending = Summary{untaken, first == kUnset ? last : first, last};
     }
   } else {
@@ -481,12 +523,13 @@ void EfficientWindow::load(const WindowState& st) {
       if (bk.counts[e] != 0) add_at(w, bk.bucket, e, bk.counts[e]);
   }
   const uint64_t untaken = st.pending.suppressed != 0 ? st.pending.suppressed : st.alert_suppressed;
-  if (st.pending.suppressed != 0) throttled_.store(true, std::memory_order_relaxed);
   if (untaken != 0) {
-    TallySlot& slot = ensure_tally()[stripe_id() & (stripes_ - 1)];
+    Ext* x = ensure_ext();
+    if (st.pending.suppressed != 0) x->throttled.store(true, std::memory_order_relaxed);
+    TallySlot& slot = x->tally()[stripe_id() & (stripes_ - 1)];
     slot.count.fetch_add(untaken, std::memory_order_relaxed);
     slot.last_ms.store(st.pending.last_ms, std::memory_order_relaxed);
-    if (st.pending.suppressed != 0) first_ms_.store(st.pending.first_ms);
+    if (st.pending.suppressed != 0) x->first_ms.store(st.pending.first_ms);
   }
   uint64_t s = static_cast<uint64_t>(st.last_alert_ms) & kLastAlertMask;
   if (st.firing) s |= kFiring;
@@ -498,6 +541,23 @@ void EfficientWindow::load(const WindowState& st) {
 std::unique_ptr<Window> make_window(Mode mode, const WindowSpec& spec, uint32_t stripes) {
   if (mode == Mode::Accurate) return std::make_unique<AccurateWindow>(spec);
   return std::make_unique<EfficientWindow>(spec, stripes);
+}
+
+// Both windows end on a multiple of kWindowAlign, so their counters follow
+// them directly. The sizes are the idle-key budget of engine/keymap.h (64-bit).
+static_assert(sizeof(void*) != 8 || (sizeof(EfficientWindow) == 88 && sizeof(AccurateWindow) == 96));
+static_assert(alignof(AccurateWindow) <= kWindowAlign && sizeof(AccurateWindow) % kWindowAlign == 0);
+static_assert(alignof(EfficientWindow) <= kWindowAlign && sizeof(EfficientWindow) % kWindowAlign == 0);
+
+std::size_t window_bytes_at(Mode mode, const WindowSpec& spec) {
+  if (mode == Mode::Accurate) return sizeof(AccurateWindow) + AccurateWindow::storage_bytes(spec);
+  return sizeof(EfficientWindow) + EfficientWindow::cells_bytes(spec);
+}
+
+Window* make_window_at(void* where, Mode mode, const WindowSpec& spec, uint32_t stripes) {
+  char* p = static_cast<char*>(where);
+  if (mode == Mode::Accurate) return new (where) AccurateWindow(spec, p + sizeof(AccurateWindow));
+  return new (where) EfficientWindow(spec, stripes, p + sizeof(EfficientWindow));
 }
 
 }  // namespace swthrottle::window

@@ -11,10 +11,19 @@
 // (CAS stale -> 0) at every such jump and every 2^21 buckets keep tags from
 // ever wrapping onto a live bucket.
 //
-// Threads write their own stripe (stripe_id() mod S) of B x E cells, padded to
-// 128 bytes. A window starts with one stripe and allocates the other S-1 the
-// first time a CAS on it fails (contention), like Java's LongAdder, so idle
-// keys cost one block.
+// A window starts with one block of B x E cells that every thread adds to.
+// The first time a CAS on it fails (contention), like Java's LongAdder, it
+// allocates S stripes of B x E cells, each padded to 128 bytes, and from then
+// on a thread adds to its own stripe (stripe_id() mod S); the first block is
+// still summed and swept, but no new add starts on it. So an idle key costs
+// one block, which the caller may place, unpadded, right after the window
+// (make_window_at: a key's slot, window and cells in one allocation), and a
+// contended key stops writing the block that shares cache lines with the
+// window's own fields.
+//
+// Memory: 88 bytes plus B x E x 8 for the first block; what only a contended
+// or suppressing window needs (the stripes, the suppression tally, the summary
+// bookkeeping) hangs off one pointer, allocated the first time it is needed.
 //
 // Exact:
 //  - no add is lost: once adds are quiet, read() equals the accepted adds whose
@@ -36,7 +45,9 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 
 #include "window/stripe.h"
 #include "window/window.h"
@@ -47,6 +58,9 @@ class EfficientWindow final : public Window {
  public:
   // stripes: power of two, 0 = default_stripes().
   explicit EfficientWindow(const WindowSpec& spec, uint32_t stripes = 0);
+  // The first block in `cells`: cells_bytes(spec) bytes, 8-aligned, that the
+  // caller owns and frees after the window.
+  EfficientWindow(const WindowSpec& spec, uint32_t stripes, void* cells);
   ~EfficientWindow() override;
   EfficientWindow(const EfficientWindow&) = delete;
   EfficientWindow& operator=(const EfficientWindow&) = delete;
@@ -69,25 +83,59 @@ class EfficientWindow final : public Window {
   WindowState save() const override;
   void load(const WindowState& state) override;
 
+  static std::size_t cells_bytes(const WindowSpec& spec) {
+    return sizeof(uint64_t) * spec.buckets * std::size_t(spec.events);
+  }
+
   uint32_t stripes() const { return stripes_; }
-  bool contended() const { return more_.load(std::memory_order_acquire) != nullptr; }
+  bool contended() const { return more() != nullptr; }
 
  private:
   using Cell = std::atomic<uint64_t>;
+  static constexpr int64_t kUnset = INT64_MIN;
   struct alignas(kFalseSharingRange) TallySlot {
     std::atomic<uint64_t> count{0};
     std::atomic<int64_t> last_ms{0};
+  };
+  // Allocated the first time the window is contended or suppresses, followed
+  // by its S tally slots in the same block: one pointer from the window to
+  // both, so a suppression chases no more pointers than with the tally in the
+  // window. Padded to its own 128 bytes: every add of a contended key and
+  // every suppression reads it, and neither a tally slot's nor a neighbour's
+  // writes may evict it.
+  struct alignas(kFalseSharingRange) Ext {
+    std::atomic<Cell*> more{nullptr};       // S stripes of stride() cells, from the first contention
+    std::atomic<uint64_t> reported{0};      // tally total at the last summary or alert
+    std::atomic<int64_t> first_ms{kUnset};  // decision time of the first suppressed line since the summary
+    std::atomic<bool> throttled{false};     // used as a throttle: its tally is pending summaries
+
+    TallySlot* tally() { return std::launder(reinterpret_cast<TallySlot*>(this + 1)); }
+    const TallySlot* tally() const { return std::launder(reinterpret_cast<const TallySlot*>(this + 1)); }
   };
 
   uint64_t advance_to(int64_t t_ms);  // returns the now word after
   AddResult add_at(uint64_t now_word, int64_t b, uint32_t event, uint64_t n);
   uint64_t sum_at(uint64_t now_word, std::span<uint64_t> out) const;  // out may be empty
   void sweep(uint64_t now_word);
-  Cell* block(uint32_t s, Cell* more) const { return s == 0 ? base_ : more + std::size_t(s - 1) * stride_; }
+  // Calls f(blk) for the first block and, once contended, every stripe.
+  template <typename F>
+  void for_each_block(F&& f) const;
+  // Words per stripe: B*E rounded up to 128 bytes.
+  std::size_t stride() const {
+    constexpr std::size_t kWords = kFalseSharingRange / sizeof(Cell);
+    return (std::size_t(spec_.buckets) * spec_.events + kWords - 1) / kWords * kWords;
+  }
+  Ext* ext() const { return ext_.load(std::memory_order_acquire); }
+  Cell* more() const {
+    const Ext* x = ext();
+    return x != nullptr ? x->more.load(std::memory_order_acquire) : nullptr;
+  }
+  Ext* ensure_ext();
+  static Ext* new_ext(uint32_t stripes);
+  static void delete_ext(Ext* x, uint32_t stripes);
   Cell* ensure_more();
-  TallySlot* ensure_tally();
-  void tally_add(int64_t decided_ms);
-  uint64_t tally_total() const;
+  void tally_add(Ext* x, int64_t decided_ms);
+  uint64_t tally_total(const Ext* x) const;
   uint64_t untaken_tally() const;
   Summary take_summary();
   uint64_t take_alert_suppressed();
@@ -95,7 +143,7 @@ class EfficientWindow final : public Window {
                           bool from_event);
 
   uint32_t stripes_;  // S, a power of two
-  uint32_t stride_;   // words per stripe block (B*E rounded up to 128 bytes)
+  bool owns_base_;    // base_ was allocated by the window
 
   // Default seq_cst on cells, now_ and state_: a pass must see every add that
   // completed before its read began (the T-1 bound), and two adds completing a
@@ -106,12 +154,8 @@ class EfficientWindow final : public Window {
   std::atomic<uint64_t> saturated_at_{UINT64_MAX};  // throttle latch: a now word where sum >= Y was seen
   std::atomic<uint64_t> saturated_limit_{0};        // the Y it was seen with
   std::atomic<uint64_t> state_{0};       // alert: [firing:1 | announced:1 | alerted:1 | last alert ms:61]
-  Cell* base_;                           // stripe 0, allocated with the window
-  std::atomic<Cell*> more_{nullptr};     // stripes 1..S-1 (release/acquire publication)
-  std::atomic<TallySlot*> tally_{nullptr};  // S slots, allocated at the first suppression
-  std::atomic<uint64_t> reported_{0};    // tally total at the last summary or alert
-  std::atomic<int64_t> first_ms_;        // decision time of the first suppressed line since the summary
-  std::atomic<bool> throttled_{false};   // used as a throttle: its tally is pending summaries
+  Cell* base_;                           // the first block: B*E cells
+  std::atomic<Ext*> ext_{nullptr};       // release/acquire publication, like its pointers
 };
 
 }  // namespace swthrottle::window

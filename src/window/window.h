@@ -20,6 +20,7 @@
 // now = t. An event whose bucket is older than the window at now is late.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -157,5 +158,15 @@ enum class Mode { Accurate, Efficient };
 
 // A window of the given mode. `stripes` (efficient only; 0 = default_stripes()).
 std::unique_ptr<Window> make_window(Mode mode, const WindowSpec& spec, uint32_t stripes = 0);
+
+// A window built into memory the caller allocates, for containers of many
+// windows (engine::KeyMap keeps a key, its window and the window's counters
+// in one allocation). window_bytes_at(): the bytes from `where`, counters
+// included. make_window_at() returns the window, at `where` itself;
+// `where` must be kWindowAlign-aligned. The caller ends it with
+// `w->~Window()` and then frees the memory.
+inline constexpr std::size_t kWindowAlign = alignof(uint64_t);
+std::size_t window_bytes_at(Mode mode, const WindowSpec& spec);
+Window* make_window_at(void* where, Mode mode, const WindowSpec& spec, uint32_t stripes = 0);
 
 }  // namespace swthrottle::window

@@ -244,6 +244,36 @@ TEST_CASE("window: TypedWindow over an enum class") {
   CHECK_FALSE(e.offer_throttle(2, 6, Http::Request).passed);
 }
 
+TEST_CASE("window: make_window_at builds the window at the given address, its counters after it") {
+  const WindowSpec spec{1000, 10, 3};
+  // An idle key's window is its object and one unpadded block of counters.
+  CHECK(window_bytes_at(Mode::Efficient, spec) == sizeof(EfficientWindow) + 10 * 3 * 8);
+  CHECK(window_bytes_at(Mode::Accurate, spec) == sizeof(AccurateWindow) + (1 + 10) * 3 * 8);
+  for (Mode mode : {Mode::Accurate, Mode::Efficient}) {
+    INFO("mode=" << (mode == Mode::Accurate ? "accurate" : "efficient"));
+    // Dirty memory: the window must not rely on it being zero.
+    std::vector<uint64_t> mem(window_bytes_at(mode, spec) / 8 + 1, ~uint64_t{0});
+    Window* w = make_window_at(mem.data(), mode, spec, 2);
+    CHECK(static_cast<void*>(w) == mem.data());
+    CHECK(w->spec().buckets == 10);
+    CHECK(w->now_ms() == -1);
+    CHECK(read_counts(*w, 3) == U{0, 0, 0});
+    CHECK(w->add(5000, 2, 4) == AddResult::Added);
+    CHECK(read_counts(*w, 3) == U{0, 0, 4});
+    CHECK(w->quiet());
+    CHECK(mem.back() == ~uint64_t{0});  // nothing written past window_bytes_at()
+    if (mode == Mode::Efficient) {
+      auto* e = dynamic_cast<EfficientWindow*>(w);
+      REQUIRE(e != nullptr);
+      CHECK(e->stripes() == 2);
+      CHECK_FALSE(e->contended());
+    } else {
+      CHECK(dynamic_cast<AccurateWindow*>(w) != nullptr);
+    }
+    w->~Window();
+  }
+}
+
 TEST_CASE("window: make_window picks the mode") {
   auto a = make_window(Mode::Accurate, WindowSpec{1000, 10, 1});
   auto e = make_window(Mode::Efficient, WindowSpec{1000, 10, 1}, 4);
@@ -433,5 +463,55 @@ TEST_CASE("window: save and load continue exactly, in either mode") {
         CHECK(ce == cm);
       }
     }
+  }
+}
+
+TEST_CASE("window: a window built in place decides as one of its own") {
+  const uint64_t base = swthrottle::test::base_seed(777);
+  MESSAGE("in-place base seed " << base);
+  for (uint64_t i = 0; i < 60; ++i) {
+    const uint64_t seed = base + i;
+    INFO("seed " << seed);
+    Gen g{std::mt19937_64(seed)};
+    const WindowSpec spec{std::array<int64_t, 3>{1, 7, 1000}[g.r(3)], std::array<uint32_t, 3>{1, 3, 10}[g.r(3)],
+                          static_cast<uint32_t>(1 + g.r(3))};
+    const Mode mode = seed % 2 == 0 ? Mode::Accurate : Mode::Efficient;
+    const bool throttle = g.r(2) == 0;
+    const uint64_t limit = std::array<uint64_t, 3>{1, 3, 8}[g.r(3)];
+    AtLeast at_least(limit);
+    const AlertPolicy policy{&at_least, spec.length_ms(), true};
+    std::unique_ptr<Window> own = make_window(mode, spec, 2);
+    std::vector<uint64_t> mem(window_bytes_at(mode, spec) / 8);
+    Window* at = make_window_at(mem.data(), mode, spec, 2);
+    g.now = static_cast<int64_t>(g.r(1u << 20));
+    for (int op = 0; op < 200; ++op) {
+      INFO("op " << op);
+      const int64_t t = g.next_time(spec);
+      const int64_t now = g.now;
+      U co(spec.events), ca(spec.events);
+      if (throttle) {
+        if (g.r(8) == 0) {
+          const Summary so = own->tick_throttle(now, limit), sa = at->tick_throttle(now, limit);
+          check_same(ThrottleOutcome{false, false, 0, so}, ThrottleOutcome{false, false, 0, sa});
+        } else {
+          check_same(own->offer_throttle(t, now, limit), at->offer_throttle(t, now, limit));
+        }
+      } else {
+        const uint64_t mask = 1 + g.r((uint64_t{1} << spec.events) - 1);
+        check_same(own->offer_alert(t, now, mask, policy, co), at->offer_alert(t, now, mask, policy, ca));
+      }
+      CHECK(read_counts(*own, spec.events) == read_counts(*at, spec.events));
+      CHECK(own->quiet() == at->quiet());
+      if (op % 40 == 39) {
+        const WindowState so = own->save(), sa = at->save();
+        CHECK(so.now_ms == sa.now_ms);
+        CHECK(so.buckets.size() == sa.buckets.size());
+        CHECK(so.pending.suppressed == sa.pending.suppressed);
+        CHECK(so.alert_suppressed == sa.alert_suppressed);
+        CHECK(so.firing == sa.firing);
+      }
+    }
+    CHECK(own->take_pending().suppressed == at->take_pending().suppressed);
+    at->~Window();
   }
 }
