@@ -468,6 +468,9 @@ class App {
     Generation* g = nullptr;
     std::optional<sw::match::Matcher> matcher;
     std::optional<sw::match::LogTime> logtime;
+    sw::match::MatchResult m;
+    std::vector<sw::engine::Record> records;
+    std::vector<sw::engine::ExplainEntry> explain;
     // Per-line counters, added to the engine's stats once per batch (and
     // before the rules change): one atomic add per line each would cost more
     // than deciding a line that matches nothing.
@@ -475,7 +478,23 @@ class App {
       uint64_t lines = 0, truncated = 0, no_timestamp = 0, untimed = 0;
       int64_t newest_ts = INT64_MIN;  // for last_log_ms_ (--state)
     } counts;
+    // Lines that matched nothing only move "now"; while that crosses no
+    // bucket boundary (fold_until: the next one after now), offer() would
+    // decide and write nothing, so such lines just raise `pending`, handed to
+    // the engine before the next line it decides and at the end of a batch.
+    // The records are the same; a backlog of non-matching lines costs a
+    // comparison each instead of an atomic update of the shared now.
+    const bool fold = !opt_.passthrough && !opt_.explain;
+    int64_t fold_until = INT64_MIN;
+    int64_t pending = INT64_MIN;
+    auto flush_pending = [&] {
+      if (pending == INT64_MIN) return;
+      g->engine->tick(pending, records);  // due boundary checks (none, unless another input moved now)
+      pending = INT64_MIN;
+      if (!records.empty()) emit(records);
+    };
     auto flush_counts = [&] {
+      if (g != nullptr) flush_pending();
       if (counts.newest_ts != INT64_MIN) {
         int64_t prev = last_log_ms_.load();
         while (prev < counts.newest_ts && !last_log_ms_.compare_exchange_weak(prev, counts.newest_ts)) {
@@ -492,13 +511,13 @@ class App {
     auto refresh = [&]() -> bool {
       g = gen();
       flush_counts();
-      auto m = sw::match::Matcher::make(*g->rules, opt_.explain, use_prefilter());
-      if (!m) {
-        print_err("swthrottle: " + m.error().str());
+      auto made = sw::match::Matcher::make(*g->rules, opt_.explain, use_prefilter());
+      if (!made) {
+        print_err("swthrottle: " + made.error().str());
         input_failed_ = true;
         return false;
       }
-      matcher.emplace(std::move(*m));
+      matcher.emplace(std::move(*made));
       logtime.reset();
       if (g->logtime) logtime.emplace(*g->logtime);  // each decider its own copy (its own RE2)
       return true;
@@ -507,9 +526,6 @@ class App {
 
     std::optional<int64_t> last_ts;
     if (last_log_ms_.load() >= 0) last_ts = last_log_ms_.load();  // from --state
-    sw::match::MatchResult m;
-    std::vector<sw::engine::Record> records;
-    std::vector<sw::engine::ExplainEntry> explain;
     uint64_t line_no = 0;
     const std::string shown = in.name == "-" ? "(standard input)" : in.name;
 
@@ -538,8 +554,17 @@ class App {
         // which the timer may have moved on meanwhile.
         ev.t_ms = std::max(arrival_ms, g->engine->now_ms());
       }
+      if (fold && mr.hits.empty()) {
+        if (!ev.timed) return !stop_.load(std::memory_order_relaxed);  // nothing to decide, nothing to move
+        if (ev.t_ms < fold_until) {
+          pending = std::max(pending, ev.t_ms);
+          return !stop_.load(std::memory_order_relaxed);
+        }
+      }
+      flush_pending();
       const bool want_explain = opt_.explain && !mr.hits.empty();
       g->engine->offer(ev, mr, records, want_explain ? &explain : nullptr);
+      fold_until = g->engine->next_boundary_ms();
       std::string shown_explain;
       if (want_explain)
         shown_explain = sw::cli::explain_line(*g->rules, shown, line_no, text, ev.timed, ev.t_ms, explain);

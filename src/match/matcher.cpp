@@ -127,6 +127,9 @@ struct Matcher::Impl {
   std::optional<Prefilter> prefilter;
   std::vector<int32_t> verdict;        // per line of the batch in match_batch()
   std::vector<uint32_t> event_pattern;  // event number over all rules -> pattern index
+  // Per pattern: the pattern itself when it is plain ASCII text without a
+  // metacharacter, so that on an ASCII line "matches" is "contains"; else "".
+  std::vector<std::string> literal;
 
   void mark(uint32_t pattern, uint8_t how) {
     if (via[pattern] == 0) matched.push_back(pattern);
@@ -168,7 +171,9 @@ struct Matcher::Impl {
     const re2::StringPiece text(line.data(), line.size());
     for (uint32_t k : events) {
       const uint32_t p = event_pattern[k];
-      if (RE2::PartialMatch(text, *utf8.res[p])) mark(p, kViaUtf8);
+      const bool found = literal[p].empty() ? RE2::PartialMatch(text, *utf8.res[p])
+                                            : line.find(literal[p]) != std::string_view::npos;
+      if (found) mark(p, kViaUtf8);
     }
     const std::size_t found = matched.size();
     uint32_t last_rule = UINT32_MAX;
@@ -325,6 +330,11 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
       }
       impl->patterns.push_back(Pattern{r, event});
       impl->groups.push_back(std::move(groups));
+      const bool plain = !pattern.empty() && std::all_of(pattern.begin(), pattern.end(), [](char ch) {
+        const auto u = static_cast<unsigned char>(ch);
+        return u >= 0x20 && u < 0x7F && std::strchr("\\.+*?()|[]{}^$", ch) == nullptr;
+      });
+      impl->literal.push_back(plain ? pattern : std::string());
       return std::nullopt;
     };
     for (uint32_t e = 0; e < info.num_events; ++e) {

@@ -272,9 +272,22 @@ TEST_CASE("prefilter: differential against RE2 alone over loghub and generated l
       return RE2::QuoteMeta(p);
     }
   };
+  // A piece with no metacharacter, as it is: the matcher's plain-text path.
+  auto plain_piece = [&]() {
+    for (;;) {
+      const std::string& l = corpus[pick(corpus.size())];
+      if (l.size() < 4) continue;
+      const std::size_t len = 3 + pick(std::min<std::size_t>(10, l.size() - 2));
+      std::string p = l.substr(pick(l.size() - std::min(len, l.size()) + 1), len);
+      if (p.find_first_of("\\.+*?()|[]{}^$'") != std::string::npos) continue;
+      if (std::any_of(p.begin(), p.end(), [](char ch) { return static_cast<unsigned char>(ch) >= 0x80; })) continue;
+      return p;
+    }
+  };
   auto pattern = [&]() -> std::string {
     const std::string a = piece();
     const std::string b = piece();
+    if (pick(4) == 0) return plain_piece();
     switch (pick(9)) {
       case 0: return a;
       case 1: return a + ".*" + b;
