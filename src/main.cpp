@@ -223,15 +223,17 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
     std::unique_lock lock(mu_);
     if (ended_) return nullptr;
     Batch* b = ring_[next_seq_ % ring_.size()].get();
-    cv_.wait(lock, [&] { return b->state == Batch::State::Matched && b->seq == next_seq_; });
+    matched_cv_.wait(lock, [&] { return b->state == Batch::State::Matched && b->seq == next_seq_; });
     ++next_seq_;
     if (b->last) ended_ = true;
     return b;
   }
   void release(Batch* b) {
-    std::lock_guard lock(mu_);
-    b->state = Batch::State::Free;
-    cv_.notify_all();
+    {
+      std::lock_guard lock(mu_);
+      b->state = Batch::State::Free;
+    }
+    free_cv_.notify_one();  // only the reader waits for a free batch
   }
   std::string error() {
     std::lock_guard lock(mu_);
@@ -245,8 +247,10 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
     {
       std::lock_guard lock(mu_);
       abort_ = true;
-      cv_.notify_all();
     }
+    free_cv_.notify_all();
+    queued_cv_.notify_all();
+    matched_cv_.notify_all();
     for (auto& t : workers_) t.join();
     workers_.clear();
     if (reader_done_.load()) reader_.join();
@@ -264,7 +268,7 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
       Batch* b = ring_[seq % ring_.size()].get();
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return abort_ || b->state == Batch::State::Free; });
+        free_cv_.wait(lock, [&] { return abort_ || b->state == Batch::State::Free; });
         if (abort_) break;
       }
       b->fill(reader_input_, /*own=*/true);
@@ -275,8 +279,8 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
         if (b->last) error_ = reader_input_.error();
         b->state = Batch::State::Filled;
         queue_.push_back(b);
-        cv_.notify_all();
       }
+      queued_cv_.notify_one();
       if (b->last) break;
     }
     // The reader owns its own descriptor: a detached reader never reads a
@@ -293,7 +297,7 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
       Batch* b = nullptr;
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return abort_ || !queue_.empty(); });
+        queued_cv_.wait(lock, [&] { return abort_ || !queue_.empty(); });
         if (abort_) return;
         b = queue_.front();
         queue_.pop_front();
@@ -306,9 +310,11 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
         if (g->logtime) logtime.emplace(*g->logtime);
       }
       b->match(matcher ? &*matcher : nullptr, logtime ? &*logtime : nullptr, clock_.wall_ms());
-      std::lock_guard lock(mu_);
-      b->state = Batch::State::Matched;
-      cv_.notify_all();
+      {
+        std::lock_guard lock(mu_);
+        b->state = Batch::State::Matched;
+      }
+      matched_cv_.notify_one();  // only the decider waits for matched batches
     }
   }
 
@@ -319,7 +325,10 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
   const sw::Clock& clock_;
   std::vector<std::unique_ptr<Batch>> ring_;
   std::mutex mu_;  // guards the batch states, queue_, abort_, ended_, error_
-  std::condition_variable cv_;
+  // One condition each, so that a hand-over wakes only the thread it is for.
+  std::condition_variable free_cv_;     // the reader: a batch came back
+  std::condition_variable queued_cv_;   // the workers: a batch to match
+  std::condition_variable matched_cv_;  // the decider: a batch was matched
   std::deque<Batch*> queue_;
   bool abort_ = false;
   bool ended_ = false;
