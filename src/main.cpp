@@ -178,8 +178,7 @@ struct Batch {
   // `last` is set, with no lines, at the end of input. With `own`, the text
   // is copied, so it outlives the reader's next call.
   void fill(sw::input::LineReader& reader, bool own) {
-    bool would_wait = false;
-    last = !reader.next_lines(lines, kLines, kBytes, /*nowait=*/false, would_wait);
+    last = !reader.next_lines(lines, kLines, kBytes);
     if (own) {
       storage.assign(lines.text);
       lines.text = storage;

@@ -34,13 +34,11 @@ std::optional<Line> LineReader::next_nowait(bool& would_wait) {
   return next_impl(&would_wait);
 }
 
-bool LineReader::next_lines(Block& out, std::size_t max_lines, std::size_t max_bytes, bool nowait,
-                            bool& would_wait) {
+bool LineReader::next_lines(Block& out, std::size_t max_lines, std::size_t max_bytes) {
   out.text = {};
   out.spans.clear();
   out.truncated.clear();
-  would_wait = false;
-  const auto first = next_impl(nowait ? &would_wait : nullptr);
+  const auto first = next();
   if (!first) return false;
   const char* base = first->text.data();
   out.spans.emplace_back(0, first->text.size());

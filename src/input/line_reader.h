@@ -68,24 +68,24 @@ class LineReader {
 
   // Like next(), but never waits for the descriptor: when no whole line is
   // buffered and nothing can be read right now, returns nullopt with
-  // would_wait = true, keeping what is buffered. Batching callers then hand
-  // on the lines they hold, so a live pipe never holds a line back.
+  // would_wait = true, keeping what is buffered. (next_lines() needs no such
+  // call: past its first line it takes only what is buffered.)
   std::optional<Line> next_nowait(bool& would_wait);
 
-  // Many lines at once, for batching callers: the next line as next() (or,
-  // with `nowait`, next_nowait()) gives it, followed by every further whole
-  // line already buffered, up to max_lines lines and about max_bytes bytes.
+  // Many lines at once, for batching callers: the next line as next() gives
+  // it (waiting for it if need be), followed by every further whole line
+  // already buffered, up to max_lines lines and about max_bytes bytes.
   // Nothing more is read for those. `text` is a view of the buffer from the
   // first line's start to the end of the last line's "\n" (or of the last
   // line, at the end of input), valid like next()'s view; each span is a
   // line's offset in `text` and its length as next() would give it. Returns
-  // false, with no lines, where next() returns nullopt (or would wait).
+  // false, with no lines, where next() returns nullopt.
   struct Block {
     std::string_view text;
     std::vector<std::pair<std::size_t, std::size_t>> spans;
     std::vector<uint8_t> truncated;
   };
-  bool next_lines(Block& out, std::size_t max_lines, std::size_t max_bytes, bool nowait, bool& would_wait);
+  bool next_lines(Block& out, std::size_t max_lines, std::size_t max_bytes);
 
   // With hold_partial: the unterminated line buffered at end of input, if
   // any (cut to max_line like any line), and forgets it. nullopt when nothing

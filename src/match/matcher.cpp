@@ -366,14 +366,6 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
 
 void Matcher::force_fallback_for_test(bool on) { impl_->force_fallback = on; }
 
-const Prefilter& Matcher::prefilter() const {
-  if (!impl_->prefilter) {
-    static const Prefilter none = Prefilter::make(config::RuleSet{});
-    return none;
-  }
-  return *impl_->prefilter;
-}
-
 void Matcher::match_batch(std::string_view text, std::span<const LineSpan> lines, std::span<MatchResult> out) {
   Impl& m = *impl_;
   if (!m.prefilter || !m.prefilter->active()) {

@@ -84,9 +84,6 @@ class Matcher {
   // one shared SIMD pass over the batch and no RE2 search.
   void match_batch(std::string_view text, std::span<const LineSpan> lines, std::span<MatchResult> out);
 
-  // The prefilter in use (inactive when make() was told not to use one).
-  const Prefilter& prefilter() const;
-
   // True when rule r needs capture values (its key or message template uses a
   // capture field).
   bool needs_captures(uint32_t r) const;
