@@ -70,6 +70,9 @@ Parsed parse_options(int argc, const char* const* argv) {
   app.add_option("--exec-timeout", o.exec_timeout, "Kill a command after DUR (default 30s)")->group("Actions");
   app.add_option("--state", o.state_file, "Load windows at start, save them at exit")
       ->group("State");
+  app.add_option("--state-interval", o.state_interval, "With --state: also save every DUR while running (default 5s)")
+      ->type_name("DUR")
+      ->group("State");
 
   Parsed p;
   try {
@@ -102,6 +105,11 @@ Parsed parse_options(int argc, const char* const* argv) {
   }
   if (auto d = config::parse_duration(o.exec_timeout); !d) {
     p.text = "swthrottle: --exec-timeout: " + d.error().what + "\n";
+    p.exit_status = 2;
+    return p;
+  }
+  if (auto d = config::parse_duration(o.state_interval); !d) {
+    p.text = "swthrottle: --state-interval: " + d.error().what + "\n";
     p.exit_status = 2;
     return p;
   }

@@ -24,6 +24,7 @@ struct Options {
   int exec_jobs = 4;
   std::string exec_timeout = "30s";
   std::string state_file;
+  std::string state_interval = "5s";  // --state saves this often while running
   int threads = 0;  // 0: all cores
   bool check = false;
   bool explain = false;

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "util/atomic_max.h"
+
 namespace swthrottle::engine {
 
 namespace {
@@ -167,33 +169,21 @@ int64_t Engine::next_boundary_after(int64_t now) const {
   return next;
 }
 
-void Engine::boundary_checks(int64_t old_now, int64_t new_now, std::vector<Record>& out) {
-  // Most lines cross no bucket boundary. Each thread remembers the first
-  // boundary after a "now" it saw itself; "now" only grows, so that boundary
-  // is never later than the first one after old_now, and a line before it
-  // needs no per-rule division. (Thread-local, not shared: a value computed
-  // by another decider from a later "now" could skip a boundary here.)
-  struct Cache {
-    const Engine* engine = nullptr;
-    int64_t base = -1;
-    int64_t next = 0;
-  };
-  thread_local Cache cache;
-  if (old_now < 0) return;  // nothing can be pending before the first line
-  if (cache.engine == this && cache.base <= old_now && new_now < cache.next) return;
-  for (auto& rs : states_) {
-    const int64_t w = rs->spec.width_ms;
-    if (new_now / w != old_now / w) check_rule(*rs, new_now, out);
+void Engine::boundary_checks(int64_t old_now, int64_t new_now, std::vector<Record>& out, BoundaryMemo* memo) {
+  if (old_now >= 0) {  // nothing can be pending before the first line
+    if (memo && memo->crosses_none(this, old_now, new_now)) return;
+    for (auto& rs : states_) {
+      const int64_t w = rs->spec.width_ms;
+      if (new_now / w != old_now / w) check_rule(*rs, new_now, out);
+    }
   }
-  cache = Cache{this, new_now, next_boundary_after(new_now)};
+  if (memo) *memo = BoundaryMemo{this, new_now, next_boundary_after(new_now)};
 }
 
-void Engine::tick(int64_t now_ms, std::vector<Record>& out) {
+void Engine::tick(int64_t now_ms, std::vector<Record>& out, BoundaryMemo* memo) {
   out.clear();
-  int64_t old = now_.load();
-  while (old < now_ms && !now_.compare_exchange_weak(old, now_ms)) {
-  }
-  if (old < now_ms) boundary_checks(old, now_ms, out);
+  const int64_t old = atomic_max(now_, now_ms);
+  if (old < now_ms) boundary_checks(old, now_ms, out, memo);
 }
 
 void Engine::flush_evicted(RuleState& rs, const SlotRef& evicted, int64_t now,
@@ -207,17 +197,15 @@ void Engine::flush_evicted(RuleState& rs, const SlotRef& evicted, int64_t now,
 }
 
 void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vector<Record>& out,
-                   std::vector<ExplainEntry>* explain) {
+                   std::vector<ExplainEntry>* explain, BoundaryMemo* memo) {
   out.clear();
   if (explain) explain->clear();
   int64_t now = now_.load();
   int64_t t = 0;
   if (line.timed) {
     t = std::max<int64_t>(line.t_ms, 0);
-    int64_t old = now;
-    while (old < t && !now_.compare_exchange_weak(old, t)) {
-    }
-    if (old < t) boundary_checks(old, t, out);  // group 1: boundary-check records
+    const int64_t old = atomic_max(now_, t);
+    if (old < t) boundary_checks(old, t, out, memo);  // group 1: boundary-check records
     now = std::max(old, t);
   }
   if (m.hits.empty()) {
@@ -408,9 +396,7 @@ EngineState Engine::save_state() const {
 }
 
 std::vector<std::string> Engine::load_state(const EngineState& st) {
-  int64_t old = now_.load();
-  while (old < st.now_ms && !now_.compare_exchange_weak(old, st.now_ms)) {
-  }
+  atomic_max(now_, st.now_ms);
   std::vector<std::string> fresh;
   for (auto& rs : states_) {
     const RuleWindows* saved = nullptr;
@@ -450,10 +436,7 @@ std::string window_identity(const config::Rule& r) {
 
 std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& flushed) {
   flushed.clear();
-  int64_t now = now_.load();
-  const int64_t then = old.now_.load();
-  while (now < then && !now_.compare_exchange_weak(now, then)) {
-  }
+  atomic_max(now_, old.now_.load());
   stats_ = old.stats_;
   std::vector<std::string> fresh;
   for (auto& rs : states_) {

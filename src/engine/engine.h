@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "config/rules.h"
+#include "engine/boundary_memo.h"
 #include "engine/engine_state.h"
 #include "engine/keymap.h"
 #include "engine/record.h"
@@ -55,12 +56,14 @@ class Engine {
 
   // Decides one line given its match result. `out` is cleared, then gets the
   // records in the order to write them. With `explain`, one entry per rule hit.
+  // With a `memo` (the caller's own), a line whose time crosses no bucket
+  // boundary skips the per-rule boundary arithmetic.
   void offer(const LineEvent& line, const match::MatchResult& m, std::vector<Record>& out,
-             std::vector<ExplainEntry>* explain = nullptr);
+             std::vector<ExplainEntry>* explain = nullptr, BoundaryMemo* memo = nullptr);
 
   // Moves now to now_ms (never back) and runs the boundary checks of every
   // rule whose bucket boundary that crosses: arrival-time timers call this.
-  void tick(int64_t now_ms, std::vector<Record>& out);
+  void tick(int64_t now_ms, std::vector<Record>& out, BoundaryMemo* memo = nullptr);
 
   // End of input: the pending summary of every throttle rule+key.
   void finish(std::vector<Record>& out);
@@ -91,7 +94,7 @@ class Engine {
 
  private:
   struct RuleState;
-  void boundary_checks(int64_t old_now, int64_t new_now, std::vector<Record>& out);
+  void boundary_checks(int64_t old_now, int64_t new_now, std::vector<Record>& out, BoundaryMemo* memo);
   int64_t next_boundary_after(int64_t now) const;
   void check_rule(RuleState& rs, int64_t now, std::vector<Record>& out);
   void flush_evicted(RuleState& rs, const SlotRef& evicted, int64_t now, std::vector<Record>& out);

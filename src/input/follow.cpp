@@ -25,11 +25,6 @@ constexpr uint32_t kFileEvents = IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF | IN_DELET
 // IN_ATTRIB: a chmod can make a waited-for file readable.
 constexpr uint32_t kDirEvents = IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ATTRIB | IN_ONLYDIR;
 
-int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // strerror is not thread-safe; every decider thread has its own Follower.
 std::string reason(int err) { return std::generic_category().message(err); }
 
@@ -37,8 +32,8 @@ std::string proc_fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd);
 
 }  // namespace
 
-Follower::Follower(std::string path, FollowOptions opts)
-    : path_(std::move(path)), opts_(opts), reader_(-1, opts.max_line, kBufferSize, /*hold_partial=*/true) {
+Follower::Follower(std::string path, FollowOptions opts, const Clock& clock)
+    : path_(std::move(path)), opts_(opts), clock_(clock), reader_(-1, opts.max_line, kBufferSize, /*hold_partial=*/true) {
   const auto slash = path_.rfind('/');
   dir_ = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // without it, stop() is seen at the next check
@@ -123,7 +118,7 @@ std::optional<Line> Follower::next(int timeout_ms) {
       fresh_notice_ = false;
       return std::nullopt;
     }
-    if (timeout_ms >= 0 && deadline < 0) deadline = steady_ms() + timeout_ms;
+    if (timeout_ms >= 0 && deadline < 0) deadline = clock_.steady_ms() + timeout_ms;
     if (!wait(deadline)) return std::nullopt;
   }
 }
@@ -351,7 +346,7 @@ void Follower::open_failed(int err) {
 bool Follower::wait(int64_t deadline_ms) {
   int wait_ms = std::max(opts_.poll_interval_ms, 1);
   if (deadline_ms >= 0) {
-    const int64_t left = deadline_ms - steady_ms();
+    const int64_t left = deadline_ms - clock_.steady_ms();
     if (left <= 0) return false;
     wait_ms = static_cast<int>(std::min<int64_t>(wait_ms, left));
   }

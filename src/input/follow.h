@@ -64,6 +64,7 @@
 #include <vector>
 
 #include "input/line_reader.h"
+#include "util/clock.h"
 
 namespace swthrottle::input {
 
@@ -83,7 +84,8 @@ struct FollowCounts {
 class Follower {
  public:
   // Opens the file if it is there; never fails (a missing file is waited for).
-  Follower(std::string path, FollowOptions opts);
+  // `clock` (not owned) times the waits of next(timeout_ms).
+  Follower(std::string path, FollowOptions opts, const Clock& clock = system_clock());
   ~Follower();
 
   Follower(const Follower&) = delete;
@@ -155,6 +157,7 @@ class Follower {
   std::string path_;
   std::string dir_;  // watched for the name to be created, moved or deleted
   FollowOptions opts_;
+  const Clock& clock_;
   LineReader reader_;
 
   int fd_ = -1;

@@ -28,6 +28,13 @@ class SystemClock final : public Clock {
   }
 };
 
+// The process's one SystemClock, for callers that take a Clock and are not
+// under test.
+inline const Clock& system_clock() {
+  static const SystemClock clock;
+  return clock;
+}
+
 // Arrival time (SPEC §4): wall-clock at start plus monotonic time since, so
 // times written out read as UTC while a clock step during the run can never
 // move a window backwards or forwards.

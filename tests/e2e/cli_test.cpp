@@ -1599,6 +1599,11 @@ threshold = "5 per 1m"
   RunResult bad_format = swt({"-r", rules, "--format", "xml"}, "ERR\n");
   CHECK(bad_format.exit_status == 2);
   CHECK(bad_format.out == "");
+
+  RunResult bad_interval = swt({"-r", rules, "--state-interval", "soon"}, "ERR\n");
+  CHECK(bad_interval.exit_status == 2);
+  CHECK(bad_interval.out == "");
+  CHECK(bad_interval.err.rfind("swthrottle: --state-interval: ", 0) == 0);
 }
 
 TEST_CASE("e2e: an unreadable input file exits 2 naming it") {

@@ -938,16 +938,22 @@ TEST_CASE("live: --state: SIGTERM saves the pending summary; the next run writes
                                  "line 2026-11-21T10:00:11Z ERROR e"});
 }
 
-TEST_CASE("live: --follow --state saves the state every few seconds while running") {
+TEST_CASE("live: --follow --state saves the state every --state-interval while running") {
   TempDir dir;
   const std::string state = dir.file("state.json");
   const std::string rules = dir.write("rules.toml", kStateRules);
   const std::string log = dir.write("app.log", "");
-  Process p = spawn({"--rule", rules, "--format", "json", "--state", state, "--follow", "--from-start", log});
+  Process p = spawn({"--rule", rules, "--format", "json", "--state", state, "--state-interval", "100ms", "--follow",
+                     "--from-start", log});
   append(log, "2026-11-21T10:00:05Z disk sda full\n");
   CHECK(p.read_stdout_lines(1, kWait));
   // Saved by the timer, not at exit: the process is still running.
-  CHECK(poll_until([&] { return file_has(state, "\"sda\""); }, 15'000ms));
+  CHECK(poll_until([&] { return file_has(state, "\"sda\""); }, kWait));
+  CHECK(p.running());
+  // And saved again: a later key shows up too.
+  append(log, "2026-11-21T10:00:06Z disk sdb full\n");
+  CHECK(p.read_stdout_lines(2, kWait));
+  CHECK(poll_until([&] { return file_has(state, "\"sdb\""); }, kWait));
   CHECK(p.running());
   const std::string so_far = p.out();
   stop_expecting(p, so_far);  // and nothing more at exit
@@ -959,7 +965,7 @@ TEST_CASE("live: --state with a live pipe (not --follow) is saved every few seco
   TempDir dir;
   const std::string state = dir.file("state.json");
   const std::string rules = dir.write("rules.toml", kStateRules);
-  Process p = spawn({"--rule", rules, "--format", "json", "--state", state});
+  Process p = spawn({"--rule", rules, "--format", "json", "--state", state, "--state-interval", "200ms"});
   REQUIRE(p.write_stdin("2026-11-21T10:00:05Z disk sda full\n"));
   CHECK(p.read_stdout_lines(1, kWait));
   CHECK(poll_until([&] { return file_has(state, "\"sda\""); }, kWait));

@@ -1,0 +1,201 @@
+#include "app/app.h"
+
+#include <unistd.h>
+
+#include <thread>
+
+#include "app/load_generation.h"
+#include "cli/report.h"
+#include "config/duration.h"
+#include "util/atomic_max.h"
+#include "util/stderr.h"
+
+namespace swthrottle::app {
+
+namespace {
+
+void say(const std::string& message) { print_error("swthrottle: " + message); }
+
+}  // namespace
+
+App::App(const cli::Options& options, const AppOptions& app_options, std::unique_ptr<pipeline::Generation> first,
+         output::RecordSink& sink, const Clock& clock)
+    : options_(options), app_options_(app_options), clock_(clock), arrival_(clock), sink_(sink) {
+  current_ = first.get();
+  generations_.push_back(std::move(first));
+}
+
+App::~App() = default;
+
+bool App::start() {
+  if (!options_.exec.empty()) {
+    auto argv = output::split_command(options_.exec);
+    if (!argv) {
+      say("--exec: " + argv.error().str());
+      return false;
+    }
+    exec_argv_ = std::move(*argv);
+  }
+  if (!exec_argv_.empty() || uses_exec(*current()->rules)) {
+    output::ExecOptions eo;
+    eo.jobs = options_.exec_jobs;
+    eo.timeout_ms = *config::parse_duration(options_.exec_timeout);  // checked by parse_options
+    exec_ = std::make_unique<output::ExecPool>(eo);
+  }
+  if (!options_.state_file.empty()) {
+    state_ = std::make_unique<state::StateFile>(options_.state_file);
+    auto locked = state_->lock_for_run([](const std::string& m) { say(m); });
+    if (!locked) say(locked.error().str());
+    std::string warning;
+    engine::EngineState st = state_->load(warning);
+    if (!warning.empty()) say(warning);
+    for (const auto& name : current()->engine->load_state(st))
+      say("state: rule \"" + name + "\" changed since the state was saved; it starts fresh");
+    if (st.last_log_ms >= 0) last_log_ms_ = st.last_log_ms;
+  }
+  return true;
+}
+
+int App::run(std::vector<InputSpec> inputs) {
+  inputs_ = inputs.size();
+  {
+    std::unique_ptr<std::thread> timer;
+    if (needs_timer()) timer = std::make_unique<std::thread>([this] { timer_loop(); });
+    if (inputs.size() == 1) {
+      read_input(inputs[0]);
+    } else {
+      std::vector<std::thread> deciders;
+      for (const InputSpec& in : inputs) deciders.emplace_back([this, &in] { read_input(in); });
+      for (auto& t : deciders) t.join();
+    }
+    {
+      std::lock_guard lock(mu_);
+      timer_done_ = true;
+    }
+    cv_.notify_all();
+    if (timer) timer->join();
+  }
+  for (const InputSpec& in : inputs)
+    if (in.fd > 0) ::close(in.fd);
+  finish();
+  {
+    std::lock_guard work(signal_mu_);  // a reload or stats report in progress ends first
+    exiting_ = true;
+  }
+  if (stop_requested_) return 0;  // SIGINT/SIGTERM: pending work written, exit 0
+  if (input_failed_ || sink_.failed()) return 2;
+  if (options_.exit_code && sink_.wrote_alert()) return 1;
+  return 0;
+}
+
+void App::emit(const std::vector<engine::Record>& records, const std::string& explain) {
+  if (!sink_.write(records, explain)) {
+    stop_ = true;  // output closed: end quietly (state is still saved)
+    stop_followers();
+  }
+  if (!exec_) return;
+  // Alert, resolved and summary records go to the rule's own command and to
+  // --exec's.
+  for (const auto& r : records) {
+    if (r.type == engine::RecordType::Line || r.rule == nullptr) continue;
+    if (!r.rule->exec.empty()) exec_->submit(output::ExecPool::job_for(r, r.rule->exec));
+    if (!exec_argv_.empty()) exec_->submit(output::ExecPool::job_for(r, exec_argv_));
+  }
+}
+
+void App::fail(const std::string& message) {
+  say(message);
+  input_failed_ = true;
+}
+
+void App::saw_log_time(int64_t newest_ms) { atomic_max(last_log_ms_, newest_ms); }
+
+void App::request_stop() {
+  stop_requested_ = true;
+  stop_ = true;
+  stop_followers();
+}
+
+void App::stop_followers() {
+  std::lock_guard lock(mu_);
+  for (auto* f : followers_) f->stop();
+}
+
+void App::save_state(pipeline::Generation& g) {
+  engine::EngineState st = g.engine->save_state();
+  st.last_log_ms = last_log_ms_.load();
+  if (auto r = state_->save(st, clock_.wall_ms()); !r) say(r.error().str());
+}
+
+// End of input, a signal, or a closed output: once. With --state, pending
+// summaries are saved (carried to the next run), else written.
+void App::finish() {
+  std::lock_guard once(finish_mu_);
+  if (finish_started_) return;
+  finish_started_ = true;
+  std::unique_lock order(order_);
+  {
+    // The timer stops first: it must not write a summary (or save an older
+    // snapshot) after the final save below.
+    std::lock_guard lock(mu_);
+    timer_done_ = true;
+    cv_.notify_all();
+  }
+  pipeline::Generation& g = *current();
+  if (state_) {
+    save_state(g);
+  } else if (!sink_.closed()) {
+    std::vector<engine::Record> records;
+    g.engine->finish(records);
+    emit(records);
+  }
+  if (exec_) exec_->drain();  // exit waits for running commands
+  if (options_.stats) print_error(stats_text());
+  std::lock_guard lock(mu_);
+  finished_ = true;
+  cv_.notify_all();
+}
+
+std::string App::stats_text() {
+  std::string s = cli::stats_report(*current()->engine);
+  if (exec_) {
+    const auto e = exec_->stats();
+    s += "swthrottle: stats: exec: started " + std::to_string(e.started) + " succeeded " +
+         std::to_string(e.succeeded) + " retried " + std::to_string(e.retried) + " timed out " +
+         std::to_string(e.timed_out) + " gave up " + std::to_string(e.gave_up) + "\n";
+  }
+  return s;
+}
+
+// SIGHUP: a bad new rules file is reported and the old rules stay.
+void App::reload() {
+  auto next = load_generation(options_);
+  if (!next) {
+    say("SIGHUP: keeping the current rules: " + next.error().str());
+    return;
+  }
+  if (uses_exec(*(*next)->rules) && !exec_) {
+    say("SIGHUP: keeping the current rules: exec actions need the exec pool, which "
+        "starts only when the rules at start or --exec use it; restart swthrottle");
+    return;
+  }
+  // Exclusive: no decider is between match and output while the rules
+  // change, so the old engine takes no line after its windows are handed on.
+  std::unique_lock order(order_);
+  pipeline::Generation* old = current();
+  std::vector<engine::Record> flushed;
+  const std::vector<std::string> fresh = (*next)->engine->adopt(*old->engine, flushed);
+  if (!flushed.empty()) emit(flushed);
+  const std::size_t n = (*next)->rules->rules.size();
+  std::lock_guard lock(mu_);
+  current_.store(next->get(), std::memory_order_release);
+  generations_.push_back(std::move(*next));
+  std::string msg = "SIGHUP: reloaded " + std::to_string(n) + " rules";
+  if (!fresh.empty()) {
+    msg += "; started fresh:";
+    for (const auto& f : fresh) msg += " " + f;
+  }
+  say(msg);
+}
+
+}  // namespace swthrottle::app

@@ -1,0 +1,116 @@
+// App: one run of swthrottle, from the first line to the exit status.
+//
+// Lifecycle: start() (exec pool, --state lock and load), run() (one decider
+// thread per input, the timer; then finish() once), exit status. Around it:
+// the signal thread (signal_loop: SIGINT/SIGTERM stop, SIGHUP reload,
+// SIGUSR1 stats) and the timer (arrival-time boundary checks, periodic
+// --state saves). Time comes from the injected Clock only.
+//
+// Threads and lock order: order_ (shared_mutex), then mu_, then the sink's,
+// the exec pool's and the engine's own locks. Deciders hold order_ shared
+// from a line's match to its output; the timer, reload() and finish() hold
+// it exclusive, so none of them comes between a line and its records.
+// signal_mu_ is taken by the signal thread before any of those.
+#pragma once
+
+#include <signal.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "app/inputs.h"
+#include "cli/options.h"
+#include "input/follow.h"
+#include "output/exec.h"
+#include "output/sink.h"
+#include "pipeline/decider.h"
+#include "pipeline/generation.h"
+#include "state/state_file.h"
+#include "util/clock.h"
+
+namespace swthrottle::app {
+
+struct AppOptions {
+  int64_t state_save_every_ms = 5000;  // --state while running (--state-interval)
+  bool prefilter = true;               // SWTHROTTLE_NO_PREFILTER unset
+};
+
+class App final : private pipeline::DeciderHost {
+ public:
+  // `sink`, `clock`: not owned; they outlive the App.
+  App(const cli::Options& options, const AppOptions& app_options, std::unique_ptr<pipeline::Generation> first,
+      output::RecordSink& sink, const Clock& clock);
+  ~App() override;
+
+  // Everything before the first line: exec pool, --state. False: exit 2.
+  bool start();
+
+  // Runs every input to its end (or until stopped), finishes once, and
+  // returns the exit status (SPEC §6).
+  int run(std::vector<InputSpec> inputs);
+
+  // The signal thread: waits for the signals in `set` (blocked in every
+  // thread) and never returns until the process ends.
+  void signal_loop(sigset_t set);
+
+ private:
+  // DeciderHost
+  pipeline::Generation* current() override { return current_.load(std::memory_order_acquire); }
+  std::shared_mutex& order() override { return order_; }
+  const std::atomic<bool>& stopping() override { return stop_; }
+  void emit(const std::vector<engine::Record>& records, const std::string& explain = {}) override;
+  void fail(const std::string& message) override;
+  void saw_log_time(int64_t newest_ms) override;
+  const Clock& clock() override { return clock_; }
+  int64_t arrival_ms() override { return arrival_.now_ms(); }
+
+  // One input, read by the source it needs, decided in its own order.
+  void read_input(const InputSpec& in);
+  void read_followed(pipeline::Decider& decider, const InputSpec& in);
+  void read_parallel(pipeline::Decider& decider, const InputSpec& in, int workers);
+  void read_batches(pipeline::Decider& decider, const InputSpec& in);
+  int workers_for(const InputSpec& in) const;
+
+  bool needs_timer() const;
+  void timer_loop();
+  void request_stop();
+  void stop_followers();
+  void save_state(pipeline::Generation& g);
+  void finish();
+  std::string stats_text();
+  void reload();
+
+  const cli::Options options_;  // a copy: the signal thread may outlive main()'s locals
+  const AppOptions app_options_;
+  const Clock& clock_;
+  ArrivalClock arrival_;
+  output::RecordSink& sink_;
+  std::vector<std::unique_ptr<pipeline::Generation>> generations_;  // guarded by mu_ (appended on reload)
+  std::atomic<pipeline::Generation*> current_{nullptr};
+  std::unique_ptr<output::ExecPool> exec_;
+  std::vector<std::string> exec_argv_;
+  std::unique_ptr<state::StateFile> state_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> input_failed_{false};
+  std::atomic<int64_t> last_log_ms_{-1};
+  std::size_t inputs_ = 1;
+
+  std::shared_mutex order_;
+  std::mutex mu_;  // guards followers_, timer_done_, finished_, generations_
+  std::condition_variable cv_;
+  std::vector<input::Follower*> followers_;
+  bool timer_done_ = false;
+  bool finished_ = false;
+  std::mutex finish_mu_;
+  bool finish_started_ = false;  // guarded by finish_mu_
+  std::mutex signal_mu_;         // held by the signal thread while it reloads or reports
+  bool exiting_ = false;         // guarded by signal_mu_
+};
+
+}  // namespace swthrottle::app

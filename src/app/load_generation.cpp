@@ -1,0 +1,39 @@
+#include "app/load_generation.h"
+
+#include <algorithm>
+
+namespace swthrottle::app {
+
+bool uses_exec(const config::RuleSet& rules) {
+  return std::any_of(rules.rules.begin(), rules.rules.end(), [](const auto& r) { return !r.exec.empty(); });
+}
+
+Result<std::unique_ptr<pipeline::Generation>> load_generation(const cli::Options& options) {
+  auto loaded = config::load_rules(options.rule_files);
+  if (!loaded) return loaded.error();
+  auto g = std::make_unique<pipeline::Generation>();
+  g->rules = std::make_unique<config::RuleSet>(std::move(*loaded));
+  config::RuleSet& rules = *g->rules;
+  if (options.time) rules.settings.time = *options.time;
+  if (options.mode)
+    for (auto& r : rules.rules)
+      if (!r.mode_set) {
+        r.mode = *options.mode;
+        r.fingerprint = config::fingerprint(r);
+      }
+  if (rules.settings.time == config::TimeSource::Log) {
+    auto lt = match::LogTime::make(rules.settings.timestamp, rules.settings.timezone, rules.settings.year);
+    if (!lt) {
+      Error e = lt.error();
+      e.file = rules.settings.timestamp.file;
+      e.line = rules.settings.timestamp.line;
+      e.col = rules.settings.timestamp.col;
+      return e;
+    }
+    g->logtime.emplace(std::move(*lt));
+  }
+  g->engine = std::make_unique<engine::Engine>(rules, engine::EngineOptions{options.passthrough, options.explain});
+  return g;
+}
+
+}  // namespace swthrottle::app

@@ -1,0 +1,84 @@
+// The sources of one input: a followed file, a file or pipe read in batches
+// on the decider's own thread, or one matched by -j workers. All three feed
+// one pipeline::Decider.
+#include <algorithm>
+#include <thread>
+
+#include "app/app.h"
+#include "pipeline/parallel_match.h"
+#include "util/stderr.h"
+
+namespace swthrottle::app {
+
+void App::read_input(const InputSpec& in) {
+  const int64_t resumed = last_log_ms_.load();
+  pipeline::Decider::Options o;
+  o.passthrough = options_.passthrough;
+  o.explain = options_.explain;
+  o.prefilter = app_options_.prefilter;
+  pipeline::Decider decider(in.name, *this, o, resumed >= 0 ? resumed : pipeline::kNoStamp);
+  if (!decider.ready()) return;
+  if (in.follow) read_followed(decider, in);
+  else if (const int workers = workers_for(in); workers > 1) read_parallel(decider, in, workers);
+  else read_batches(decider, in);
+}
+
+// Matching threads for an input: parallel matching pays off on a backlog
+// read from one file or pipe. Followed files stay on their decider (a line
+// must not wait for a batch to fill), and several inputs already decide in
+// parallel.
+int App::workers_for(const InputSpec& in) const {
+  if (in.follow || inputs_ > 1 || options_.explain) return 1;
+  const int j = options_.threads > 0 ? options_.threads : static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, j);
+}
+
+void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
+  input::FollowOptions fo;
+  fo.from_start = options_.from_start;
+  fo.max_line = options_.max_line;
+  input::Follower follower(in.name, fo, clock_);
+  {
+    std::lock_guard lock(mu_);
+    followers_.push_back(&follower);
+    if (stop_) follower.stop();
+  }
+  while (!follower.stopped()) {
+    auto line = follower.next(-1);
+    for (const auto& n : follower.take_notices()) print_error("swthrottle: " + n);
+    if (line && !decider.take(*line)) break;
+  }
+  if (auto last = follower.take_partial(); last && !sink_.closed()) decider.take(*last);
+  std::lock_guard lock(mu_);
+  followers_.erase(std::remove(followers_.begin(), followers_.end(), &follower), followers_.end());
+}
+
+// Matched in parallel, decided here in input order: the records are those of
+// the sequential path, whatever -j is.
+void App::read_parallel(pipeline::Decider& decider, const InputSpec& in, int workers) {
+  pipeline::ParallelMatch::Options po;
+  po.max_line = options_.max_line;
+  po.workers = workers;
+  po.prefilter = app_options_.prefilter;
+  auto pipe = pipeline::ParallelMatch::start(in.fd, po, [this] { return current(); }, clock_);
+  while (pipeline::Batch* b = pipe->next()) {
+    const bool go = decider.take_matched(*b);
+    pipe->release(b);
+    if (!go) break;
+  }
+  if (const std::string err = pipe->error(); !err.empty()) fail(in.name + ": " + err);
+  pipe->stop();
+}
+
+// One thread: read a batch, match it (the prefilter scans it whole), decide it.
+void App::read_batches(pipeline::Decider& decider, const InputSpec& in) {
+  input::LineReader reader(in.fd, options_.max_line);
+  pipeline::Batch b;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    b.fill(reader, /*own=*/false);
+    if (!decider.take_read(b) || b.last) break;
+  }
+  if (!reader.error().empty()) fail(in.name + ": " + reader.error());
+}
+
+}  // namespace swthrottle::app

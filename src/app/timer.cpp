@@ -1,0 +1,55 @@
+// The timer thread: boundary checks at every bucket boundary under arrival
+// time, even when no line comes (SPEC §3); with --state, a save every
+// state_save_every_ms (SPEC §6), so a crash of a long run loses at most that.
+#include <algorithm>
+#include <chrono>
+
+#include "app/app.h"
+
+namespace swthrottle::app {
+
+bool App::needs_timer() const {
+  return current_.load()->rules->settings.time == config::TimeSource::Arrival || state_ != nullptr;
+}
+
+void App::timer_loop() {
+  constexpr int64_t kMaxWaitMs = 200;
+  std::vector<engine::Record> records;
+  int64_t next_save = clock_.steady_ms() + app_options_.state_save_every_ms;
+  std::unique_lock lock(mu_);
+  while (!timer_done_) {
+    pipeline::Generation* g = current();
+    const bool arrival = g->rules->settings.time == config::TimeSource::Arrival;
+    int64_t wait = kMaxWaitMs;
+    if (arrival) {
+      const int64_t next = g->engine->next_boundary_ms();
+      if (next != INT64_MAX) wait = std::clamp<int64_t>(arrival_.steady_at(next) - clock_.steady_ms(), 0, kMaxWaitMs);
+    }
+    if (state_) wait = std::clamp<int64_t>(next_save - clock_.steady_ms(), 0, wait);
+    cv_.wait_for(lock, std::chrono::milliseconds(wait), [this] { return timer_done_; });
+    if (timer_done_) break;
+    lock.unlock();
+    {
+      // Exclusive: a tick's records and a decider's line never interleave
+      // (a resolve written after the alert of a line that came later).
+      std::unique_lock order(order_);
+      lock.lock();
+      const bool done = timer_done_;  // finish() has begun: it writes or saves the rest
+      lock.unlock();
+      if (!done) {
+        g = current();
+        if (arrival) {
+          g->engine->tick(arrival_.now_ms(), records);
+          if (!records.empty()) emit(records);
+        }
+        if (state_ && clock_.steady_ms() >= next_save) {
+          save_state(*g);
+          next_save = clock_.steady_ms() + app_options_.state_save_every_ms;
+        }
+      }
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace swthrottle::app

@@ -1,0 +1,54 @@
+// Batch: a run of lines of one input, read together, matched together (the
+// literal prefilter scans the whole text at once), then decided line by line
+// in input order and reused.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "input/line_reader.h"
+#include "match/logtime.h"
+#include "match/matcher.h"
+
+namespace swthrottle::pipeline {
+
+struct Generation;
+
+// A line's log timestamp when it has none.
+constexpr int64_t kNoStamp = INT64_MIN;
+
+struct Batch {
+  static constexpr std::size_t kLines = 2048;
+  static constexpr std::size_t kBytes = 1 << 20;
+
+  input::LineReader::Block lines;           // text: the lines and their "\n" (the prefilter scans it whole)
+  std::string storage;                      // a copy of the text, when the reader moves on (-j)
+  std::vector<match::MatchResult> results;  // views into the text
+  std::vector<int64_t> stamps;              // log timestamp per line, kNoStamp: none
+  Generation* gen = nullptr;                // the rules it was matched with
+  uint64_t seq = 0;                         // position in the input (-j hands batches back in this order)
+  bool last = false;                        // end of input after this batch
+  enum class State { Free, Filled, Matched } state = State::Free;
+
+  std::size_t size() const { return lines.spans.size(); }
+  std::string_view line(std::size_t i) const {
+    return lines.text.substr(lines.spans[i].first, lines.spans[i].second);
+  }
+  bool truncated(std::size_t i) const { return lines.truncated[i] != 0; }
+
+  // The whole lines the reader has buffered (at most kLines / about kBytes),
+  // reading only when it has none: a live pipe never holds a line back.
+  // `last` is set, with no lines, at the end of input. With `own`, the text
+  // is copied, so it outlives the reader's next call.
+  void fill(input::LineReader& reader, bool own);
+
+  // Matches every line (none match without a matcher) and reads its
+  // timestamp (with a logtime: time = log). `wall_ms` serves only the year
+  // of stamps without one.
+  void match(match::Matcher* matcher, const match::LogTime* logtime, int64_t wall_ms);
+};
+
+}  // namespace swthrottle::pipeline

@@ -1,0 +1,143 @@
+// Decider: decides the lines of one input, in input order (SPEC §3), with
+// the rules in force, and hands the records on. Every source feeds the same
+// per-line path, so a followed file, a file read in batches and a file
+// matched by -j workers give the same records:
+//
+//   take(line)       a line to match here (a followed file);
+//   take_read(b)     a batch read here, matched here (one thread);
+//   take_matched(b)  a batch matched by other threads (-j: ParallelMatch).
+//
+// Each call holds the host's order lock shared from a line's match to its
+// output, so a reload, a timer tick or the final summaries never come
+// between them. A call returns false when the input should stop (the output
+// closed, a stop was asked for, or new rules could not be compiled).
+//
+// Seams for what comes next:
+// - window backends: the Generation's engine owns the windows; a backend
+//   other than the local one (a fleet) lives behind engine::Engine, not here.
+// - records that are not plain lines (JSON fields, multi-line events): a
+//   source turns them into one text and a MatchResult, then calls the
+//   per-line path through take_matched().
+// - inputs merged by time: a driver that merges several sources feeds one
+//   decider per input in the merged order; LineTime is the per-input policy.
+// - replays (backtest): a host with its own generation and a collecting
+//   sink drives a decider over history as often as it likes; nothing here
+//   reads a clock but through the host.
+//
+// Not thread-safe: one decider per input, on one thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/boundary_memo.h"
+#include "engine/engine.h"
+#include "input/line_reader.h"
+#include "match/logtime.h"
+#include "match/matcher.h"
+#include "pipeline/batch.h"
+#include "pipeline/generation.h"
+#include "pipeline/line_time.h"
+#include "util/clock.h"
+
+namespace swthrottle::pipeline {
+
+// What a decider needs from the program around it (app/app.h; tests have
+// their own).
+class DeciderHost {
+ public:
+  virtual ~DeciderHost() = default;
+  // The rules in force: a new generation after a reload.
+  virtual Generation* current() = 0;
+  // Held shared by deciders from a line's match to its output; held
+  // exclusive by whatever must not come between them.
+  virtual std::shared_mutex& order() = 0;
+  // Set when every input should stop (a signal, a closed output).
+  virtual const std::atomic<bool>& stopping() = 0;
+  // Records to write (and run actions for), with an --explain block before
+  // them.
+  virtual void emit(const std::vector<engine::Record>& records, const std::string& explain = {}) = 0;
+  // An error that ends this input; the run exits 2.
+  virtual void fail(const std::string& message) = 0;
+  // The newest log timestamp this input has seen (for --state).
+  virtual void saw_log_time(int64_t newest_ms) = 0;
+  virtual const Clock& clock() = 0;
+  // Arrival time now (SPEC §4).
+  virtual int64_t arrival_ms() = 0;
+};
+
+class Decider {
+ public:
+  struct Options {
+    bool passthrough = false;
+    bool explain = false;
+    bool prefilter = true;  // match::Matcher::make's
+  };
+
+  // `name`: the input as given ("-": standard input), for --explain.
+  // `resumed_log_ms`: the newest log time from --state, or kNoStamp.
+  Decider(std::string name, DeciderHost& host, const Options& options, int64_t resumed_log_ms);
+  ~Decider();
+  Decider(const Decider&) = delete;
+  Decider& operator=(const Decider&) = delete;
+
+  // False when the rules could not be compiled for matching (reported
+  // through the host): nothing can be decided.
+  bool ready() const { return matcher_.has_value(); }
+
+  bool take(const input::Line& line);
+  bool take_read(Batch& b);
+  bool take_matched(Batch& b);
+
+  // Hands what is held for the batch (per-line counts, a pending "now") to
+  // the engine. The take_* calls do it themselves; a source calls it when it
+  // stops between them.
+  void flush();
+
+ private:
+  bool refresh();
+  bool match_and_decide(const input::Line& line);
+  bool decide_batch(Batch& b);
+  // The single per-line path: one line whose match result (and timestamp,
+  // or kNoStamp) are known.
+  bool decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp);
+  void flush_pending();
+  bool go_on() const { return !host_.stopping().load(std::memory_order_relaxed); }
+
+  const std::string name_;
+  const std::string shown_;  // name_ as --explain shows it
+  DeciderHost& host_;
+  const Options options_;
+  Generation* gen_ = nullptr;
+  std::optional<match::Matcher> matcher_;
+  std::optional<match::LogTime> logtime_;  // each decider its own copy (its own RE2)
+  match::MatchResult match_;
+  std::vector<engine::Record> records_;
+  std::vector<engine::ExplainEntry> explain_;
+  LineTime time_;
+  uint64_t line_no_ = 0;
+  // Per-line counters, added to the engine's stats once per batch (and
+  // before the rules change): one atomic add per line each would cost more
+  // than deciding a line that matches nothing.
+  uint64_t lines_ = 0;
+  uint64_t truncated_ = 0;
+  // Lines that matched nothing only move "now"; while that crosses no bucket
+  // boundary, offer() would decide and write nothing, so such lines just
+  // raise pending_, handed to the engine before the next line it decides and
+  // at the end of a batch: the same records, for a comparison per line
+  // instead of an atomic update of the shared now.
+  const bool fold_;
+  int64_t pending_ = INT64_MIN;
+  engine::BoundaryMemo memo_;
+  // The wall clock only serves the year of syslog stamps: a followed input
+  // reads it every 1024 lines, a batch once.
+  int64_t wall_ms_ = 0;
+  uint32_t wall_age_ = 0;
+};
+
+}  // namespace swthrottle::pipeline

@@ -1,0 +1,125 @@
+#include "pipeline/parallel_match.h"
+
+#include <unistd.h>
+
+#include <optional>
+
+#include "match/logtime.h"
+#include "match/matcher.h"
+#include "pipeline/generation.h"
+
+namespace swthrottle::pipeline {
+
+std::shared_ptr<ParallelMatch> ParallelMatch::start(int fd, const Options& options,
+                                                    std::function<Generation*()> current, const Clock& clock) {
+  auto p = std::shared_ptr<ParallelMatch>(new ParallelMatch(fd, options, std::move(current), clock));
+  // Two batches per worker in flight, one being decided, one being read.
+  p->ring_.resize(static_cast<std::size_t>(2 * options.workers + 2));
+  for (auto& b : p->ring_) b = std::make_unique<Batch>();
+  std::shared_ptr<ParallelMatch> self = p;
+  p->reader_ = std::thread([self] { self->read_loop(); });
+  for (int i = 0; i < options.workers; ++i) p->workers_.emplace_back([self] { self->work_loop(); });
+  return p;
+}
+
+ParallelMatch::ParallelMatch(int fd, const Options& options, std::function<Generation*()> current,
+                             const Clock& clock)
+    : fd_(::dup(fd)), reader_input_(fd_, options.max_line), options_(options), current_(std::move(current)),
+      clock_(clock) {}
+
+Batch* ParallelMatch::next() {
+  std::unique_lock lock(mu_);
+  if (ended_) return nullptr;
+  Batch* b = ring_[next_seq_ % ring_.size()].get();
+  matched_cv_.wait(lock, [&] { return b->state == Batch::State::Matched && b->seq == next_seq_; });
+  ++next_seq_;
+  if (b->last) ended_ = true;
+  return b;
+}
+
+void ParallelMatch::release(Batch* b) {
+  {
+    std::lock_guard lock(mu_);
+    b->state = Batch::State::Free;
+  }
+  free_cv_.notify_one();  // only the reader waits for a free batch
+}
+
+std::string ParallelMatch::error() {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+void ParallelMatch::stop() {
+  {
+    std::lock_guard lock(mu_);
+    abort_ = true;
+  }
+  free_cv_.notify_all();
+  queued_cv_.notify_all();
+  matched_cv_.notify_all();
+  for (auto& t : workers_) t.join();
+  workers_.clear();
+  if (reader_done_.load()) reader_.join();
+  else reader_.detach();
+}
+
+void ParallelMatch::read_loop() {
+  for (uint64_t seq = 0;; ++seq) {
+    Batch* b = ring_[seq % ring_.size()].get();
+    {
+      std::unique_lock lock(mu_);
+      free_cv_.wait(lock, [&] { return abort_ || b->state == Batch::State::Free; });
+      if (abort_) break;
+    }
+    b->fill(reader_input_, /*own=*/true);
+    b->gen = current_();
+    b->seq = seq;
+    {
+      std::lock_guard lock(mu_);
+      if (b->last) error_ = reader_input_.error();
+      b->state = Batch::State::Filled;
+      queue_.push_back(b);
+    }
+    queued_cv_.notify_one();
+    if (b->last) break;
+  }
+  // The reader owns its own descriptor: a detached reader never reads a
+  // number the program has closed and reused meanwhile.
+  if (fd_ >= 0) ::close(fd_);
+  reader_done_ = true;
+}
+
+void ParallelMatch::work_loop() {
+  Generation* g = nullptr;
+  std::optional<match::Matcher> matcher;
+  std::optional<match::LogTime> logtime;
+  for (;;) {
+    Batch* b = nullptr;
+    {
+      std::unique_lock lock(mu_);
+      queued_cv_.wait(lock, [&] { return abort_ || !queue_.empty(); });
+      if (abort_) return;
+      b = queue_.front();
+      queue_.pop_front();
+    }
+    if (b->gen != g) {
+      g = b->gen;
+      // A matcher that cannot be made leaves the batch unmatched; the
+      // decider makes its own from the same rules and reports the error.
+      matcher.reset();
+      auto m = match::Matcher::make(*g->rules, false, options_.prefilter);
+      if (m) matcher.emplace(std::move(*m));
+      logtime.reset();
+      if (g->logtime) logtime.emplace(*g->logtime);
+    }
+    b->match(matcher ? &*matcher : nullptr, logtime ? &*logtime : nullptr, clock_.wall_ms());
+    {
+      std::lock_guard lock(mu_);
+      b->state = Batch::State::Matched;
+    }
+    matched_cv_.notify_one();  // only the decider waits for matched batches
+  }
+}
+
+}  // namespace swthrottle::pipeline

@@ -1,0 +1,351 @@
+// Decider (pipeline/decider.h): every source feeds one per-line path, so a
+// followed file (take), a batch read on the decider's thread (take_read) and
+// batches matched by -j workers (take_matched, ParallelMatch) give the
+// records of a plain reference: each line matched, stamped and offered to
+// the engine on its own, with no folding of quiet lines and no batches.
+#include "pipeline/decider.h"
+
+#include <doctest/doctest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "output/writer.h"
+#include "pipeline/parallel_match.h"
+#include "support/collecting_sink.h"
+#include "support/fake_clock.h"
+#include "support/seed.h"
+
+namespace {
+
+namespace sw = swthrottle;
+using sw::pipeline::Batch;
+using sw::pipeline::Decider;
+using sw::pipeline::Generation;
+
+std::unique_ptr<Generation> make_generation(std::string_view toml, bool passthrough = false, bool explain = false) {
+  auto rules = sw::config::parse_rules(toml, "rules.toml");
+  REQUIRE_MESSAGE(rules.ok(), (rules.ok() ? std::string() : rules.error().str()));
+  auto g = std::make_unique<Generation>();
+  g->rules = std::make_unique<sw::config::RuleSet>(std::move(*rules));
+  const auto& s = g->rules->settings;
+  if (s.time == sw::config::TimeSource::Log) {
+    auto lt = sw::match::LogTime::make(s.timestamp, s.timezone, s.year);
+    REQUIRE(lt.ok());
+    g->logtime.emplace(std::move(*lt));
+  }
+  g->engine = std::make_unique<sw::engine::Engine>(*g->rules, sw::engine::EngineOptions{passthrough, explain});
+  return g;
+}
+
+// A host with one generation at a time, a fake clock and a sink that keeps
+// the records as text.
+class FakeHost final : public sw::pipeline::DeciderHost {
+ public:
+  explicit FakeHost(std::string_view toml, bool passthrough = false) : passthrough_(passthrough) {
+    gens_.push_back(make_generation(toml, passthrough));
+    current_ = gens_.back().get();
+  }
+
+  Generation* current() override { return current_.load(); }
+  std::shared_mutex& order() override { return order_; }
+  const std::atomic<bool>& stopping() override { return stop; }
+  void emit(const std::vector<sw::engine::Record>& records, const std::string& explain) override {
+    if (!sink.write(records, explain)) stop = true;
+  }
+  void fail(const std::string& message) override { failures.push_back(message); }
+  void saw_log_time(int64_t newest_ms) override { newest = std::max(newest, newest_ms); }
+  const sw::Clock& clock() override { return clock_; }
+  int64_t arrival_ms() override { return clock_.wall_ms(); }
+
+  // SIGHUP, as the app does it: the new engine adopts the old one's windows.
+  void reload(std::string_view toml) {
+    std::unique_lock lock(order_);
+    auto next = make_generation(toml, passthrough_);
+    std::vector<sw::engine::Record> flushed;
+    (void)next->engine->adopt(*current_.load()->engine, flushed);
+    sink.write(flushed);
+    current_ = next.get();
+    gens_.push_back(std::move(next));
+  }
+
+  sw::test::FakeClock clock_;
+  sw::test::CollectingSink sink;
+  std::atomic<bool> stop{false};
+  std::vector<std::string> failures;
+  int64_t newest = INT64_MIN;
+
+ private:
+  bool passthrough_;
+  std::vector<std::unique_ptr<Generation>> gens_;
+  std::atomic<Generation*> current_{nullptr};
+  std::shared_mutex order_;
+};
+
+// The reference: each line on its own, straight into a fresh engine.
+std::string reference(std::string_view toml, const std::vector<std::string>& lines, bool passthrough = false) {
+  auto g = make_generation(toml, passthrough);
+  auto m = sw::match::Matcher::make(*g->rules, false, /*prefilter=*/false);
+  REQUIRE(m.ok());
+  sw::match::MatchResult mr;
+  std::vector<sw::engine::Record> out;
+  std::string text;
+  int64_t last = INT64_MIN;
+  for (const std::string& line : lines) {
+    m->match(line, mr);
+    sw::engine::LineEvent ev;
+    ev.text = line;
+    if (auto t = g->logtime->parse(line, 0)) last = *t;
+    ev.timed = last != INT64_MIN;
+    ev.t_ms = ev.timed ? last : 0;
+    g->engine->offer(ev, mr, out);
+    for (const auto& r : out) sw::output::render(text, r, sw::output::Format::Text);
+  }
+  g->engine->finish(out);
+  for (const auto& r : out) sw::output::render(text, r, sw::output::Format::Text);
+  return text;
+}
+
+std::string finish(FakeHost& host) {
+  std::vector<sw::engine::Record> out;
+  host.current()->engine->finish(out);
+  host.sink.write(out);
+  return host.sink.text();
+}
+
+// A descriptor holding `text`, read from its start.
+int memory_file(const std::string& text) {
+  const int fd = ::memfd_create("decider_test", MFD_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  REQUIRE(::lseek(fd, 0, SEEK_SET) == 0);
+  return fd;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l + "\n";
+  return s;
+}
+
+const char* const kRules = R"toml(
+[settings]
+time = "log"
+
+[[rule]]
+name = "flood"
+kind = "throttle"
+threshold = "3 per 10s"
+key = "{svc}"
+  [[rule.event]]
+  name = "err"
+  match = 'ERROR svc=(?P<svc>\w+)'
+
+[[rule]]
+name = "burst"
+kind = "alert"
+threshold = "4 per 5s"
+cooldown = "20s"
+resolve = true
+mode = "accurate"
+  [[rule.event]]
+  name = "fail"
+  match = 'FAIL'
+)toml";
+
+// Seeded: stamped lines seconds apart with most lines matching nothing,
+// lines without a stamp (a trace), a stamp that goes back (late), and a
+// first line with no stamp at all (untimed).
+std::vector<std::string> make_log(uint64_t seed, std::size_t n) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::string> lines{"starting up, no stamp yet ERROR svc=boot"};
+  int64_t t = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const uint64_t r = rng() % 100;
+    t += static_cast<int64_t>(rng() % 1500);
+    const int64_t shown = r < 3 ? std::max<int64_t>(0, t - 30'000) : t;  // 3 %: late
+    char stamp[64];
+    std::snprintf(stamp, sizeof stamp, "2026-11-21T10:%02lld:%02lld.%03lldZ", static_cast<long long>(shown / 60000 % 60),
+                  static_cast<long long>(shown / 1000 % 60), static_cast<long long>(shown % 1000));
+    if (r < 10) lines.push_back(std::string("    at frame ") + std::to_string(i));  // no stamp: takes the last one
+    else if (r < 30) lines.push_back(std::string(stamp) + " ERROR svc=" + (rng() % 2 ? "pay" : "auth") + " boom");
+    else if (r < 40) lines.push_back(std::string(stamp) + " FAIL login");
+    else lines.push_back(std::string(stamp) + " INFO all fine " + std::to_string(i));
+  }
+  return lines;
+}
+
+TEST_CASE("decider: take, take_read, take_matched and -j give the reference's records") {
+  const uint64_t seed = sw::test::base_seed(20261125);
+  CAPTURE(seed);
+  const std::vector<std::string> lines = make_log(seed, 3000);
+  for (bool passthrough : {false, true}) {
+    CAPTURE(passthrough);
+    const std::string expected = reference(kRules, lines, passthrough);
+    REQUIRE(expected.find("swthrottle: alert burst") != std::string::npos);
+    REQUIRE(expected.find("swthrottle: resolved burst") != std::string::npos);
+    REQUIRE(expected.find("swthrottle: summary flood key=pay") != std::string::npos);
+
+    {  // line by line, as from a followed file
+      FakeHost host(kRules, passthrough);
+      Decider d("f.log", host, Decider::Options{passthrough, false, true}, INT64_MIN);
+      REQUIRE(d.ready());
+      for (const auto& l : lines) REQUIRE(d.take(sw::input::Line{l, false}));
+      CHECK(finish(host) == expected);
+      CHECK(host.failures.empty());
+    }
+    for (std::size_t buffer : {std::size_t{4096}, std::size_t{1} << 18}) {  // many batches, or few
+      CAPTURE(buffer);
+      FakeHost host(kRules, passthrough);
+      Decider d("f.log", host, Decider::Options{passthrough, false, true}, INT64_MIN);
+      const int fd = memory_file(joined(lines));
+      sw::input::LineReader reader(fd, 1 << 20, buffer);
+      Batch b;
+      int batches = 0;
+      for (;;) {
+        b.fill(reader, false);
+        ++batches;
+        if (!d.take_read(b) || b.last) break;
+      }
+      ::close(fd);
+      CHECK(finish(host) == expected);
+      if (buffer == 4096) CHECK(batches > 10);
+    }
+    for (int workers : {1, 3}) {  // -j
+      CAPTURE(workers);
+      FakeHost host(kRules, passthrough);
+      Decider d("f.log", host, Decider::Options{passthrough, false, true}, INT64_MIN);
+      const int fd = memory_file(joined(lines));
+      auto pipe = sw::pipeline::ParallelMatch::start(
+          fd, {1 << 20, workers, true}, [&host] { return host.current(); }, host.clock_);
+      while (Batch* b = pipe->next()) {
+        const bool go = d.take_matched(*b);
+        pipe->release(b);
+        REQUIRE(go);
+      }
+      CHECK(pipe->error().empty());
+      pipe->stop();
+      ::close(fd);
+      CHECK(finish(host) == expected);
+    }
+  }
+}
+
+TEST_CASE("decider: the per-input stats and the newest log time reach the engine once per batch") {
+  const std::vector<std::string> lines{
+      "no stamp at all",                       // untimed
+      "2026-11-21T10:00:01Z ERROR svc=pay x",  // stamped
+      "   continued",                          // takes 10:00:01
+      "2026-11-21T10:00:03Z INFO y",
+      "2026-11-21T10:00:02Z FAIL z",           // older: newest stays 10:00:03
+  };
+  FakeHost host(kRules);
+  Decider d("f.log", host, Decider::Options{}, INT64_MIN);
+  const int fd = memory_file(joined(lines));
+  sw::input::LineReader reader(fd);
+  Batch b;
+  b.fill(reader, false);
+  REQUIRE(b.size() == 5);
+  CHECK(d.take_read(b));
+  ::close(fd);
+  const auto& stats = host.current()->engine->stats();
+  CHECK(stats.lines.get() == 5);
+  CHECK(stats.untimed.get() == 1);
+  CHECK(stats.no_timestamp.get() == 1);
+  CHECK(host.newest == 1'795'255'203'000);  // 2026-11-21T10:00:03Z
+}
+
+TEST_CASE("decider: a time from --state dates lines before their first stamp") {
+  FakeHost host(kRules);
+  Decider d("-", host, Decider::Options{}, 1'795'255'201'000);  // 10:00:01Z
+  for (int i = 0; i < 4; ++i) CHECK(d.take(sw::input::Line{"FAIL without a stamp", false}));
+  CHECK(host.sink.text() ==
+        "swthrottle: alert burst count=4 threshold=4 window=5s suppressed=0 time=2026-11-21T10:00:01.000Z: "
+        "FAIL without a stamp\n");
+  CHECK(host.current()->engine->stats().untimed.get() == 0);
+}
+
+TEST_CASE("decider: under arrival time a line is decided when it is read, never before the engine's now") {
+  const char* const rules = R"toml(
+[settings]
+time = "arrival"
+[[rule]]
+name = "burst"
+kind = "alert"
+threshold = "2 per 10s"
+  [[rule.event]]
+  name = "fail"
+  match = 'FAIL'
+)toml";
+  FakeHost host(rules);
+  Decider d("-", host, Decider::Options{}, INT64_MIN);
+  const int64_t t0 = host.clock_.wall_ms();
+  CHECK(d.take(sw::input::Line{"FAIL 1", false}));
+  std::vector<sw::engine::Record> ticked;
+  host.current()->engine->tick(t0 + 5000, ticked);  // a timer moved now
+  host.clock_.advance(1000);  // read at t0 + 1 s, but now is t0 + 5 s
+  CHECK(d.take(sw::input::Line{"FAIL 2", false}));
+  CHECK(host.sink.text() ==
+        "swthrottle: alert burst count=2 threshold=2 window=10s suppressed=0 time=2026-11-21T10:00:05.000Z: FAIL 2\n");
+}
+
+TEST_CASE("decider: a batch matched with rules replaced since is matched again with the new ones") {
+  const char* const before = R"toml(
+[settings]
+time = "log"
+[[rule]]
+name = "burst"
+kind = "alert"
+threshold = "2 per 10s"
+  [[rule.event]]
+  name = "fail"
+  match = 'FAIL'
+)toml";
+  const char* const after = R"toml(
+[settings]
+time = "log"
+[[rule]]
+name = "burst"
+kind = "alert"
+threshold = "2 per 10s"
+  [[rule.event]]
+  name = "fail"
+  match = 'OOPS'
+)toml";
+  FakeHost host(before);
+  Decider d("f.log", host, Decider::Options{}, INT64_MIN);
+  const int fd = memory_file("2026-11-21T10:00:01Z OOPS 1\n2026-11-21T10:00:02Z OOPS 2\n");
+  sw::input::LineReader reader(fd);
+  Batch b;
+  b.fill(reader, true);
+  b.gen = host.current();
+  auto m = sw::match::Matcher::make(*b.gen->rules);
+  REQUIRE(m.ok());
+  b.match(&*m, &*b.gen->logtime, 0);  // as a -j worker would, with the old rules: nothing matches
+  ::close(fd);
+  host.reload(after);
+  CHECK(d.take_matched(b));
+  CHECK(host.sink.text() ==
+        "swthrottle: alert burst count=2 threshold=2 window=10s suppressed=0 time=2026-11-21T10:00:02.000Z: "
+        "2026-11-21T10:00:02Z OOPS 2\n");
+}
+
+TEST_CASE("decider: a closed output or a stop ends the input") {
+  FakeHost host(kRules, /*passthrough=*/true);
+  Decider d("-", host, Decider::Options{true, false, true}, INT64_MIN);
+  CHECK(d.take(sw::input::Line{"2026-11-21T10:00:01Z hello", false}));
+  host.sink.close();
+  CHECK_FALSE(d.take(sw::input::Line{"2026-11-21T10:00:02Z hello again", false}));
+  FakeHost quiet(kRules);
+  Decider q("-", quiet, Decider::Options{}, INT64_MIN);
+  quiet.stop = true;
+  CHECK_FALSE(q.take(sw::input::Line{"2026-11-21T10:00:01Z hello", false}));
+}
+
+}  // namespace
