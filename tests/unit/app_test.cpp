@@ -1,0 +1,189 @@
+// App (app/app.h): the lifecycle of a run, driven through its seams: inputs
+// on real descriptors, records into a collecting sink, and an injected clock
+// that alone decides when the timer saves --state or ticks arrival time.
+#include "app/app.h"
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "app/load_generation.h"
+#include "support/collecting_sink.h"
+#include "support/fake_clock.h"
+#include "support/process.h"
+
+namespace {
+
+namespace sw = swthrottle;
+using sw::test::CollectingSink;
+using sw::test::FakeClock;
+using sw::test::TempDir;
+
+std::unique_ptr<sw::pipeline::Generation> load(const sw::cli::Options& o) {
+  auto g = sw::app::load_generation(o);
+  REQUIRE_MESSAGE(g.ok(), (g.ok() ? std::string() : g.error().str()));
+  return std::move(*g);
+}
+
+int memory_file(const std::string& text) {
+  const int fd = ::memfd_create("app_test", MFD_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  REQUIRE(::lseek(fd, 0, SEEK_SET) == 0);
+  return fd;
+}
+
+const char* const kLogRules = R"toml(
+[settings]
+time = "log"
+[[rule]]
+name = "burst"
+kind = "alert"
+threshold = "2 per 10s"
+  [[rule.event]]
+  name = "fail"
+  match = 'FAIL (?P<who>\w+)'
+)toml";
+
+const std::string kTwoFails = "2026-11-21T10:00:01Z FAIL ann\n2026-11-21T10:00:02Z FAIL bob\n";
+const std::string kAlert =
+    "swthrottle: alert burst count=2 threshold=2 window=10s suppressed=0 time=2026-11-21T10:00:02.000Z: "
+    "2026-11-21T10:00:02Z FAIL bob\n";
+
+TEST_CASE("app: a run decides its input into the sink; --exit-code makes an alert exit 1") {
+  TempDir dir;
+  for (bool exit_code : {false, true}) {
+    CAPTURE(exit_code);
+    sw::cli::Options o;
+    o.rule_files = {dir.write("rules.toml", kLogRules)};
+    o.exit_code = exit_code;
+    CollectingSink sink;
+    FakeClock clock;
+    sw::app::App app(o, {}, load(o), sink, clock);
+    REQUIRE(app.start());
+    const int status = app.run({sw::app::InputSpec{"a.log", memory_file(kTwoFails), false}});
+    CHECK(status == (exit_code ? 1 : 0));
+    CHECK(sink.text() == kAlert);
+  }
+}
+
+TEST_CASE("app: with several inputs each is decided in its own order, and the run finishes once") {
+  TempDir dir;
+  sw::cli::Options o;
+  o.rule_files = {dir.write("rules.toml", R"toml(
+[settings]
+time = "log"
+[[rule]]
+name = "flood"
+kind = "throttle"
+threshold = "1 per 1m"
+key = "{src}"
+  [[rule.event]]
+  name = "e"
+  match = 'ERR (?P<src>\w+)'
+)toml")};
+  CollectingSink sink;
+  FakeClock clock;
+  sw::app::App app(o, {}, load(o), sink, clock);
+  REQUIRE(app.start());
+  // Each input its own key: no race between the two deciders changes what passes.
+  const int status = app.run({sw::app::InputSpec{"a.log", memory_file("2026-11-21T10:00:01Z ERR a\n"
+                                                                       "2026-11-21T10:00:02Z ERR a\n"), false},
+                              sw::app::InputSpec{"b.log", memory_file("2026-11-21T10:00:01Z ERR b\n"
+                                                                       "2026-11-21T10:00:03Z ERR b\n"), false}});
+  CHECK(status == 0);
+  const std::string out = sink.text();
+  CHECK(out.find("2026-11-21T10:00:01Z ERR a\n") != std::string::npos);
+  CHECK(out.find("2026-11-21T10:00:01Z ERR b\n") != std::string::npos);
+  // The summaries of the end of input, once each.
+  CHECK(out.find("swthrottle: summary flood key=a suppressed=1 ") != std::string::npos);
+  CHECK(out.find("swthrottle: summary flood key=b suppressed=1 ") != std::string::npos);
+  CHECK(std::count(out.begin(), out.end(), '\n') == 4);
+}
+
+TEST_CASE("app: a closed output ends the run quietly, exit 0") {
+  TempDir dir;
+  sw::cli::Options o;
+  o.rule_files = {dir.write("rules.toml", kLogRules)};
+  o.exit_code = true;
+  CollectingSink sink;
+  sink.close();
+  FakeClock clock;
+  sw::app::App app(o, {}, load(o), sink, clock);
+  REQUIRE(app.start());
+  CHECK(app.run({sw::app::InputSpec{"a.log", memory_file(kTwoFails), false}}) == 0);
+  CHECK(sink.text().empty());
+}
+
+TEST_CASE("app: --state is saved by the timer when the injected clock says the interval has passed") {
+  TempDir dir;
+  sw::cli::Options o;
+  o.rule_files = {dir.write("rules.toml", kLogRules)};
+  o.state_file = dir.file("state.json");
+  sw::app::AppOptions ao;
+  ao.state_save_every_ms = 60'000;
+  CollectingSink sink;
+  FakeClock clock;
+  sw::app::App app(o, ao, load(o), sink, clock);
+  REQUIRE(app.start());
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  int status = -1;
+  std::thread run([&] { status = app.run({sw::app::InputSpec{"-", pipe_fds[0], false}}); });
+  REQUIRE(::write(pipe_fds[1], kTwoFails.data(), kTwoFails.size()) == static_cast<ssize_t>(kTwoFails.size()));
+  CHECK(sw::test::poll_until([&] { return sink.text() == kAlert; }));
+  // The clock has not moved: however long the timer runs, no save is due.
+  CHECK(::access(o.state_file.c_str(), F_OK) != 0);
+  clock.advance(60'000);
+  CHECK(sw::test::poll_until([&] { return ::access(o.state_file.c_str(), F_OK) == 0; }));
+  CHECK(sw::test::read_file(o.state_file).find("\"burst\"") != std::string::npos);
+  ::close(pipe_fds[1]);
+  run.join();
+  CHECK(status == 0);
+}
+
+TEST_CASE("app: under arrival time the timer resolves an alert once the injected clock passes the window") {
+  TempDir dir;
+  sw::cli::Options o;
+  o.rule_files = {dir.write("rules.toml", R"toml(
+[settings]
+time = "arrival"
+[[rule]]
+name = "burst"
+kind = "alert"
+threshold = "2 per 2s"
+buckets = 2
+resolve = true
+  [[rule.event]]
+  name = "fail"
+  match = 'FAIL'
+)toml")};
+  CollectingSink sink;
+  FakeClock clock;  // 2026-11-21T10:00:00.000Z
+  sw::app::App app(o, {}, load(o), sink, clock);
+  REQUIRE(app.start());
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  std::thread run([&] { (void)app.run({sw::app::InputSpec{"-", pipe_fds[0], false}}); });
+  const std::string two = "FAIL 1\nFAIL 2\n";
+  REQUIRE(::write(pipe_fds[1], two.data(), two.size()) == static_cast<ssize_t>(two.size()));
+  const std::string alert =
+      "swthrottle: alert burst count=2 threshold=2 window=2s suppressed=0 time=2026-11-21T10:00:00.000Z: FAIL 2\n";
+  CHECK(sw::test::poll_until([&] { return sink.text() == alert; }));
+  // No line comes: the timer ticks at the boundary the clock reaches, and
+  // the events (bucket 10:00:00-01) have left the window of 10:00:02-03.
+  clock.advance(2'000);
+  CHECK(sw::test::poll_until([&] {
+    return sink.text() == alert + "swthrottle: resolved burst count=0 threshold=2 window=2s "
+                                  "time=2026-11-21T10:00:02.000Z\n";
+  }));
+  ::close(pipe_fds[1]);
+  run.join();
+}
+
+}  // namespace
