@@ -14,12 +14,18 @@
 #include "config/expr.h"
 #include "config/template.h"
 #include "util/result.h"
+#include "window/mode.h"
 
 namespace swthrottle::config {
 
-enum class Mode { Efficient, Accurate };
+// The window core's enum (window/mode.h), with its to_string().
+using Mode = window::Mode;
+
 enum class RuleKind { Alert, Throttle };
+constexpr std::string_view to_string(RuleKind k) { return k == RuleKind::Alert ? "alert" : "throttle"; }
+
 enum class TimeSource { Arrival, Log };
+constexpr std::string_view to_string(TimeSource t) { return t == TimeSource::Arrival ? "arrival" : "log"; }
 
 struct TimestampSpec {
   enum class Form { Auto, Rfc3339, Syslog, Epoch, Clf, Strptime };

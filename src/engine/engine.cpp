@@ -27,10 +27,6 @@ bool template_uses_captures(const std::optional<config::Template>& t, std::size_
   return false;
 }
 
-window::Mode window_mode(config::Mode m) {
-  return m == config::Mode::Accurate ? window::Mode::Accurate : window::Mode::Efficient;
-}
-
 }  // namespace
 
 struct Engine::RuleState {
@@ -68,9 +64,9 @@ Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rul
     rs->condition = ExprCondition(&r.when);
     rs->policy = window::AlertPolicy{&rs->condition, r.cooldown_ms, r.resolve};
     if (r.key) {
-      rs->keys = std::make_shared<KeyMap>(window_mode(r.mode), rs->spec, r.max_keys);
+      rs->keys = std::make_shared<KeyMap>(r.mode, rs->spec, r.max_keys);
     } else {
-      rs->single = window::make_window(window_mode(r.mode), rs->spec);
+      rs->single = window::make_window(r.mode, rs->spec);
     }
     states_.push_back(std::move(rs));
   }
@@ -346,7 +342,7 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
       rs.stats().suppressed.add();
     }
     if (ex) {
-      ex->decision = o.action == window::AlertAction::Alert      ? "alert"
+      ex->decision = o.action == window::AlertAction::Alert      ? to_string(o.action)
                      : o.action == window::AlertAction::Resolved ? "resolved: the condition no longer holds"
                      : o.holds ? "condition holds; no alert: inside the cooldown since the last one"
                                : "counted; condition false";
