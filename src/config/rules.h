@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/expr.h"
+#include "config/rule_identity.h"
 #include "config/template.h"
 #include "util/result.h"
 #include "window/mode.h"
@@ -120,8 +121,5 @@ Result<RuleSet> parse_rules(std::string_view toml_text, std::string_view file_na
 // rule names must stay unique across files, and a setting given in more than
 // one file must have the same value everywhere.
 Result<RuleSet> load_rules(std::span<const std::string> paths);
-
-// The fingerprint of a rule as it is now (after --mode overrides, say).
-std::string fingerprint(const Rule& rule);
 
 }  // namespace swthrottle::config
