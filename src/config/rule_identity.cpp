@@ -41,6 +41,15 @@ void add_field(std::string& out, std::string_view name, std::string_view value) 
   out += fmt::format("{}={}:{};", name, value.size(), value);
 }
 
+// What a window's counts mean. Lengths make the text unambiguous whatever
+// the names and patterns hold.
+std::string window_meaning(const Rule& r) {
+  std::string id(to_string(r.kind));
+  for (const Event& e : r.events) id += "|" + e.name + "=" + std::to_string(e.match.size()) + ":" + e.match;
+  id += "|" + std::to_string(r.window_ms) + "/" + std::to_string(r.buckets);
+  return id;
+}
+
 }  // namespace
 
 std::string fingerprint(const Rule& r) {
@@ -58,6 +67,10 @@ std::string fingerprint(const Rule& r) {
   add_field(fp, "when",
             r.threshold ? fmt::format("sum >= {}", *r.threshold) : canonical_when(r.when_text));
   return fp;
+}
+
+bool windows_carry_over(const Rule& before, const Rule& after) {
+  return window_meaning(before) == window_meaning(after) && before.key.has_value() == after.key.has_value();
 }
 
 }  // namespace swthrottle::config

@@ -103,9 +103,8 @@ struct Rule {
   std::string file;                    // where the rule was defined
   int line = 0;
 
-  // Canonical text of what decides whether kept windows still fit after a
-  // reload or a state load: kind, events (names and patterns), ignore,
-  // window, buckets, mode and the condition.
+  // fingerprint(*this) (config/rule_identity.h): the --state identity. A
+  // SIGHUP reload does not use it (see windows_carry_over() there).
   std::string fingerprint;
 };
 

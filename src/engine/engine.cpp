@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "config/rule_identity.h"
+
 namespace swthrottle::engine {
 
 namespace {
@@ -413,7 +415,7 @@ std::vector<std::string> Engine::load_state(const EngineState& st) {
     for (const RuleWindows& rw : st.rules)
       if (rw.rule == rs->rule->name) saved = &rw;
     if (saved == nullptr) continue;  // a new rule
-    if (saved->fingerprint != rs->rule->fingerprint) {
+    if (saved->fingerprint != rs->rule->fingerprint) {  // config::fingerprint(), set at load
       fresh.push_back(rs->rule->name);
       continue;
     }
@@ -430,20 +432,6 @@ std::vector<std::string> Engine::load_state(const EngineState& st) {
   return fresh;
 }
 
-namespace {
-
-// What a window's counts mean (SPEC §6: a reload keeps the windows of rules
-// whose events, window and buckets did not change). The kind is part of it:
-// a throttle counts passed lines, an alert counts events.
-std::string window_identity(const config::Rule& r) {
-  std::string id = r.kind == config::RuleKind::Throttle ? "throttle" : "alert";
-  for (const config::Event& e : r.events) id += "|" + e.name + "=" + std::to_string(e.match.size()) + ":" + e.match;
-  id += "|" + std::to_string(r.window_ms) + "/" + std::to_string(r.buckets);
-  return id;
-}
-
-}  // namespace
-
 std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& flushed) {
   flushed.clear();
   int64_t now = now_.load();
@@ -457,7 +445,7 @@ std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& f
     for (const auto& o : old.states_)
       if (o->rule->name == rs->rule->name) prev = o.get();
     if (prev == nullptr) continue;  // a new rule
-    if (window_identity(*prev->rule) != window_identity(*rs->rule) || bool(prev->keys) != bool(rs->keys)) {
+    if (!config::windows_carry_over(*prev->rule, *rs->rule)) {
       // Its windows go, but what they held back is still reported (SPEC §3:
       // at the latest at exit), as at the end of input.
       fresh.push_back(rs->rule->name);
