@@ -169,13 +169,17 @@ AlertOutcome AccurateWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t 
 AlertState AccurateWindow::alert_state_locked() const { return {firing_, announced_, alerted_, last_alert_ms_}; }
 
 void AccurateWindow::apply_alert_step_locked(const AlertStep& step, AlertOutcome& out) {
-  firing_ = step.next.firing;
-  announced_ = step.next.announced;
-  alerted_ = step.next.alerted;
-  last_alert_ms_ = step.next.last_alert_ms;
-  out.action = step.action;
-  if (step.action != AlertAction::None) out.suppressed = alert_suppressed_;
-  if (step.action == AlertAction::Alert) alert_suppressed_ = 0;
+  if (step.changed) {
+    firing_ = step.next.firing;
+    announced_ = step.next.announced;
+    alerted_ = step.next.alerted;
+    last_alert_ms_ = step.next.last_alert_ms;
+  }
+  if (step.action != AlertAction::None) {
+    out.action = step.action;
+    out.suppressed = alert_suppressed_;
+    if (step.action == AlertAction::Alert) alert_suppressed_ = 0;
+  }
   out.firing = firing_;
 }
 

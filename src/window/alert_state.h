@@ -24,6 +24,9 @@ struct AlertState {
 struct AlertStep {
   AlertState next;
   AlertAction action = AlertAction::None;
+  // next != the state stepped from. Lets the windows skip storing (and
+  // EfficientWindow its CAS) on the common path without comparing states.
+  bool changed = false;
 };
 
 // One evaluation at now_ms. `holds`: the condition over the window's counts.
@@ -33,20 +36,23 @@ struct AlertStep {
 // None (inside the cooldown).
 constexpr AlertStep next_alert_state(const AlertState& s, bool holds, bool from_event, int64_t now_ms,
                                      const AlertPolicy& policy) {
-  AlertStep step{s, AlertAction::None};
+  AlertStep step{s, AlertAction::None, false};
   if (holds && from_event) {
     if (!s.alerted || now_ms - s.last_alert_ms >= policy.cooldown_ms) {
       step.next = AlertState{true, true, true, now_ms};
       step.action = AlertAction::Alert;
+      step.changed = true;
     } else if (!s.firing) {
       // A new episode inside the cooldown: not announced, so it will not be
       // resolved either.
       step.next.firing = true;
       step.next.announced = false;
+      step.changed = true;
     }
   } else if (!holds && s.firing) {
     step.next.firing = false;
     step.next.announced = false;
+    step.changed = true;
     if (s.announced && policy.resolve) step.action = AlertAction::Resolved;
   }
   return step;

@@ -433,7 +433,7 @@ AlertAction EfficientWindow::decide_alert(const AlertPolicy& policy, AlertOutcom
     sum_at(now_.load(), cs);
     out.holds = policy.condition->holds(cs);
     const AlertStep step = next_alert_state(unpack_alert_state(s), out.holds, from_event, now, policy);
-    const uint64_t next = pack_alert_state(step.next);
+    const uint64_t next = step.changed ? pack_alert_state(step.next) : s;
     const AlertAction action = step.action;
     if (next != s) {
       uint64_t expected = s;

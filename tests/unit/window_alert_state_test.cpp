@@ -47,6 +47,7 @@ TEST_CASE("window alert state: one step of the state machine") {
     const AlertStep step = next_alert_state(s.from, s.holds, s.from_event, s.now, *s.policy);
     CHECK(step.next == s.to);
     CHECK(step.action == s.action);
+    CHECK(step.changed == (step.next != s.from));
   }
 }
 
