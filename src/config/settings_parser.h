@@ -1,5 +1,5 @@
-// The [settings] table of one rules file (SPEC §1) -> Settings, and the
-// readers of the settings a [[rule]] may override (mode, buckets).
+// Reading settings (SPEC §1): one file's [settings] table -> Settings. The
+// readers of mode and buckets are public because a [[rule]] may set its own.
 //
 // Internal to src/config/.
 #pragma once
