@@ -1,10 +1,34 @@
 #include "cli/options.h"
 
+#include <initializer_list>
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
 #include "config/duration.h"
 
 namespace swthrottle::cli {
+
+namespace {
+
+// The names of `values` (their to_string()), for CLI::IsMember.
+template <typename E>
+std::vector<std::string> names_of(std::initializer_list<E> values) {
+  std::vector<std::string> names;
+  for (E e : values) names.emplace_back(to_string(e));
+  return names;
+}
+
+// The value named `name`; CLI::IsMember(names_of(values)) has checked that one is.
+template <typename E>
+E value_named(const std::string& name, std::initializer_list<E> values) {
+  for (E e : values)
+    if (to_string(e) == name) return e;
+  return *values.begin();
+}
+
+}  // namespace
 
 std::optional<std::size_t> parse_size(const std::string& text) {
   if (text.empty()) return std::nullopt;
@@ -44,10 +68,10 @@ Parsed parse_options(int argc, const char* const* argv) {
       ->allow_extra_args(false)->group("Rules");
   app.add_flag("--check", o.check, "Validate the rules, print a summary, exit 0 (2 when invalid)")->group("Rules");
   app.add_option("--time", time, "Time source, overrides [settings]: arrival | log")
-      ->check(CLI::IsMember({"arrival", "log"}))
+      ->check(CLI::IsMember(names_of({config::TimeSource::Arrival, config::TimeSource::Log})))
       ->group("Rules");
   app.add_option("--mode", mode, "Window mode for rules without their own: accurate | efficient")
-      ->check(CLI::IsMember({"accurate", "efficient"}))
+      ->check(CLI::IsMember(names_of({config::Mode::Accurate, config::Mode::Efficient})))
       ->group("Rules");
   app.add_flag("-f,--follow", o.follow, "Keep reading files as they grow, like tail -F")
       ->group("Input");
@@ -57,7 +81,7 @@ Parsed parse_options(int argc, const char* const* argv) {
       ->check(CLI::Range(0, 1024))
       ->group("Input");
   app.add_option("--format", format, "Output format: text | json")
-      ->check(CLI::IsMember({"text", "json"}))
+      ->check(CLI::IsMember(names_of({output::Format::Text, output::Format::Json})))
       ->group("Output");
   app.add_flag("--passthrough", o.passthrough, "Write every line unless a throttle rule suppressed it")
       ->group("Output");
@@ -88,9 +112,9 @@ Parsed parse_options(int argc, const char* const* argv) {
     p.exit_status = 2;
     return p;
   }
-  if (!time.empty()) o.time = time == "log" ? config::TimeSource::Log : config::TimeSource::Arrival;
-  if (!mode.empty()) o.mode = mode == "accurate" ? config::Mode::Accurate : config::Mode::Efficient;
-  o.format = format == "json" ? output::Format::Json : output::Format::Text;
+  if (!time.empty()) o.time = value_named(time, {config::TimeSource::Arrival, config::TimeSource::Log});
+  if (!mode.empty()) o.mode = value_named(mode, {config::Mode::Accurate, config::Mode::Efficient});
+  o.format = value_named(format, {output::Format::Text, output::Format::Json});
   auto size = parse_size(max_line);
   if (!size) {
     p.text = "swthrottle: --max-line: invalid size \"" + max_line + "\" (e.g. 4096, 64K, 1M)\n";

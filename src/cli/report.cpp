@@ -12,8 +12,6 @@ namespace swthrottle::cli {
 
 namespace {
 
-const char* mode_name(config::Mode m) { return m == config::Mode::Accurate ? "accurate" : "efficient"; }
-
 std::string join_events(const config::Rule& r, uint64_t mask) {
   std::string s;
   for (std::size_t i = 0; i < r.events.size(); ++i) {
@@ -29,7 +27,7 @@ std::string join_events(const config::Rule& r, uint64_t mask) {
 std::string check_summary(const config::RuleSet& rules) {
   std::string out;
   const config::Settings& s = rules.settings;
-  out += fmt::format("settings: time {}", s.time == config::TimeSource::Log ? "log" : "arrival");
+  out += fmt::format("settings: time {}", to_string(s.time));
   if (s.time == config::TimeSource::Log) {
     out += fmt::format(", timestamp {}, timezone {}", s.timestamp.text.empty() ? "auto" : s.timestamp.text,
                        s.timezone.text);
@@ -38,11 +36,11 @@ std::string check_summary(const config::RuleSet& rules) {
   out += "\n";
   for (const config::Rule& r : rules.rules) {
     const bool throttle = r.kind == config::RuleKind::Throttle;
-    out += fmt::format("rule {} ({}:{}): {} ", r.name, r.file, r.line, throttle ? "throttle" : "alert");
+    out += fmt::format("rule {} ({}:{}): {} ", r.name, r.file, r.line, to_string(r.kind));
     if (r.threshold) out += fmt::format("{} per {}", *r.threshold, r.window_text);
     else out += fmt::format("when \"{}\" within {}", r.when_text, r.window_text);
     out += fmt::format(", {} buckets of {}, {} mode", r.buckets, config::format_duration(r.window_ms / r.buckets),
-                       mode_name(r.mode));
+                       to_string(r.mode));
     out += "\n";
     for (const config::Event& e : r.events) {
       out += fmt::format("  event {}: {}", e.name, e.match);

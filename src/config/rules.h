@@ -12,14 +12,21 @@
 #include <vector>
 
 #include "config/expr.h"
+#include "config/rule_identity.h"
 #include "config/template.h"
 #include "util/result.h"
+#include "window/mode.h"
 
 namespace swthrottle::config {
 
-enum class Mode { Efficient, Accurate };
+// The window core's enum (window/mode.h), with its to_string().
+using Mode = window::Mode;
+
 enum class RuleKind { Alert, Throttle };
+constexpr std::string_view to_string(RuleKind k) { return k == RuleKind::Alert ? "alert" : "throttle"; }
+
 enum class TimeSource { Arrival, Log };
+constexpr std::string_view to_string(TimeSource t) { return t == TimeSource::Arrival ? "arrival" : "log"; }
 
 struct TimestampSpec {
   enum class Form { Auto, Rfc3339, Syslog, Epoch, Clf, Strptime };
@@ -96,9 +103,8 @@ struct Rule {
   std::string file;                    // where the rule was defined
   int line = 0;
 
-  // Canonical text of what decides whether kept windows still fit after a
-  // reload or a state load: kind, events (names and patterns), ignore,
-  // window, buckets, mode and the condition.
+  // fingerprint(*this) (config/rule_identity.h): the --state identity. A
+  // SIGHUP reload does not use it (see windows_carry_over() there).
   std::string fingerprint;
 };
 
@@ -114,8 +120,5 @@ Result<RuleSet> parse_rules(std::string_view toml_text, std::string_view file_na
 // rule names must stay unique across files, and a setting given in more than
 // one file must have the same value everywhere.
 Result<RuleSet> load_rules(std::span<const std::string> paths);
-
-// The fingerprint of a rule as it is now (after --mode overrides, say).
-std::string fingerprint(const Rule& rule);
 
 }  // namespace swthrottle::config

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "config/rule_identity.h"
 #include "util/atomic_max.h"
 
 namespace swthrottle::engine {
@@ -27,10 +28,6 @@ bool template_uses_captures(const std::optional<config::Template>& t, std::size_
   for (std::size_t i = 0; i < n; ++i)
     if (t->uses(config::kFieldFirstCapture + static_cast<int>(i))) return true;
   return false;
-}
-
-window::Mode window_mode(config::Mode m) {
-  return m == config::Mode::Accurate ? window::Mode::Accurate : window::Mode::Efficient;
 }
 
 }  // namespace
@@ -70,9 +67,9 @@ Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rul
     rs->condition = ExprCondition(&r.when);
     rs->policy = window::AlertPolicy{&rs->condition, r.cooldown_ms, r.resolve};
     if (r.key) {
-      rs->keys = std::make_shared<KeyMap>(window_mode(r.mode), rs->spec, r.max_keys);
+      rs->keys = std::make_shared<KeyMap>(r.mode, rs->spec, r.max_keys);
     } else {
-      rs->single = window::make_window(window_mode(r.mode), rs->spec);
+      rs->single = window::make_window(r.mode, rs->spec);
     }
     states_.push_back(std::move(rs));
   }
@@ -334,7 +331,7 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
       rs.stats().suppressed.add();
     }
     if (ex) {
-      ex->decision = o.action == window::AlertAction::Alert      ? "alert"
+      ex->decision = o.action == window::AlertAction::Alert      ? to_string(o.action)
                      : o.action == window::AlertAction::Resolved ? "resolved: the condition no longer holds"
                      : o.holds ? "condition holds; no alert: inside the cooldown since the last one"
                                : "counted; condition false";
@@ -403,7 +400,7 @@ std::vector<std::string> Engine::load_state(const EngineState& st) {
     for (const RuleWindows& rw : st.rules)
       if (rw.rule == rs->rule->name) saved = &rw;
     if (saved == nullptr) continue;  // a new rule
-    if (saved->fingerprint != rs->rule->fingerprint) {
+    if (saved->fingerprint != rs->rule->fingerprint) {  // config::fingerprint(), set at load
       fresh.push_back(rs->rule->name);
       continue;
     }
@@ -420,20 +417,6 @@ std::vector<std::string> Engine::load_state(const EngineState& st) {
   return fresh;
 }
 
-namespace {
-
-// What a window's counts mean (SPEC §6: a reload keeps the windows of rules
-// whose events, window and buckets did not change). The kind is part of it:
-// a throttle counts passed lines, an alert counts events.
-std::string window_identity(const config::Rule& r) {
-  std::string id = r.kind == config::RuleKind::Throttle ? "throttle" : "alert";
-  for (const config::Event& e : r.events) id += "|" + e.name + "=" + std::to_string(e.match.size()) + ":" + e.match;
-  id += "|" + std::to_string(r.window_ms) + "/" + std::to_string(r.buckets);
-  return id;
-}
-
-}  // namespace
-
 std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& flushed) {
   flushed.clear();
   atomic_max(now_, old.now_.load());
@@ -444,7 +427,7 @@ std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& f
     for (const auto& o : old.states_)
       if (o->rule->name == rs->rule->name) prev = o.get();
     if (prev == nullptr) continue;  // a new rule
-    if (window_identity(*prev->rule) != window_identity(*rs->rule) || bool(prev->keys) != bool(rs->keys)) {
+    if (!config::windows_carry_over(*prev->rule, *rs->rule)) {
       // Its windows go, but what they held back is still reported (SPEC §3:
       // at the latest at exit), as at the end of input.
       fresh.push_back(rs->rule->name);

@@ -70,14 +70,16 @@ class Engine {
 
   // --state: the windows of every rule (exact when no decider is running).
   EngineState save_state() const;
-  // Into a fresh engine: rules are matched by name and fingerprint; a rule
-  // whose definition changed starts fresh. Returns the names of those rules.
+  // Into a fresh engine: rules are matched by name and fingerprint
+  // (config::fingerprint(), rule_identity.h); a rule whose definition changed
+  // starts fresh. Returns the names of those rules.
   std::vector<std::string> load_state(const EngineState& state);
   // SIGHUP: keep the windows (and stats) of `old` for every rule whose kind,
-  // events, window and buckets did not change (SPEC §6), and take over its
-  // "now". A rule that starts fresh still reports what its old windows held
-  // back: those summaries come back in `flushed`, to be written. Returns the
-  // names of the rules that start fresh.
+  // events, window and buckets did not change, nor whether it has a key
+  // (SPEC §6; config::windows_carry_over(), rule_identity.h; not the
+  // fingerprint), and take over its "now". A rule that starts fresh still
+  // reports what its old windows held back: those summaries come back in
+  // `flushed`, to be written. Returns the names of the rules that start fresh.
   std::vector<std::string> adopt(const Engine& old, std::vector<Record>& flushed);
 
   // Newest time seen, or -1.

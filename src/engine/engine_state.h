@@ -13,7 +13,7 @@ namespace swthrottle::engine {
 
 struct RuleWindows {
   std::string rule;         // Rule::name
-  std::string fingerprint;  // Rule::fingerprint: a changed rule starts fresh
+  std::string fingerprint;  // config::fingerprint() (rule_identity.h): a changed rule starts fresh
   struct Keyed {
     std::string key;        // "" for a rule without `key`
     window::WindowState window;

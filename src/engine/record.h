@@ -14,6 +14,17 @@ namespace swthrottle::engine {
 
 enum class RecordType { Alert, Resolved, Summary, Line };
 
+// The record's "type" in JSON and --exec's SWTHROTTLE_TYPE; the text format's tag.
+constexpr std::string_view to_string(RecordType t) {
+  switch (t) {
+    case RecordType::Alert: return "alert";
+    case RecordType::Resolved: return "resolved";
+    case RecordType::Summary: return "summary";
+    case RecordType::Line: break;
+  }
+  return "line";
+}
+
 struct Record {
   RecordType type = RecordType::Line;
   bool has_time = true;        // false: written before any log timestamp was seen ("time": null)

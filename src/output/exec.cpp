@@ -319,16 +319,6 @@ int64_t backoff_for(const ExecOptions& opt, int retry) {
   return std::min(ms, kMaxBackoffMs);
 }
 
-std::string_view record_type_name(engine::RecordType t) {
-  switch (t) {
-    case engine::RecordType::Alert: return "alert";
-    case engine::RecordType::Resolved: return "resolved";
-    case engine::RecordType::Summary: return "summary";
-    case engine::RecordType::Line: break;
-  }
-  return "line";
-}
-
 }  // namespace
 
 ExecPool::ExecPool(ExecOptions o, Reporter report)
@@ -494,7 +484,7 @@ ExecJob ExecPool::job_for(const engine::Record& r, const std::vector<std::string
   job.argv = argv;
   render(job.stdin_data, r, Format::Json);
 
-  const std::string_view type = record_type_name(r.type);
+  const std::string_view type = engine::to_string(r.type);
   const std::string rule = r.rule != nullptr ? r.rule->name : std::string();
   uint64_t count = 0;
   if (r.type == engine::RecordType::Alert || r.type == engine::RecordType::Resolved) count = r.count;

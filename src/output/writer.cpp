@@ -22,16 +22,6 @@ void append_uint(std::string& out, uint64_t v) {
   out.append(buf, res.ptr);
 }
 
-std::string_view type_name(RecordType t) {
-  switch (t) {
-    case RecordType::Alert: return "alert";
-    case RecordType::Resolved: return "resolved";
-    case RecordType::Summary: return "summary";
-    case RecordType::Line: break;
-  }
-  return "line";
-}
-
 // The engine always sets the rule of alerts, resolveds and summaries; this
 // keeps a record without one renderable instead of crashing on it.
 const config::Rule& rule_of(const Record& r) {
@@ -56,7 +46,7 @@ void json_time(std::string& out, std::string_view field, bool has, int64_t ms) {
 
 void render_json(std::string& out, const Record& r) {
   out += "{\"type\":\"";
-  out += type_name(r.type);
+  out += to_string(r.type);
   out += '"';
   json_time(out, ",\"time\":", r.has_time, r.time_ms);
 
@@ -150,7 +140,7 @@ void render_text(std::string& out, const Record& r) {
 
   const config::Rule& rule = rule_of(r);
   out += "swthrottle: ";
-  out += type_name(r.type);
+  out += to_string(r.type);
   out += ' ';
   append_utf8_one_line(out, rule.name);
   if (!r.key.empty()) {

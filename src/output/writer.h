@@ -18,12 +18,15 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "engine/record.h"
 
 namespace swthrottle::output {
 
 enum class Format { Text, Json };
+// The name --format takes.
+constexpr std::string_view to_string(Format f) { return f == Format::Text ? "text" : "json"; }
 
 // Appends one record as one line (ending "\n") to `out`. Allocates only to
 // grow `out`.

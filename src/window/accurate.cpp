@@ -160,33 +160,27 @@ AlertOutcome AccurateWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t 
   }
   copy_totals_locked(counts_out);
   out.holds = policy.condition->holds(std::span<const uint64_t>(totals(), spec_.events));
-  if (out.holds) {
-    if (!alerted_ || now_ms_ - last_alert_ms_ >= policy.cooldown_ms) {
-      out.action = AlertAction::Alert;
-      out.suppressed = alert_suppressed_;
-      alert_suppressed_ = 0;
-      alerted_ = true;
-      last_alert_ms_ = now_ms_;
-      announced_ = true;
-    } else {
-      ++alert_suppressed_;
-      if (!firing_) announced_ = false;  // a new episode inside the cooldown: not announced
-    }
-    firing_ = true;
-  } else if (firing_) {
-    stop_firing_locked(policy, out);
-  }
-  out.firing = firing_;
+  apply_alert_step_locked(next_alert_state(alert_state_locked(), out.holds, /*from_event=*/true, now_ms_, policy),
+                          out);
+  if (out.holds && out.action == AlertAction::None) ++alert_suppressed_;  // held back by the cooldown
   return out;
 }
 
-void AccurateWindow::stop_firing_locked(const AlertPolicy& policy, AlertOutcome& out) {
-  firing_ = false;
-  if (announced_ && policy.resolve) {
-    out.action = AlertAction::Resolved;
-    out.suppressed = alert_suppressed_;
+AlertState AccurateWindow::alert_state_locked() const { return {firing_, announced_, alerted_, last_alert_ms_}; }
+
+void AccurateWindow::apply_alert_step_locked(const AlertStep& step, AlertOutcome& out) {
+  if (step.changed) {
+    firing_ = step.next.firing;
+    announced_ = step.next.announced;
+    alerted_ = step.next.alerted;
+    last_alert_ms_ = step.next.last_alert_ms;
   }
-  announced_ = false;
+  if (step.action != AlertAction::None) {
+    out.action = step.action;
+    out.suppressed = alert_suppressed_;
+    if (step.action == AlertAction::Alert) alert_suppressed_ = 0;
+  }
+  out.firing = firing_;
 }
 
 AlertOutcome AccurateWindow::tick_alert(int64_t now_ms, const AlertPolicy& policy,
@@ -198,8 +192,8 @@ AlertOutcome AccurateWindow::tick_alert(int64_t now_ms, const AlertPolicy& polic
   copy_totals_locked(counts_out);
   if (!firing_) return out;
   out.holds = policy.condition->holds(std::span<const uint64_t>(totals(), spec_.events));
-  if (!out.holds) stop_firing_locked(policy, out);
-  out.firing = firing_;
+  apply_alert_step_locked(next_alert_state(alert_state_locked(), out.holds, /*from_event=*/false, now_ms_, policy),
+                          out);
   return out;
 }
 

@@ -27,6 +27,7 @@
 
 #include <cstddef>
 
+#include "window/alert_state.h"
 #include "window/tiny_mutex.h"
 #include "window/window.h"
 
@@ -71,8 +72,10 @@ class AccurateWindow final : public Window {
   uint64_t total_locked() const;
   void copy_totals_locked(std::span<uint64_t> out) const;
   Summary take_pending_locked();
-  // The key stops firing; Resolved when its episode was announced.
-  void stop_firing_locked(const AlertPolicy& policy, AlertOutcome& out);
+  AlertState alert_state_locked() const;
+  // Stores step.next and reports step.action in out, with the held-back
+  // lines it carries (Alert also starts a new tally).
+  void apply_alert_step_locked(const AlertStep& step, AlertOutcome& out);
   uint64_t* counts(uint32_t slot) { return data_ + spec_.events + std::size_t(slot) * spec_.events; }
   uint64_t* totals() { return data_; }
   const uint64_t* totals() const { return data_; }

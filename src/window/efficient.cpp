@@ -1,6 +1,7 @@
 #include "window/efficient.h"
 
 #include "window/accurate.h"
+#include "window/alert_state.h"
 
 #include <algorithm>
 #include <array>
@@ -23,6 +24,15 @@ constexpr uint64_t kFiring = uint64_t{1} << 63;
 constexpr uint64_t kAnnounced = uint64_t{1} << 62;
 constexpr uint64_t kAlerted = uint64_t{1} << 61;
 constexpr uint64_t kLastAlertMask = kAlerted - 1;
+
+// state_ holds an AlertState in one word, so that one CAS moves it.
+constexpr AlertState unpack_alert_state(uint64_t s) {
+  return {(s & kFiring) != 0, (s & kAnnounced) != 0, (s & kAlerted) != 0, static_cast<int64_t>(s & kLastAlertMask)};
+}
+constexpr uint64_t pack_alert_state(const AlertState& a) {
+  return (a.firing ? kFiring : 0) | (a.announced ? kAnnounced : 0) | (a.alerted ? kAlerted : 0) |
+         (static_cast<uint64_t>(a.last_alert_ms) & kLastAlertMask);
+}
 
 constexpr uint32_t gen_of_now(uint64_t w) { return static_cast<uint32_t>(w >> kGenShift); }
 constexpr int64_t bucket_of_now(uint64_t w) { return static_cast<int64_t>(w & kBucketMask); }
@@ -422,23 +432,9 @@ AlertAction EfficientWindow::decide_alert(const AlertPolicy& policy, AlertOutcom
     const uint64_t s = state_.load();
     sum_at(now_.load(), cs);
     out.holds = policy.condition->holds(cs);
-    uint64_t next = s;
-    AlertAction action = AlertAction::None;
-    if (out.holds && from_event) {
-      const bool alerted = (s & kAlerted) != 0;
-      const auto last = static_cast<int64_t>(s & kLastAlertMask);
-      if (!alerted || now - last >= policy.cooldown_ms) {
-        next = kFiring | kAnnounced | kAlerted | (static_cast<uint64_t>(now) & kLastAlertMask);
-        action = AlertAction::Alert;
-      } else {
-        // Inside the cooldown. A key that was not firing starts an episode
-        // that is not announced (so it will not be resolved either).
-        next = (s & kFiring) ? s : ((s | kFiring) & ~kAnnounced);
-      }
-    } else if (!out.holds && (s & kFiring) != 0) {
-      next = s & ~(kFiring | kAnnounced);
-      if ((s & kAnnounced) && policy.resolve) action = AlertAction::Resolved;
-    }
+    const AlertStep step = next_alert_state(unpack_alert_state(s), out.holds, from_event, now, policy);
+    const uint64_t next = step.changed ? pack_alert_state(step.next) : s;
+    const AlertAction action = step.action;
     if (next != s) {
       uint64_t expected = s;
       if (!state_.compare_exchange_strong(expected, next)) continue;
@@ -493,11 +489,11 @@ WindowState EfficientWindow::save() const {
     st.buckets.push_back({nb - age, std::move(counts)});
   }
   const uint64_t untaken = untaken_tally();
-  const uint64_t s = state_.load();
-  st.firing = (s & kFiring) != 0;
-  st.announced = (s & kAnnounced) != 0;
-  st.alerted = (s & kAlerted) != 0;
-  st.last_alert_ms = static_cast<int64_t>(s & kLastAlertMask);
+  const AlertState a = unpack_alert_state(state_.load());
+  st.firing = a.firing;
+  st.announced = a.announced;
+  st.alerted = a.alerted;
+  st.last_alert_ms = a.last_alert_ms;
   const Ext* x = ext();
   if (x != nullptr && x->throttled.load(std::memory_order_relaxed)) {
     if (untaken != 0) {
@@ -531,11 +527,7 @@ void EfficientWindow::load(const WindowState& st) {
     slot.last_ms.store(st.pending.last_ms, std::memory_order_relaxed);
     if (st.pending.suppressed != 0) x->first_ms.store(st.pending.first_ms);
   }
-  uint64_t s = static_cast<uint64_t>(st.last_alert_ms) & kLastAlertMask;
-  if (st.firing) s |= kFiring;
-  if (st.announced) s |= kAnnounced;
-  if (st.alerted) s |= kAlerted;
-  state_.store(s);
+  state_.store(pack_alert_state({st.firing, st.announced, st.alerted, st.last_alert_ms}));
 }
 
 std::unique_ptr<Window> make_window(Mode mode, const WindowSpec& spec, uint32_t stripes) {

@@ -24,9 +24,11 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "window/bucket.h"
+#include "window/mode.h"
 
 namespace swthrottle::window {
 
@@ -74,6 +76,16 @@ struct ThrottleOutcome {
 };
 
 enum class AlertAction { None, Alert, Resolved };
+
+// "alert", "resolved"; "none" for None, which is never written.
+constexpr std::string_view to_string(AlertAction a) {
+  switch (a) {
+    case AlertAction::Alert: return "alert";
+    case AlertAction::Resolved: return "resolved";
+    case AlertAction::None: break;
+  }
+  return "none";
+}
 
 struct AlertOutcome {
   AlertAction action = AlertAction::None;
@@ -153,8 +165,6 @@ class Window {
   explicit Window(const WindowSpec& spec) : spec_(spec) {}
   WindowSpec spec_;
 };
-
-enum class Mode { Accurate, Efficient };
 
 // A window of the given mode. `stripes` (efficient only; 0 = default_stripes()).
 std::unique_ptr<Window> make_window(Mode mode, const WindowSpec& spec, uint32_t stripes = 0);

@@ -404,6 +404,45 @@ TEST_CASE("rules: fingerprints equal exactly when rules count the same way") {
   CHECK(t.rules[0].fingerprint != base);
 }
 
+// Given two versions of one rule, a SIGHUP reload keeps its windows when they
+// still count the same things the same way; a state file only when nothing
+// that decides changed (config/rule_identity.h says why they differ).
+TEST_CASE("rules: a reload keeps windows more often than a state load") {
+  auto rule = [](const std::string& body, const std::string& match = "x") {
+    RuleSet set = parse_ok("[[rule]]\nname = \"a\"\n" + body + "[[rule.event]]\nname = \"e\"\nmatch = '" + match +
+                           "'\n");
+    return set.rules[0];
+  };
+  const Rule base = rule("kind = \"alert\"\nthreshold = \"5 per 1m\"\n");
+  struct Case {
+    const char* what;
+    Rule after;
+    bool reload_keeps;
+    bool state_keeps;
+  };
+  const std::vector<Case> cases{
+      {"unchanged", rule("kind = \"alert\"\nthreshold = \"5 per 1m\"\n"), true, true},
+      {"message and cooldown", rule("kind = \"alert\"\nthreshold = \"5 per 1m\"\nmessage = \"m\"\ncooldown = \"1h\"\n"),
+       true, true},
+      {"threshold count", rule("kind = \"alert\"\nthreshold = \"6 per 1m\"\n"), true, false},
+      {"mode", rule("kind = \"alert\"\nthreshold = \"5 per 1m\"\nmode = \"accurate\"\n"), true, false},
+      {"ignore", rule("kind = \"alert\"\nthreshold = \"5 per 1m\"\nignore = 'y'\n"), true, false},
+      {"when", rule("kind = \"alert\"\nwindow = \"1m\"\nwhen = \"e >= 5\"\n"), true, false},
+      {"window", rule("kind = \"alert\"\nthreshold = \"5 per 2m\"\n"), false, false},
+      {"buckets", rule("kind = \"alert\"\nthreshold = \"5 per 1m\"\nbuckets = 20\n"), false, false},
+      {"pattern", rule("kind = \"alert\"\nthreshold = \"5 per 1m\"\n", "xy"), false, false},
+      {"kind", rule("kind = \"throttle\"\nthreshold = \"5 per 1m\"\n"), false, false},
+      // The fingerprint leaves the key out; a reload cannot keep one window as many.
+      {"a key", rule("kind = \"alert\"\nthreshold = \"5 per 1m\"\nkey = \"{rule}\"\n"), false, true},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    CHECK(windows_carry_over(base, c.after) == c.reload_keeps);
+    CHECK((fingerprint(base) == fingerprint(c.after)) == c.state_keeps);
+    CHECK(c.after.fingerprint == fingerprint(c.after));
+  }
+}
+
 TEST_CASE("rules: top-level errors") {
   const std::string rule = alert_rule("threshold = \"1/1s\"\n");
   check_errors({

@@ -1,0 +1,76 @@
+#include "config/rule_identity.h"
+
+#include <fmt/format.h>
+
+#include "config/rules.h"
+
+namespace swthrottle::config {
+namespace {
+
+// `when` text with whitespace normalised, so that "a>5" and "a > 5" give one
+// fingerprint: runs of name/number characters and runs of comparison
+// characters are tokens; everything else is a one-character token.
+std::string canonical_when(std::string_view s) {
+  auto word = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.';
+  };
+  auto cmp = [](char c) { return c == '<' || c == '>' || c == '=' || c == '!'; };
+  std::string out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    char c = s[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++i;
+      continue;
+    }
+    std::size_t j = i + 1;
+    if (word(c)) {
+      while (j < s.size() && word(s[j])) ++j;
+    } else if (cmp(c)) {
+      while (j < s.size() && cmp(s[j])) ++j;
+    }
+    if (!out.empty()) out += ' ';
+    out.append(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+void add_field(std::string& out, std::string_view name, std::string_view value) {
+  out += fmt::format("{}={}:{};", name, value.size(), value);
+}
+
+// What a window's counts mean. Lengths make the text unambiguous whatever
+// the names and patterns hold.
+std::string window_meaning(const Rule& r) {
+  std::string id(to_string(r.kind));
+  for (const Event& e : r.events) id += "|" + e.name + "=" + std::to_string(e.match.size()) + ":" + e.match;
+  id += "|" + std::to_string(r.window_ms) + "/" + std::to_string(r.buckets);
+  return id;
+}
+
+}  // namespace
+
+std::string fingerprint(const Rule& r) {
+  std::string fp;
+  add_field(fp, "kind", to_string(r.kind));
+  add_field(fp, "events", std::to_string(r.events.size()));
+  for (const auto& e : r.events) {
+    add_field(fp, "event", e.name);
+    add_field(fp, "match", e.match);
+  }
+  add_field(fp, "ignore", r.ignore);
+  add_field(fp, "window_ms", std::to_string(r.window_ms));
+  add_field(fp, "buckets", std::to_string(r.buckets));
+  add_field(fp, "mode", to_string(r.mode));
+  add_field(fp, "when",
+            r.threshold ? fmt::format("sum >= {}", *r.threshold) : canonical_when(r.when_text));
+  return fp;
+}
+
+bool windows_carry_over(const Rule& before, const Rule& after) {
+  return window_meaning(before) == window_meaning(after) && before.key.has_value() == after.key.has_value();
+}
+
+}  // namespace swthrottle::config

@@ -1,0 +1,179 @@
+#include "config/settings_parser.h"
+
+#include <array>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "config/regex_lint.h"
+#include "util/suggest.h"
+
+namespace swthrottle::config {
+namespace {
+
+const std::vector<std::string> kTimestampKeys{"match", "format"};
+const std::vector<std::string> kForms{"auto", "rfc3339", "syslog", "epoch", "clf"};
+
+// A timestamp form name, or a strptime format (anything with a '%').
+Result<TimestampSpec::Form> timestamp_form(const TomlReader& in, const toml::node& v, std::string_view key,
+                                           bool table_allowed, std::string& format) {
+  std::vector<std::string> forms;
+  for (const auto& f : kForms) forms.push_back(quote(f));
+  std::string expected = fmt::format("{} must be {}, a strptime format (containing %){}, not {}", key,
+                                     join(forms, ", "),
+                                     table_allowed ? " or a table { match = 'REGEX', format = \"...\" }" : "",
+                                     describe(v));
+  const auto* s = v.as_string();
+  if (s == nullptr) return in.err(v, expected);
+  const std::string& text = s->get();
+  if (text.find('%') != std::string::npos) {
+    format = text;
+    return TimestampSpec::Form::Strptime;
+  }
+  static const TimestampSpec::Form kFormValues[] = {TimestampSpec::Form::Auto, TimestampSpec::Form::Rfc3339,
+                                                   TimestampSpec::Form::Syslog, TimestampSpec::Form::Epoch,
+                                                   TimestampSpec::Form::Clf};
+  for (std::size_t i = 0; i < kForms.size(); ++i) {
+    if (text == kForms[i]) return kFormValues[i];
+  }
+  return in.err(v, expected + did_you_mean(text, kForms));
+}
+
+Result<TimestampSpec> timestamp(const TomlReader& in, const toml::node& v) {
+  TimestampSpec spec;
+  if (const auto* t = v.as_table()) {
+    if (auto e = in.unknown_keys(*t, kTimestampKeys, "settings.timestamp")) return *e;
+    const toml::node* match = t->get("match");
+    if (match == nullptr) {
+      return in.err(v, "settings.timestamp has no match; give match = 'REGEX' whose first capture group holds "
+                    "the timestamp");
+    }
+    if (!match->is_string()) {
+      return in.err(*match, fmt::format("timestamp match must be a string (an RE2 pattern), not {}", describe(*match)));
+    }
+    auto re = compile_regex(in, *match, RegexUse::Timestamp);
+    if (!re) return std::move(re.error());
+    spec.match = match->as_string()->get();
+    if ((*re)->NumberOfCapturingGroups() < 1) {
+      return in.err(*match, fmt::format("timestamp match '{}' has no capture group; put the timestamp in the "
+                                     "first group, e.g. '^\\[([^\\]]+)\\]'",
+                                     spec.match));
+    }
+    std::string format_text = "auto";
+    if (const toml::node* format = t->get("format")) {
+      auto form = timestamp_form(in, *format, "timestamp format", false, spec.format);
+      if (!form) return std::move(form.error());
+      spec.form = *form;
+      format_text = format->as_string()->get();
+    }
+    spec.text = fmt::format("{{ match = '{}', format = {} }}", spec.match, quote(format_text));
+    return spec;
+  }
+  auto form = timestamp_form(in, v, "timestamp", true, spec.format);
+  if (!form) return std::move(form.error());
+  spec.form = *form;
+  spec.text = v.as_string()->get();
+  return spec;
+}
+
+// "local", "UTC" (or "Z"), "+02:00", "-0530", "+02".
+Result<TimezoneSpec> timezone(const TomlReader& in, const toml::node& v) {
+  std::string expected =
+      fmt::format("timezone must be \"local\", \"UTC\" or an offset such as \"+02:00\" or \"-0530\", not {}",
+                  describe(v));
+  const auto* s = v.as_string();
+  if (s == nullptr) return in.err(v, expected);
+  const std::string& text = s->get();
+  TimezoneSpec tz;
+  tz.text = text;
+  if (text == "local") return tz;
+  tz.local = false;
+  std::string lower = text;
+  for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (lower == "utc" || lower == "z") return tz;
+  auto digit = [&](std::size_t i) { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
+  auto two = [&](std::size_t i) { return (text[i] - '0') * 10 + (text[i + 1] - '0'); };
+  if (text.size() >= 3 && (text[0] == '+' || text[0] == '-') && digit(1) && digit(2)) {
+    int hours = two(1);
+    int minutes = -1;
+    if (text.size() == 3) {
+      minutes = 0;
+    } else if (text.size() == 5 && digit(3) && digit(4)) {
+      minutes = two(3);
+    } else if (text.size() == 6 && text[3] == ':' && digit(4) && digit(5)) {
+      minutes = two(4);
+    }
+    if (minutes >= 0 && minutes < 60 && hours < 24) {
+      tz.offset_minutes = (text[0] == '-' ? -1 : 1) * (hours * 60 + minutes);
+      return tz;
+    }
+  }
+  return in.err(v, expected);
+}
+
+}  // namespace
+
+Result<Mode> read_mode(const TomlReader& in, const toml::node& v) {
+  return in.choose(v, "mode", std::array{Mode::Efficient, Mode::Accurate});
+}
+
+Result<uint32_t> read_buckets(const TomlReader& in, const toml::node& v) {
+  auto b = in.integer(v, "buckets", 1, kMaxBuckets);
+  if (!b) return std::move(b.error());
+  return static_cast<uint32_t>(*b);
+}
+
+MaybeError parse_settings(const TomlReader& in, const toml::table& t, Settings& s,
+                          std::map<std::string, GivenSetting>& given_keys) {
+  if (auto e = in.unknown_keys(t, kSettingsKeys, "[settings]")) return e;
+  for (auto [k, v] : ordered(t)) {
+    const std::string key(k->str());
+    GivenSetting given{"", describe(*v), pos_of(v->source())};
+    if (key == "mode") {
+      auto m = read_mode(in, *v);
+      if (!m) return m.error();
+      s.mode = *m;
+      given.canon = to_string(*m);
+    } else if (key == "buckets") {
+      auto b = read_buckets(in, *v);
+      if (!b) return b.error();
+      s.buckets = *b;
+      given.canon = std::to_string(*b);
+    } else if (key == "time") {
+      auto m = in.choose(*v, "time", std::array{TimeSource::Arrival, TimeSource::Log});
+      if (!m) return m.error();
+      s.time = *m;
+      given.canon = to_string(*m);
+    } else if (key == "timestamp") {
+      auto ts = timestamp(in, *v);
+      if (!ts) return ts.error();
+      s.timestamp = std::move(*ts);
+      // Kept so that errors found later (the strptime format, by LogTime) point here.
+      const Pos at = pos_of(v->source());
+      s.timestamp.file = in.file();
+      s.timestamp.line = at.line;
+      s.timestamp.col = at.col;
+      given.canon = fmt::format("{}|{}|{}", static_cast<int>(s.timestamp.form), s.timestamp.format, s.timestamp.match);
+      given.shown = v->is_table() ? s.timestamp.text : describe(*v);
+    } else if (key == "timezone") {
+      auto tz = timezone(in, *v);
+      if (!tz) return tz.error();
+      s.timezone = std::move(*tz);
+      given.canon = s.timezone.local ? "local" : std::to_string(s.timezone.offset_minutes);
+    } else if (key == "year") {
+      auto y = in.integer(*v, "year", 1970, 9999);
+      if (!y) return y.error();
+      s.year = static_cast<int>(*y);
+      given.canon = std::to_string(*y);
+    } else if (key == "max_keys") {
+      auto m = in.integer(*v, "max_keys", 1, INT64_MAX);
+      if (!m) return m.error();
+      s.max_keys = static_cast<uint64_t>(*m);
+      given.canon = std::to_string(*m);
+    }
+    given_keys[key] = std::move(given);
+  }
+  return std::nullopt;
+}
+
+}  // namespace swthrottle::config
