@@ -13,6 +13,8 @@
 #include <cstring>
 #include <utility>
 
+#include "util/civil_date.h"
+
 namespace swthrottle::match {
 
 namespace detail {
@@ -60,83 +62,8 @@ inline bool is_alpha(char c) {
 }
 inline char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c | 0x20) : c; }
 
-constexpr int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
-// days_from_civil: shifting the year to start in March puts Feb 29 last, so
-// the day of the year follows from the month by one linear formula).
-constexpr int64_t days_from_civil(int64_t y, int m, int d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;                                  // [0, 399]
-  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;  // [0, 365]
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;          // [0, 146096]
-  return era * 146097 + doe - 719468;
-}
-
-struct Civil {
-  int64_t year;
-  int month;
-  int day;
-};
-
-constexpr Civil civil_from_days(int64_t z) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
-  const int m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
-  return {yoe + era * 400 + (m <= 2), m, d};
-}
-
-// days_from_civil() by table for the years logs are written in: its
-// divisions cost more than all the rest of a stamp's conversion.
-constexpr int kTableFirstYear = 1970;
-constexpr int kTableYears = 130;  // to 2099: within it, every fourth year is a leap year
-
-constexpr std::array<int32_t, kTableYears> kYearStart = [] {
-  std::array<int32_t, kTableYears> t{};
-  for (int k = 0; k < kTableYears; ++k) t[k] = static_cast<int32_t>(days_from_civil(kTableFirstYear + k, 1, 1));
-  return t;
-}();
-
-constexpr int16_t kDaysBeforeMonth[2][12] = {{0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334},
-                                             {0, 31, 60, 91, 121, 152, 182, 213, 244, 274, 305, 335}};
-
-// m in 1..12.
-constexpr int64_t days_from_date(int64_t y, int m, int d) {
-  if (static_cast<uint64_t>(y - kTableFirstYear) < kTableYears) {
-    return kYearStart[static_cast<size_t>(y - kTableFirstYear)] + kDaysBeforeMonth[(y & 3) == 0][m - 1] + d - 1;
-  }
-  return days_from_civil(y, m, d);
-}
-
-constexpr bool table_matches_formula() {
-  for (int y = kTableFirstYear - 1; y <= kTableFirstYear + kTableYears; ++y) {
-    for (int m = 1; m <= 12; ++m) {
-      for (int d = 1; d <= 31; ++d) {
-        if (days_from_date(y, m, d) != days_from_civil(y, m, d)) return false;
-      }
-    }
-  }
-  return true;
-}
-static_assert(table_matches_formula());
-
-static_assert(days_from_civil(1970, 1, 1) == 0);
-static_assert(days_from_civil(2000, 3, 1) == 11017);
-static_assert(civil_from_days(11017).year == 2000 && civil_from_days(11017).month == 3);
-
-constexpr bool is_leap(int64_t y) { return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0); }
-
-// At namespace scope: as a local of days_in_month, GCC 12 rebuilt the table on
-// the stack at every call.
-constexpr int kDaysInMonth[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-
-constexpr int days_in_month(int64_t y, int m) { return m == 2 && is_leap(y) ? 29 : kDaysInMonth[m - 1]; }
+using civil::days_from_civil;
+using civil::floor_div;
 
 // Two digits at s[i], or -1.
 inline int two_digits(std::string_view s, size_t i) {
@@ -566,13 +493,16 @@ inline int64_t local_seconds(const Fields& f, int year) {
   int month = f.month;
   int day = f.day;
   if (month == 0) {
-    if (f.yday < 1 || f.yday > (is_leap(year) ? 366 : 365)) return kNoTime;
-    const Civil c = civil_from_days(days_from_civil(year, 1, 1) + f.yday - 1);
-    month = c.month;
-    day = c.day;
+    if (f.yday < 1 || f.yday > (civil::is_leap(year) ? 366 : 365)) return kNoTime;
+    const civil::Date c = civil::civil_from_days(days_from_civil(year, 1, 1) + f.yday - 1);
+    month = static_cast<int>(c.month);
+    day = static_cast<int>(c.day);
   }
-  if (month < 1 || month > 12 || day < 1 || day > days_in_month(year, month)) return kNoTime;
-  return days_from_date(year, month, day) * 86400 + f.hour * 3600 + f.minute * 60 + f.second;
+  if (month < 1 || month > 12 || day < 1 || day > static_cast<int>(civil::days_in_month(year, static_cast<unsigned>(month)))) {
+    return kNoTime;
+  }
+  return days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * 86400 + f.hour * 3600 +
+         f.minute * 60 + f.second;
 }
 
 // What a byte can start, for the search: most bytes start nothing and are
@@ -1046,7 +976,7 @@ bool LogTime::run_format(std::string_view s, Fields& f) const {
 int LogTime::zone_year(int64_t wall_now_ms) const {
   const int64_t utc_s = floor_div(wall_now_ms, 1000);
   const int64_t local_s = utc_s + (local_ ? offset_of_utc(utc_s) : offset_s_);
-  return static_cast<int>(civil_from_days(floor_div(local_s, 86400)).year);
+  return static_cast<int>(civil::civil_from_days(floor_div(local_s, 86400)).year);
 }
 
 namespace {
@@ -1079,12 +1009,12 @@ int64_t gmtoff_at(int64_t utc_s) {
 
 int64_t LogTime::offset_of_local(int64_t local_s) const {
   return cached_offset(from_local_->slots, local_s, [](int64_t s) -> int64_t {
-    const Civil c = civil_from_days(floor_div(s, 86400));
+    const civil::Date c = civil::civil_from_days(floor_div(s, 86400));
     const int64_t sod = s - floor_div(s, 86400) * 86400;
     struct tm tm {};
     tm.tm_year = static_cast<int>(c.year - 1900);
-    tm.tm_mon = c.month - 1;
-    tm.tm_mday = c.day;
+    tm.tm_mon = static_cast<int>(c.month) - 1;
+    tm.tm_mday = static_cast<int>(c.day);
     tm.tm_hour = static_cast<int>(sod / 3600);
     tm.tm_min = static_cast<int>(sod / 60 % 60);
     tm.tm_sec = static_cast<int>(sod % 60);
