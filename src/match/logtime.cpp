@@ -224,7 +224,8 @@ int64_t LogTime::rfc3339_time(std::string_view s, std::size_t i) const {
 }
 
 // The RFC 3339 stamp at s[i] whose head the memo gave.
-[[gnu::always_inline]] inline int64_t LogTime::rfc3339_after_head(std::string_view s, std::size_t i, int64_t head) const {
+[[gnu::always_inline]] inline int64_t LogTime::rfc3339_after_head(std::string_view s, std::size_t i,
+                                                                  int64_t head) const {
   Fields f;
   if (!rfc3339_end(s, optional_fraction(s, i + kRfc3339Head, f), f)) return kNoTime;
   return from_head(head, f);

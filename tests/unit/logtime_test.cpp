@@ -3,13 +3,10 @@
 #include "match/logtime.h"
 
 #include <doctest/doctest.h>
-#include <re2/re2.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include <array>
-#include <atomic>
-#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
