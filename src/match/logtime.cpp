@@ -136,7 +136,10 @@ int64_t LogTime::parse_ms(std::string_view line, int64_t wall_now_ms) const {
 // further left. The scan must resume where the full scan would be, on the
 // first byte of a token, so it backs up over a run of digits or letters it
 // lands in; every token it passes over that way starts too early to be a stamp.
-int64_t LogTime::search(std::string_view s, int64_t wall_now_ms) const {
+//
+// Aligned to a cache line: where the linker happened to put it decided up to
+// 8 % of the time of a line without a stamp (BM_LogTimeStackTrace).
+[[gnu::aligned(64)]] int64_t LogTime::search(std::string_view s, int64_t wall_now_ms) const {
   const bool any = kind_ == Kind::Auto;
   const std::size_t n = s.size();
   // The commonest line of all: the same RFC 3339 head at the start as the
