@@ -843,6 +843,41 @@ TEST_CASE("logtime: the same results as the model, over real and generated lines
   }
 }
 
+// The strptime subset beyond the formats above: lines written by strftime()
+// with the same format (a random fraction for %f), a third of them with one
+// byte changed, read by LogTime and by the model in every zone and with and
+// without a year.
+TEST_CASE("logtime: strptime formats give the model's results") {
+  const uint64_t seed = swthrottle::test::base_seed(1969);
+  MESSAGE("seed " << seed << " (SWTHROTTLE_SEED=N replays)");
+  std::mt19937_64 rng(seed);
+  const ScopedTz berlin("Europe/Berlin");
+  const std::vector<Zone> zones = {{"UTC", zone(0)}, {"+02:00", zone(120)}, {"local Europe/Berlin", local_zone()}};
+  for (const char* format : {"%Y-%m-%d %H:%M:%S", "%d/%m/%y %I:%M:%S %p", "%j %T %Y", "%s.%f", "%b %e %T",
+                             "%a, %e %B %Y %R %Z", "%D %T %z", "%F%t%T,%f", "%A %h %d %H:%M:%S", "%y%m%d %H%M%S %%"}) {
+    std::vector<std::string> lines;
+    for (int k = 0; k < 3000; ++k) {
+      std::string fmt = format;
+      if (const size_t f = fmt.find("%f"); f != std::string::npos) fmt.replace(f, 2, std::to_string(rng() % 1000000));
+      const time_t t = static_cast<time_t>(rng() % 4102444800u);
+      struct tm tm {};
+      gmtime_r(&t, &tm);
+      char buf[128];
+      std::string line(buf, std::strftime(buf, sizeof buf, fmt.c_str(), &tm));
+      static const char kBytes[] = " 0123456789:-/+ZAPMapm\t";
+      if (rng() % 3 == 0 && !line.empty()) line[rng() % line.size()] = kBytes[rng() % (sizeof kBytes - 1)];
+      lines.push_back(line + (rng() % 2 ? " rest of the line" : ""));
+    }
+    const std::vector<int64_t> walls = walls_for(lines.size(), rng());
+    for (const Zone& z : zones) {
+      for (const int year : {0, 2026}) {
+        INFO(format);
+        CHECK(compare_all({format, spec(Form::Strptime, format)}, z, year, lines, walls) > lines.size() / 2);
+      }
+    }
+  }
+}
+
 // parse() is const and safe to call from several threads at once (the memos
 // are seqlocks): threads that share one LogTime, each walking the lines in
 // another order so that they keep replacing each other's memos, all get the
