@@ -144,10 +144,10 @@ class LogTimeModel {
     const bool padded = c.eat(' ');
     if (!c.num(padded || !c.digit_at(1) ? 1 : 2, st.day) || !c.eat(' ') || !c.hms(st)) return false;
     c.optional_fraction(st);
-    Cursor after_year = c;
+    Cursor year = c;  // " YYYY" and a space, tab, ']' or ')' (or the end)
     int y = 0;
-    if (after_year.eat(' ') && after_year.num(4, y)) {
-      const char next = after_year.i < c.s.size() ? c.s[after_year.i] : ' ';
+    if (year.eat(' ') && year.num(4, y)) {
+      const char next = year.i < c.s.size() ? c.s[year.i] : ' ';
       if (next == ' ' || next == '\t' || next == ']' || next == ')') return st.year = y, true;
     }
     return !c.digit_at();
@@ -171,8 +171,8 @@ class LogTimeModel {
     while (n < s.size() && digit(s[n])) ++n;
     if (n == 13) return std::stoll(std::string(s.substr(0, 13)));
     if (n != 10) return {};
-    Cursor fraction{s, 11};
-    const int ms = s.size() > 11 && s[10] == '.' && digit(s[11]) ? fraction.fraction() : 0;
+    Cursor after_dot{s, 11};
+    const int ms = s.size() > 11 && s[10] == '.' && digit(s[11]) ? after_dot.fraction() : 0;
     return std::stoll(std::string(s.substr(0, 10))) * 1000 + ms;
   }
 
