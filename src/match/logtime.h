@@ -30,7 +30,12 @@
 // form (its bytes up to the seconds, and the local time they make; for
 // syslog, for one value of now), and for a line that repeats it reads only
 // what follows (fraction, offset, the end of the stamp). Results are the same
-// as without (tests/unit/logtime_test.cpp holds it to the parser before).
+// as without (tests/unit/logtime_test.cpp holds it to a model of this contract).
+//
+// The parts: the fixed forms (stamp_forms.h, from the byte readers of
+// stamp_bytes.h), the strptime subset (strptime_format.h), the fields they
+// read and their conversion (stamp_fields.h, civil dates in
+// util/civil_date.h), the zone (stamp_zone.h) and the memo (stamp_memo.h).
 //
 // parse() is const and safe to call from any number of threads at once: the
 // zone caches are lock-free and the memos are seqlocks. For the built-in
@@ -41,17 +46,17 @@
 // starts with zone caches and memos of its own, empty).
 #pragma once
 
-#include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "config/rules.h"
+#include "match/stamp_fields.h"
+#include "match/stamp_zone.h"
+#include "match/strptime_format.h"
 #include "util/result.h"
 
 namespace re2 {
@@ -59,19 +64,6 @@ class RE2;
 }
 
 namespace swthrottle::match {
-
-namespace detail {
-struct Fields;  // the broken-down fields of one stamp, before validation
-
-template <std::size_t kLen, std::size_t kWords>
-class HeadMemo;  // a stamp's head and what it gave, to skip it on the next line
-
-// One step of a compiled strptime format.
-struct FormatOp {
-  char code;     // conversion letter; ' ' = a run of whitespace; 'L' = a literal
-  char literal;  // for 'L'
-};
-}  // namespace detail
 
 class LogTime {
  public:
@@ -100,13 +92,10 @@ class LogTime {
 
  private:
   enum class Kind { Auto, Rfc3339, Syslog, Epoch, Clf, Strptime };
-  using Fields = detail::Fields;
+  using Fields = stamp::Fields;
+  static constexpr int64_t kNoTime = stamp::kNoTime;
 
-  // "No timestamp" where ms since the epoch are returned. No stamp comes near
-  // it: a 4-digit year keeps every result within about ±3.2e14 ms.
-  static constexpr int64_t kNoTime = INT64_MIN;
-
-  LogTime() = default;
+  LogTime(const config::TimezoneSpec& tz, int year);
 
   // These return ms since the epoch, or kNoTime.
   int64_t parse_ms(std::string_view line, int64_t wall_now_ms) const;
@@ -120,41 +109,20 @@ class LogTime {
   template <typename Memo>
   int64_t remember(Fields& f, Memo* memo, const char* head) const;
   int64_t from_head(int64_t head, Fields& f) const;
-  bool run_format(std::string_view text, Fields& f) const;
   int64_t finish(Fields& f, int64_t wall_now_ms) const;
   int64_t to_utc_ms(const Fields& f, int year) const;
   int64_t utc_ms(int64_t local_s, const Fields& f) const;
-  int zone_year(int64_t wall_now_ms) const;
-  int64_t offset_of_local(int64_t local_s) const;
-  int64_t offset_of_utc(int64_t utc_s) const;
   bool compile_match(std::string* error);
 
-  // Direct-mapped, one slot per quarter hour: (key << 32) | uint32(offset in
-  // seconds), where the offset half is INT32_MIN while the slot is empty. One
-  // 64-bit word per entry makes a lookup a single relaxed atomic load.
-  static constexpr int kZoneSlots = 64;
-  struct ZoneCache {
-    ZoneCache();
-    std::array<std::atomic<uint64_t>, kZoneSlots> slots;
-  };
-
-  // The lengths of the heads the memos hold: "YYYY-MM-DDTHH:MM:SS",
-  // "[dd/Mon/yyyy:HH:MM:SS" and "Mon dd HH:MM:SS" (or "Mon  d HH:MM:SS").
-  static constexpr std::size_t kRfc3339Head = 19;
-  static constexpr std::size_t kClfHead = 21;
-  static constexpr std::size_t kSyslogHead = 15;
-  struct Memos;
+  struct Memos;  // the last head of each form (stamp_memo.h)
 
   Kind kind_ = Kind::Auto;
-  std::vector<detail::FormatOp> ops_;      // Kind::Strptime: the compiled format
-  std::string match_;                      // RE2 pattern; empty = none
-  std::unique_ptr<re2::RE2> re_;           // match_, compiled
-  bool local_ = true;
-  int64_t offset_s_ = 0;                   // the fixed zone, when !local_
+  stamp::StrptimeFormat format_;   // Kind::Strptime: the compiled format
+  std::string match_;              // RE2 pattern; empty = none
+  std::unique_ptr<re2::RE2> re_;   // match_, compiled
+  stamp::Zone zone_;               // of stamps without an offset
   int year_ = 0;
-  std::unique_ptr<ZoneCache> from_local_;  // local quarter hour -> offset
-  std::unique_ptr<ZoneCache> from_utc_;    // UTC quarter hour -> offset
-  std::unique_ptr<Memos> memos_;           // the last head of each form
+  std::unique_ptr<Memos> memos_;
 };
 
 }  // namespace swthrottle::match

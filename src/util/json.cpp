@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "util/civil_date.h"
+
 namespace swthrottle {
 namespace {
 
@@ -161,18 +163,10 @@ void append_rfc3339_ms(std::string& out, int64_t ms) {
     --days;
   }
 
-  // civil_from_days (H. Hinnant): shift the epoch to 0000-03-01 so that the
-  // leap day is the last day of a year, then split into 400-year eras of
-  // 146097 days, where the Gregorian rules are exact.
-  const int64_t z = days + 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;                                   // [0, 146096]
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  // [0, 399]
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);             // [0, 365]
-  const int64_t mp = (5 * doy + 2) / 153;                                  // [0, 11], March = 0
-  const auto day = static_cast<unsigned>(doy - (153 * mp + 2) / 5 + 1);
-  const auto month = static_cast<unsigned>(mp < 10 ? mp + 3 : mp - 9);
-  const int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  const civil::Date date = civil::civil_from_days(days);
+  const int64_t year = date.year;
+  const unsigned month = date.month;
+  const unsigned day = date.day;
 
   char buf[48];
   char* at = buf;

@@ -32,7 +32,7 @@ void append_utf8_one_line(std::string& out, std::string_view s);
 
 // Appends `ms` (milliseconds since the Unix epoch) as RFC 3339 UTC with
 // milliseconds: "2026-11-21T10:00:05.000Z". Uses proleptic Gregorian
-// civil-from-days arithmetic, so it is exact for every int64_t: years past
+// civil_from_days() (util/civil_date.h), exact for every int64_t: years past
 // 9999 get more digits, times before the epoch work too (years before 0
 // print with a leading '-', which RFC 3339 does not define).
 void append_rfc3339_ms(std::string& out, int64_t ms);

@@ -1,0 +1,83 @@
+#include "match/stamp_zone.h"
+
+#include <time.h>
+
+#include <climits>
+
+#include "util/civil_date.h"
+
+namespace swthrottle::match::stamp {
+namespace {
+
+// The machine zone's offset at a UTC time, not cached.
+int64_t machine_offset_of_utc(int64_t utc_s) {
+  const time_t t = static_cast<time_t>(utc_s);
+  struct tm tm {};
+  if (localtime_r(&t, &tm) == nullptr) return 0;
+  return tm.tm_gmtoff;
+}
+
+// The machine zone's offset at a local time, not cached.
+int64_t machine_offset_of_local(int64_t local_s) {
+  const int64_t days = civil::floor_div(local_s, 86400);
+  const civil::Date c = civil::civil_from_days(days);
+  const int64_t sod = local_s - days * 86400;
+  struct tm tm {};
+  tm.tm_year = static_cast<int>(c.year - 1900);
+  tm.tm_mon = static_cast<int>(c.month) - 1;
+  tm.tm_mday = static_cast<int>(c.day);
+  tm.tm_hour = static_cast<int>(sod / 3600);
+  tm.tm_min = static_cast<int>(sod / 60 % 60);
+  tm.tm_sec = static_cast<int>(sod % 60);
+  tm.tm_isdst = -1;  // let the zone rules decide
+  const time_t t = mktime(&tm);
+  // -1 is also a valid time, but not for a whole quarter hour in any real zone.
+  if (t == static_cast<time_t>(-1)) return machine_offset_of_utc(local_s);
+  return local_s - static_cast<int64_t>(t);
+}
+
+// compute(s) through the slot of the quarter hour of s: compute() is asked
+// for the start of the quarter hour. Keys beyond int32 (years past ±60000)
+// skip the cache.
+template <typename Slots, typename Compute>
+int64_t cached(Slots& slots, int64_t s, Compute compute) {
+  const int64_t key = civil::floor_div(s, 900);
+  if (key < INT32_MIN || key > INT32_MAX) return compute(s);
+  std::atomic<uint64_t>& slot = slots[static_cast<uint32_t>(key) % slots.size()];
+  const uint64_t packed = slot.load(std::memory_order_relaxed);
+  const auto cached_offset = static_cast<int32_t>(static_cast<uint32_t>(packed));
+  if (static_cast<int32_t>(packed >> 32) == key && cached_offset != INT32_MIN) return cached_offset;
+  const int64_t offset = compute(key * 900);
+  slot.store((static_cast<uint64_t>(static_cast<uint32_t>(key)) << 32) | static_cast<uint32_t>(offset),
+             std::memory_order_relaxed);
+  return offset;
+}
+
+}  // namespace
+
+Zone::Cache::Cache() {
+  for (auto& slot : slots) slot.store(static_cast<uint32_t>(INT32_MIN), std::memory_order_relaxed);
+}
+
+Zone::Zone(bool local, int64_t offset_s)
+    : local_(local),
+      offset_s_(offset_s),
+      from_local_(std::make_unique<Cache>()),
+      from_utc_(std::make_unique<Cache>()) {}
+
+Zone& Zone::operator=(const Zone& other) {
+  if (this != &other) *this = Zone(other);
+  return *this;
+}
+
+int64_t Zone::cached_offset_of_local(int64_t local_s) const {
+  return cached(from_local_->slots, local_s, machine_offset_of_local);
+}
+
+int Zone::year_at(int64_t utc_ms) const {
+  const int64_t utc_s = civil::floor_div(utc_ms, 1000);
+  const int64_t local_s = utc_s + (local_ ? cached(from_utc_->slots, utc_s, machine_offset_of_utc) : offset_s_);
+  return static_cast<int>(civil::civil_from_days(civil::floor_div(local_s, 86400)).year);
+}
+
+}  // namespace swthrottle::match::stamp
