@@ -28,6 +28,13 @@ class SystemClock final : public Clock {
   }
 };
 
+// The real clock, for callers that take a `const Clock&` and have no other
+// to give (a default argument; it lives as long as the program).
+inline const Clock& system_clock() {
+  static const SystemClock clock;
+  return clock;
+}
+
 // Arrival time (SPEC §4): wall-clock at start plus monotonic time since, so
 // times written out read as UTC while a clock step during the run can never
 // move a window backwards or forwards.
