@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "util/suggest.h"
+#include "util/utf8.h"
 
 namespace swthrottle::config {
 namespace {
@@ -72,7 +73,7 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' |
 std::string_view char_at(std::string_view s, std::size_t i) {
   std::size_t e = i + 1;
   if (static_cast<unsigned char>(s[i]) >= 0xC0) {
-    while (e < s.size() && (static_cast<unsigned char>(s[e]) & 0xC0) == 0x80) ++e;
+    while (e < s.size() && is_utf8_continuation(static_cast<unsigned char>(s[e]))) ++e;
   }
   return s.substr(i, e - i);
 }

@@ -6,6 +6,7 @@
 
 #include "config/duration.h"
 #include "util/suggest.h"
+#include "util/utf8.h"
 
 namespace swthrottle::config {
 
@@ -97,14 +98,14 @@ std::size_t byte_of_column(std::string_view line, int col) {
   std::size_t b = 0;
   for (int c = 1; c < col && b < line.size(); ++c) {
     ++b;
-    while (b < line.size() && (static_cast<unsigned char>(line[b]) & 0xC0) == 0x80) ++b;
+    while (b < line.size() && is_utf8_continuation(static_cast<unsigned char>(line[b]))) ++b;
   }
   return b;
 }
 
 int code_points(std::string_view s) {
   return static_cast<int>(
-      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+      std::count_if(s.begin(), s.end(), [](char c) { return !is_utf8_continuation(static_cast<unsigned char>(c)); }));
 }
 
 std::size_t utf8_length(uint32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }

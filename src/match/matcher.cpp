@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "util/utf8.h"
+
 namespace swthrottle::match {
 
 namespace {
@@ -24,61 +26,6 @@ constexpr int64_t kSetMaxMem = int64_t{64} << 20;
 // How a pattern matched the current line (a bit set).
 constexpr uint8_t kViaUtf8 = 1;
 constexpr uint8_t kViaLatin1 = 2;
-
-// Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing past
-// U+10FFFF. Anything RE2's UTF-8 mode might read differently from what the
-// bytes mean therefore gets the extra Latin-1 reading, which can only add
-// matches. Pure ASCII, the usual log line, goes 8 bytes per step.
-bool is_valid_utf8(std::string_view text) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  std::size_t i = 0;
-  while (i < n) {
-    if (n - i >= 8) {
-      uint64_t word;
-      std::memcpy(&word, p + i, 8);
-      if ((word & 0x8080808080808080ULL) == 0) {
-        i += 8;
-        continue;
-      }
-    }
-    const unsigned c = p[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    unsigned lo = 0x80;  // allowed range of the second byte
-    unsigned hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c == 0xE0) {
-      len = 3;
-      lo = 0xA0;  // below: overlong
-    } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
-      len = 3;
-    } else if (c == 0xED) {
-      len = 3;
-      hi = 0x9F;  // above: surrogates
-    } else if (c == 0xF0) {
-      len = 4;
-      lo = 0x90;  // below: overlong
-    } else if (c >= 0xF1 && c <= 0xF3) {
-      len = 4;
-    } else if (c == 0xF4) {
-      len = 4;
-      hi = 0x8F;  // above: past U+10FFFF
-    } else {
-      return false;  // continuation byte without a lead, C0, C1, F5..FF
-    }
-    if (n - i < len || p[i + 1] < lo || p[i + 1] > hi) return false;
-    for (std::size_t k = 2; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return false;
-    }
-    i += len;
-  }
-  return true;
-}
 
 // One compiled pattern of the set: an event of a rule, or its ignore.
 struct Pattern {
@@ -399,6 +346,8 @@ void Matcher::match(std::string_view line, MatchResult& out) {
 
   m.matched.clear();
   m.run(m.utf8, line, kViaUtf8);
+  // Anything RE2's UTF-8 mode might read differently from what the bytes
+  // mean gets the extra Latin-1 reading, which can only add matches.
   if (!is_valid_utf8(line)) m.run(m.latin1, line, kViaLatin1);
   m.collect(line, out);
 }

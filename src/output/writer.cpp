@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "util/json.h"
+#include "util/write_all.h"
 
 namespace swthrottle::output {
 namespace {
@@ -206,17 +207,13 @@ bool FdWriter::write(const Record& r) {
   buf_.clear();
   render(buf_, r, format_);
 
-  const char* p = buf_.data();
-  std::size_t left = buf_.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd_, p, left);
-    if (n > 0) {
-      p += n;
-      left -= static_cast<std::size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+  std::string_view rest = buf_;
+  for (;;) {
+    std::size_t written = 0;
+    int err = write_all(fd_, rest, &written);
+    if (err == 0) return true;
+    rest.remove_prefix(written);
+    if (err == EAGAIN || err == EWOULDBLOCK) {
       // An inherited non-blocking stdout: wait for room rather than drop the
       // rest of the record. poll reports POLLERR/POLLHUP too, and the next
       // write then returns the real error.
@@ -226,16 +223,12 @@ bool FdWriter::write(const Record& r) {
         ready = ::poll(&pfd, 1, -1);
       } while (ready < 0 && errno == EINTR);
       if (ready >= 0) continue;
+      err = errno;
     }
     closed_ = true;
-    if (n == 0) {
-      error_ = "write returned 0";
-    } else if (errno != EPIPE) {
-      error_ = std::generic_category().message(errno);
-    }
+    if (err != EPIPE) error_ = std::generic_category().message(err);
     return false;
   }
-  return true;
 }
 
 }  // namespace swthrottle::output

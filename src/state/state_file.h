@@ -10,44 +10,19 @@
 // old state. PATH.lock is created on first use and never deleted: removing a
 // lock file while someone waits on it would let two runs hold "the" lock.
 //
-// Format (version 1), one JSON object; the writer puts each window on a line
-// of its own so that a file can be read and grepped by key:
-//
-//   {"swthrottle_state":1,"saved_at":"2026-11-21T10:00:05.000Z","now_ms":N,"last_log_ms":N,"rules":[
-//   {"rule":"ssh","fingerprint":"...","windows":[
-//   {"key":"10.0.0.1","now_ms":N,"buckets":[[B,[c0,c1]],...],
-//    "pending":{"suppressed":N,"first_ms":N,"last_ms":N},"firing":false,"announced":false,
-//    "alerted":false,"last_alert_ms":N,"alert_suppressed":N}]}]}
-//
-// Strings (rule names, fingerprints, keys) are arbitrary bytes, keys being
-// built from log captures. A string that is valid UTF-8 is written as a JSON
-// string (NUL and control bytes escaped as JSON does); any other is written as
-// {"base64":"..."} (RFC 4648, padded), so every byte sequence round-trips
-// exactly while ordinary keys stay readable. "saved_at" is for people only;
-// the reader ignores it and any member it does not know.
+// The text inside is state_codec.h's; the file keeps no other format.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
-#include <string_view>
 
 #include "engine/engine_state.h"
+#include "state/state_codec.h"  // to_json/from_json, kVersion: callers of the file use them too
 #include "util/result.h"
 
 namespace swthrottle::state {
-
-inline constexpr int kVersion = engine::EngineState::kVersion;
-
-// The state as the file's text (ends with "\n"). saved_at_ms: wall clock, UTC.
-std::string to_json(const engine::EngineState& s, int64_t saved_at_ms);
-
-// Parses a state file's text. Errors name the place: `line`/`col` for text
-// that is not JSON, a member path such as "rules[0].windows[2].now_ms" in
-// `what` for a value of the wrong type or a missing member. A file of a newer
-// version is an error naming both versions. `file` is left empty.
-Result<engine::EngineState> from_json(std::string_view text);
 
 // The state file at one path. Not copyable or movable (it owns the lock);
 // save() may be called from several threads (they are serialized).
@@ -86,14 +61,14 @@ class StateFile {
   // run lock when held, else taken for the save and released after). On
   // failure: Error{what = "cannot save state to PATH: <strerror>"}, the
   // previous file is untouched and the temporary file is removed.
-  // Temporary files left by killed savers are removed on the first save.
+  // Temporary files left by killed savers are removed on the first save
+  // (util/atomic_file.h).
   Result<bool> save(const engine::EngineState& s, int64_t now_wall_ms);
 
  private:
   // The lock fd to use for one operation: the run lock, or a fresh one that
   // the caller closes (temp_fd >= 0). Returns -1 with errno set on failure.
   int acquire(int& temp_fd);
-  void remove_stale_temporaries();
   std::string move_aside(int64_t now_wall_ms, std::string& aside);
 
   std::string path_;

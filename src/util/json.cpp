@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "util/civil_date.h"
+#include "util/utf8.h"
 
 namespace swthrottle {
 namespace {
@@ -38,36 +39,6 @@ bool block_is_plain(uint64_t w) {
     special |= has_byte(w, '\n') | has_byte(w, '\r');
   }
   return special == 0;
-}
-
-// Length of the well-formed UTF-8 sequence starting at the non-ASCII byte *p
-// (2..4), or minus the length of its maximal subpart (-1..-3) when it is not
-// well-formed. The lead byte fixes the allowed range of the first
-// continuation byte (Unicode Table 3-7); that is what rules out overlongs
-// (E0 80..9F, F0 80..8F), surrogates (ED A0..BF) and > U+10FFFF (F4 90..BF).
-int utf8_sequence(const unsigned char* p, const unsigned char* end) {
-  const unsigned char c = p[0];
-  int need;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    need = 1;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    need = 2;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    need = 3;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return -1;  // 80..C1 (continuation or overlong lead), F5..FF
-  }
-  for (int i = 1; i <= need; ++i) {
-    if (p + i == end || p[i] < lo || p[i] > hi) return -i;
-    lo = 0x80;
-    hi = 0xBF;
-  }
-  return need + 1;
 }
 
 constexpr char kHex[] = "0123456789abcdef";
@@ -116,7 +87,7 @@ void append_repaired(std::string& out, std::string_view s) {
         continue;
       }
       if (*p < 0x80) break;
-      const int n = utf8_sequence(p, end);
+      const int n = utf8_sequence_length(p, end);
       if (n < 0) break;
       p += n;
     }
@@ -127,7 +98,7 @@ void append_repaired(std::string& out, std::string_view s) {
       ++p;
     } else {
       out.append("\xEF\xBF\xBD", 3);  // U+FFFD
-      p += -utf8_sequence(p, end);
+      p += -utf8_sequence_length(p, end);
     }
   }
 }

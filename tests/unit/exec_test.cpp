@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +28,7 @@
 #include "output/exec.h"
 #include "output/writer.h"
 #include "support/rule_fixtures.h"
+#include "util/clock.h"
 
 using swthrottle::config::Rule;
 using swthrottle::config::RuleKind;
@@ -491,6 +493,35 @@ TEST_CASE("exec: a command that hangs is killed at the timeout, reported and rea
                                "swthrottle: exec: alert ssh-bruteforce key=k: gave up after 2 attempts: "
                                "timed out after 200ms"});
   }
+}
+
+// A clock that jumps three hours each time it is read, so that a deadline
+// measured on it has passed at the next look, whatever the real time.
+class JumpingClock final : public swthrottle::Clock {
+ public:
+  int64_t steady_ms() const override { return t_.fetch_add(3 * 3'600'000); }
+  int64_t wall_ms() const override { return 0; }
+
+ private:
+  mutable std::atomic<int64_t> t_{0};
+};
+
+TEST_CASE("exec: the timeout is measured on the pool's clock") {
+  TempDir dir;
+  Reports reports;
+  ExecOptions o = fast_options();
+  o.timeout_ms = 2 * 3'600'000;  // on the real clock, two hours: the test would hang
+  o.retries = 0;
+  const JumpingClock clock;
+  {
+    ExecPool pool(o, reports.fn(), clock);
+    pool.submit(job(sh("exec sleep 1000", dir), "k"));
+    pool.drain();
+    CHECK(pool.stats().timed_out == 1);
+  }
+  CHECK(reports.get() == std::vector<std::string>{
+                             "swthrottle: exec: alert ssh-bruteforce key=k: gave up after 1 attempt: "
+                             "timed out after 2h"});
 }
 
 TEST_CASE("exec: never more than `jobs` commands at once") {
