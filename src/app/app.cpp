@@ -40,7 +40,7 @@ bool App::start() {
     output::ExecOptions eo;
     eo.jobs = options_.exec_jobs;
     eo.timeout_ms = *config::parse_duration(options_.exec_timeout);  // checked by parse_options
-    exec_ = std::make_unique<output::ExecPool>(eo);
+    exec_ = std::make_unique<output::ExecPool>(eo, output::ExecPool::Reporter{}, clock_);
   }
   if (!options_.state_file.empty()) {
     state_ = std::make_unique<state::StateFile>(options_.state_file);

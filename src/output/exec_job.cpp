@@ -6,6 +6,7 @@
 #include "util/json.h"
 
 namespace swthrottle::output {
+
 ExecJob exec_job_for(const engine::Record& r, const std::vector<std::string>& argv) {
   ExecJob job;
   job.argv = argv;
