@@ -8,6 +8,8 @@
 #include <bit>
 #include <new>
 
+#include "util/atomic_max.h"
+
 namespace swthrottle::window {
 
 namespace {
@@ -90,12 +92,6 @@ void delete_aligned_array(T* a, std::size_t n) {
   if (a == nullptr) return;
   for (std::size_t i = 0; i < n; ++i) a[i].~T();
   ::operator delete(a, std::align_val_t{kFalseSharingRange});
-}
-
-void atomic_max(std::atomic<int64_t>& a, int64_t v) {
-  int64_t cur = a.load();
-  while (cur < v && !a.compare_exchange_weak(cur, v)) {
-  }
 }
 
 }  // namespace
