@@ -5,7 +5,6 @@
 
 #include <doctest/doctest.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <string>
@@ -15,6 +14,7 @@
 #include "app/load_generation.h"
 #include "support/collecting_sink.h"
 #include "support/fake_clock.h"
+#include "support/memory_file.h"
 #include "support/process.h"
 
 namespace {
@@ -28,14 +28,6 @@ std::unique_ptr<sw::pipeline::Generation> load(const sw::cli::Options& o) {
   auto g = sw::app::load_generation(o);
   REQUIRE_MESSAGE(g.ok(), (g.ok() ? std::string() : g.error().str()));
   return std::move(*g);
-}
-
-int memory_file(const std::string& text) {
-  const int fd = ::memfd_create("app_test", MFD_CLOEXEC);
-  REQUIRE(fd >= 0);
-  REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
-  REQUIRE(::lseek(fd, 0, SEEK_SET) == 0);
-  return fd;
 }
 
 const char* const kLogRules = R"toml(
@@ -66,7 +58,7 @@ TEST_CASE("app: a run decides its input into the sink; --exit-code makes an aler
     FakeClock clock;
     sw::app::App app(o, {}, load(o), sink, clock);
     REQUIRE(app.start());
-    const int status = app.run({sw::app::InputSpec{"a.log", memory_file(kTwoFails), false}});
+    const int status = app.run({sw::app::InputSpec{"a.log", sw::test::memory_file(kTwoFails), false}});
     CHECK(status == (exit_code ? 1 : 0));
     CHECK(sink.text() == kAlert);
   }
@@ -92,9 +84,9 @@ key = "{src}"
   sw::app::App app(o, {}, load(o), sink, clock);
   REQUIRE(app.start());
   // Each input its own key: no race between the two deciders changes what passes.
-  const int status = app.run({sw::app::InputSpec{"a.log", memory_file("2026-11-21T10:00:01Z ERR a\n"
+  const int status = app.run({sw::app::InputSpec{"a.log", sw::test::memory_file("2026-11-21T10:00:01Z ERR a\n"
                                                                        "2026-11-21T10:00:02Z ERR a\n"), false},
-                              sw::app::InputSpec{"b.log", memory_file("2026-11-21T10:00:01Z ERR b\n"
+                              sw::app::InputSpec{"b.log", sw::test::memory_file("2026-11-21T10:00:01Z ERR b\n"
                                                                        "2026-11-21T10:00:03Z ERR b\n"), false}});
   CHECK(status == 0);
   const std::string out = sink.text();
@@ -116,7 +108,7 @@ TEST_CASE("app: a closed output ends the run quietly, exit 0") {
   FakeClock clock;
   sw::app::App app(o, {}, load(o), sink, clock);
   REQUIRE(app.start());
-  CHECK(app.run({sw::app::InputSpec{"a.log", memory_file(kTwoFails), false}}) == 0);
+  CHECK(app.run({sw::app::InputSpec{"a.log", sw::test::memory_file(kTwoFails), false}}) == 0);
   CHECK(sink.text().empty());
 }
 

@@ -6,7 +6,6 @@
 #include "pipeline/decider.h"
 
 #include <doctest/doctest.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +19,7 @@
 #include "pipeline/parallel_match.h"
 #include "support/collecting_sink.h"
 #include "support/fake_clock.h"
+#include "support/memory_file.h"
 #include "support/seed.h"
 
 namespace {
@@ -119,15 +119,6 @@ std::string finish(FakeHost& host) {
   return host.sink.text();
 }
 
-// A descriptor holding `text`, read from its start.
-int memory_file(const std::string& text) {
-  const int fd = ::memfd_create("decider_test", MFD_CLOEXEC);
-  REQUIRE(fd >= 0);
-  REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
-  REQUIRE(::lseek(fd, 0, SEEK_SET) == 0);
-  return fd;
-}
-
 std::string joined(const std::vector<std::string>& lines) {
   std::string s;
   for (const auto& l : lines) s += l + "\n";
@@ -204,7 +195,7 @@ TEST_CASE("decider: take, take_read, take_matched and -j give the reference's re
       CAPTURE(buffer);
       FakeHost host(kRules, passthrough);
       Decider d("f.log", host, Decider::Options{passthrough, false, true}, INT64_MIN);
-      const int fd = memory_file(joined(lines));
+      const int fd = sw::test::memory_file(joined(lines));
       sw::input::LineReader reader(fd, 1 << 20, buffer);
       Batch b;
       int batches = 0;
@@ -221,7 +212,7 @@ TEST_CASE("decider: take, take_read, take_matched and -j give the reference's re
       CAPTURE(workers);
       FakeHost host(kRules, passthrough);
       Decider d("f.log", host, Decider::Options{passthrough, false, true}, INT64_MIN);
-      const int fd = memory_file(joined(lines));
+      const int fd = sw::test::memory_file(joined(lines));
       auto pipe = sw::pipeline::ParallelMatch::start(
           fd, {1 << 20, workers, true}, [&host] { return host.current(); }, host.clock_);
       while (Batch* b = pipe->next()) {
@@ -247,7 +238,7 @@ TEST_CASE("decider: the per-input stats and the newest log time reach the engine
   };
   FakeHost host(kRules);
   Decider d("f.log", host, Decider::Options{}, INT64_MIN);
-  const int fd = memory_file(joined(lines));
+  const int fd = sw::test::memory_file(joined(lines));
   sw::input::LineReader reader(fd);
   Batch b;
   b.fill(reader, false);
@@ -271,19 +262,16 @@ TEST_CASE("decider: a time from --state dates lines before their first stamp") {
   CHECK(host.current()->engine->stats().untimed.get() == 0);
 }
 
+// One alert rule, "burst": 2 lines matching `pattern` within 10 s.
+std::string burst_rules(std::string_view time, std::string_view pattern) {
+  return "[settings]\ntime = \"" + std::string(time) +
+         "\"\n[[rule]]\nname = \"burst\"\nkind = \"alert\"\nthreshold = \"2 per 10s\"\n"
+         "  [[rule.event]]\n  name = \"fail\"\n  match = '" +
+         std::string(pattern) + "'\n";
+}
+
 TEST_CASE("decider: under arrival time a line is decided when it is read, never before the engine's now") {
-  const char* const rules = R"toml(
-[settings]
-time = "arrival"
-[[rule]]
-name = "burst"
-kind = "alert"
-threshold = "2 per 10s"
-  [[rule.event]]
-  name = "fail"
-  match = 'FAIL'
-)toml";
-  FakeHost host(rules);
+  FakeHost host(burst_rules("arrival", "FAIL"));
   Decider d("-", host, Decider::Options{}, INT64_MIN);
   const int64_t t0 = host.clock_.wall_ms();
   CHECK(d.take(sw::input::Line{"FAIL 1", false}));
@@ -296,31 +284,9 @@ threshold = "2 per 10s"
 }
 
 TEST_CASE("decider: a batch matched with rules replaced since is matched again with the new ones") {
-  const char* const before = R"toml(
-[settings]
-time = "log"
-[[rule]]
-name = "burst"
-kind = "alert"
-threshold = "2 per 10s"
-  [[rule.event]]
-  name = "fail"
-  match = 'FAIL'
-)toml";
-  const char* const after = R"toml(
-[settings]
-time = "log"
-[[rule]]
-name = "burst"
-kind = "alert"
-threshold = "2 per 10s"
-  [[rule.event]]
-  name = "fail"
-  match = 'OOPS'
-)toml";
-  FakeHost host(before);
+  FakeHost host(burst_rules("log", "FAIL"));
   Decider d("f.log", host, Decider::Options{}, INT64_MIN);
-  const int fd = memory_file("2026-11-21T10:00:01Z OOPS 1\n2026-11-21T10:00:02Z OOPS 2\n");
+  const int fd = sw::test::memory_file("2026-11-21T10:00:01Z OOPS 1\n2026-11-21T10:00:02Z OOPS 2\n");
   sw::input::LineReader reader(fd);
   Batch b;
   b.fill(reader, true);
@@ -329,7 +295,7 @@ threshold = "2 per 10s"
   REQUIRE(m.ok());
   b.match(&*m, &*b.gen->logtime, 0);  // as a -j worker would, with the old rules: nothing matches
   ::close(fd);
-  host.reload(after);
+  host.reload(burst_rules("log", "OOPS"));
   CHECK(d.take_matched(b));
   CHECK(host.sink.text() ==
         "swthrottle: alert burst count=2 threshold=2 window=10s suppressed=0 time=2026-11-21T10:00:02.000Z: "
