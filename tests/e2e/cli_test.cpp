@@ -23,6 +23,7 @@
 
 #include "support/json_string.h"
 #include "support/process.h"
+#include "support/temp_dir.h"
 
 namespace {
 

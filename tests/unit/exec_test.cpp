@@ -27,6 +27,7 @@
 #include "output/exec.h"
 #include "output/writer.h"
 #include "support/rule_fixtures.h"
+#include "support/temp_dir.h"
 
 using swthrottle::config::Rule;
 using swthrottle::config::RuleKind;
@@ -38,6 +39,7 @@ using swthrottle::output::ExecPool;
 using swthrottle::output::ExecStats;
 using swthrottle::output::Format;
 using swthrottle::output::split_command;
+using swthrottle::test::TempDir;
 
 namespace {
 
@@ -68,26 +70,6 @@ std::string json_of(const Record& r) {
   swthrottle::output::render(out, r, Format::Json);
   return out;
 }
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = std::filesystem::temp_directory_path().string() + "/swthrottle-exec-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 // "" when the file does not exist.
 std::string slurp(const std::string& path) {
