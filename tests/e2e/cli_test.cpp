@@ -923,7 +923,7 @@ threshold = "1 per 10s"
   });
 }
 
-TEST_CASE("e2e: lines before any timestamp are untimed; later lines without one take the last") {
+TEST_CASE("e2e: lines before any timestamp are untimed, later lines without one take the last") {
   TempDir dir;
   const std::string rules = dir.write("rules.toml", kLogTime + R"(
 [[rule]]
@@ -1104,7 +1104,7 @@ max_keys  = 2
   CHECK(k["events"] == 5);
 }
 
-TEST_CASE("e2e: several input files share the rules' windows; accurate mode keeps the limit exact") {
+TEST_CASE("e2e: several input files share the rules' windows, accurate mode keeps the limit exact") {
   TempDir dir;
   const std::string rules = dir.write("rules.toml", kLogTime + R"(
 [[rule]]

@@ -530,7 +530,7 @@ TEST_CASE("exec: `jobs` commands do run at once") {
   CHECK(reports.get().empty());
 }
 
-TEST_CASE("exec: a full queue blocks submit() until a slot frees; nothing is dropped") {
+TEST_CASE("exec: a full queue blocks submit() until a slot frees, nothing is dropped") {
   TempDir dir;
   Reports reports;
   ExecOptions o = fast_options();

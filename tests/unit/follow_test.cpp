@@ -133,7 +133,7 @@ bool modes[] = {true, false};  // use_inotify
 
 }  // namespace
 
-TEST_CASE("follow: starts after the last complete line; appended lines come out") {
+TEST_CASE("follow: starts after the last complete line, appended lines come out") {
   for (bool inotify : modes) {
     CAPTURE(inotify);
     struct Case {
