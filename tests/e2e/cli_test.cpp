@@ -21,8 +21,9 @@
 #include <string_view>
 #include <vector>
 
-#include "support/json_string.h"
+#include "support/json.h"
 #include "support/process.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -46,169 +47,31 @@ RunResult swt(const std::vector<std::string>& args, const std::string& input = "
 // The settings every log-time scenario shares.
 const std::string kLogTime = "[settings]\ntime = \"log\"\ntimezone = \"UTC\"\n\n";
 
-// --- a minimal JSON reader ----------------------------------------------------
+// --- JSON records -----------------------------------------------------------
 //
-// Enough of RFC 8259 to read JSON Lines records and compare them with
-// expectations written as JSON: objects are compared with their keys sorted,
-// so the comparison is field by field, whatever order the fields come in.
+// Records are read with nlohmann-json (support/json.h) and compared with
+// expectations written as JSON in canonical form, keys sorted: so the
+// comparison is field by field, whatever order the fields come in.
 
+// One record. rec["field"] is a string member's text, any other value as JSON
+// writes it (a number, true, false, null), or "<absent>".
 struct Json {
-  enum class Kind { Null, Bool, Number, String, Object, Array };
-  Kind kind = Kind::Null;
-  std::string text;  // String: decoded; Bool, Number: as written
-  std::vector<std::pair<std::string, Json>> members;
-  std::vector<Json> items;
+  nlohmann::json value;
 
-  const Json* find(std::string_view key) const {
-    for (const auto& [k, v] : members)
-      if (k == key) return &v;
-    return nullptr;
-  }
-  // A string member's text, a number as written, "null", or "<absent>".
   std::string operator[](std::string_view key) const {
-    const Json* v = find(key);
-    if (v == nullptr) return "<absent>";
-    if (v->kind == Kind::Null) return "null";
-    return v->text;
+    const auto it = value.find(std::string(key));
+    if (it == value.end()) return "<absent>";
+    return it->is_string() ? it->get<std::string>() : it->dump();
   }
 };
 
-class JsonReader {
- public:
-  explicit JsonReader(std::string_view s) : s_(s) {}
+std::string canon(const Json& v) { return swthrottle::test::canonical(v.value); }
 
-  std::optional<Json> parse() {
-    ws();
-    std::optional<Json> v = value(0);
-    ws();
-    if (!v || i_ != s_.size()) return std::nullopt;
-    return v;
-  }
-
- private:
-  void ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
-  }
-  bool eat(char c) {
-    ws();
-    if (i_ < s_.size() && s_[i_] == c) {
-      ++i_;
-      return true;
-    }
-    return false;
-  }
-  bool literal(std::string_view word) {
-    if (s_.substr(i_, word.size()) != word) return false;
-    i_ += word.size();
-    return true;
-  }
-
-  std::optional<Json> value(int depth) {
-    if (depth > 32) return std::nullopt;
-    ws();
-    if (i_ >= s_.size()) return std::nullopt;
-    Json v;
-    const char c = s_[i_];
-    if (c == '{') {
-      ++i_;
-      v.kind = Json::Kind::Object;
-      if (eat('}')) return v;
-      do {
-        ws();
-        std::string key;
-        if (!string(key) || !eat(':')) return std::nullopt;
-        std::optional<Json> m = value(depth + 1);
-        if (!m) return std::nullopt;
-        v.members.emplace_back(std::move(key), std::move(*m));
-      } while (eat(','));
-      if (!eat('}')) return std::nullopt;
-      return v;
-    }
-    if (c == '[') {
-      ++i_;
-      v.kind = Json::Kind::Array;
-      if (eat(']')) return v;
-      do {
-        std::optional<Json> m = value(depth + 1);
-        if (!m) return std::nullopt;
-        v.items.push_back(std::move(*m));
-      } while (eat(','));
-      if (!eat(']')) return std::nullopt;
-      return v;
-    }
-    if (c == '"') {
-      v.kind = Json::Kind::String;
-      if (!string(v.text)) return std::nullopt;
-      return v;
-    }
-    if (literal("null")) return v;
-    for (const char* word : {"true", "false"}) {
-      if (literal(word)) {
-        v.kind = Json::Kind::Bool;
-        v.text = word;
-        return v;
-      }
-    }
-    const std::size_t start = i_;
-    if (i_ < s_.size() && s_[i_] == '-') ++i_;
-    while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' ||
-                              s_[i_] == 'e' || s_[i_] == 'E' || s_[i_] == '+' || s_[i_] == '-'))
-      ++i_;
-    if (i_ == start) return std::nullopt;
-    v.kind = Json::Kind::Number;
-    v.text = s_.substr(start, i_ - start);
-    return v;
-  }
-
-  bool string(std::string& out) { return swthrottle::test::read_json_string(s_, i_, out); }
-
-  std::string_view s_;
-  std::size_t i_ = 0;
-};
-
-std::string canon(const Json& v);
-
-std::string canon_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
+std::optional<Json> parse_json(std::string_view s) {
+  std::optional<nlohmann::json> j = swthrottle::test::parse_json(s);
+  if (!j) return std::nullopt;
+  return Json{std::move(*j)};
 }
-
-std::string canon(const Json& v) {
-  switch (v.kind) {
-    case Json::Kind::Null: return "null";
-    case Json::Kind::Bool:
-    case Json::Kind::Number: return v.text;
-    case Json::Kind::String: return canon_string(v.text);
-    case Json::Kind::Array: {
-      std::string out = "[";
-      for (std::size_t i = 0; i < v.items.size(); ++i) out += (i ? "," : "") + canon(v.items[i]);
-      return out + "]";
-    }
-    case Json::Kind::Object: {
-      std::vector<std::string> parts;
-      for (const auto& [k, m] : v.members) parts.push_back(canon_string(k) + ":" + canon(m));
-      std::sort(parts.begin(), parts.end());
-      std::string out = "{";
-      for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? "," : "") + parts[i];
-      return out + "}";
-    }
-  }
-  return "?";
-}
-
-std::optional<Json> parse_json(std::string_view s) { return JsonReader(s).parse(); }
 
 // Splits JSON Lines output; every line must be one JSON object.
 std::vector<Json> records(const std::string& out) {
@@ -223,7 +86,7 @@ std::vector<Json> records(const std::string& out) {
     std::optional<Json> j = parse_json(line);
     CHECK_MESSAGE(j.has_value(), "not a JSON line: " << line);
     if (j) {
-      CHECK_MESSAGE(j->kind == Json::Kind::Object, "not a JSON object: " << line);
+      CHECK_MESSAGE(j->value.is_object(), "not a JSON object: " << line);
       recs.push_back(std::move(*j));
     }
     start = end + 1;
@@ -922,7 +785,7 @@ threshold = "1 per 10s"
   });
 }
 
-TEST_CASE("e2e: lines before any timestamp are untimed; later lines without one take the last") {
+TEST_CASE("e2e: lines before any timestamp are untimed, later lines without one take the last") {
   TempDir dir;
   const std::string rules = dir.write("rules.toml", kLogTime + R"(
 [[rule]]
@@ -1103,7 +966,7 @@ max_keys  = 2
   CHECK(k["events"] == 5);
 }
 
-TEST_CASE("e2e: several input files share the rules' windows; accurate mode keeps the limit exact") {
+TEST_CASE("e2e: several input files share the rules' windows, accurate mode keeps the limit exact") {
   TempDir dir;
   const std::string rules = dir.write("rules.toml", kLogTime + R"(
 [[rule]]

@@ -33,7 +33,7 @@
 #include <utility>
 #include <vector>
 
-#include "support/json_string.h"
+#include "support/json.h"
 #include "support/process.h"
 
 namespace {
@@ -84,126 +84,16 @@ std::vector<std::string> split_lines(std::string_view text) {
 
 // --- JSON, canonically --------------------------------------------------------
 //
-// A record and its expectation are compared as canonical JSON: strings
-// decoded and re-encoded one way, object members sorted by name. So the
-// comparison is field by field, whatever order the fields come in, and a
-// missing, extra or different field shows in the failed CHECK.
-
-class Canonical {
- public:
-  explicit Canonical(std::string_view s) : s_(s) {}
-
-  // The canonical text, or nullopt when s is not one JSON value.
-  std::optional<std::string> run() {
-    std::string out;
-    if (!value(out, 0)) return std::nullopt;
-    ws();
-    if (i_ != s_.size()) return std::nullopt;
-    return out;
-  }
-
- private:
-  void ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
-  }
-  bool eat(char c) {
-    ws();
-    if (i_ < s_.size() && s_[i_] == c) {
-      ++i_;
-      return true;
-    }
-    return false;
-  }
-
-  bool value(std::string& out, int depth) {
-    ws();
-    if (depth > 32 || i_ >= s_.size()) return false;
-    const char c = s_[i_];
-    if (c == '{') {
-      ++i_;
-      std::vector<std::pair<std::string, std::string>> members;
-      if (!eat('}')) {
-        do {
-          ws();
-          std::string name, v;
-          if (!string(name) || !eat(':') || !value(v, depth + 1)) return false;
-          members.emplace_back(std::move(name), std::move(v));
-        } while (eat(','));
-        if (!eat('}')) return false;
-      }
-      std::sort(members.begin(), members.end());
-      out += '{';
-      for (std::size_t k = 0; k < members.size(); ++k) {
-        if (k > 0 && members[k].first == members[k - 1].first) return false;  // a field twice
-        if (k > 0) out += ',';
-        quote(out, members[k].first);
-        out += ':' + members[k].second;
-      }
-      out += '}';
-      return true;
-    }
-    if (c == '[') {
-      ++i_;
-      out += '[';
-      if (!eat(']')) {
-        bool first = true;
-        do {
-          if (!first) out += ',';
-          first = false;
-          if (!value(out, depth + 1)) return false;
-        } while (eat(','));
-        if (!eat(']')) return false;
-      }
-      out += ']';
-      return true;
-    }
-    if (c == '"') {
-      std::string text;
-      if (!string(text)) return false;
-      quote(out, text);
-      return true;
-    }
-    for (std::string_view word : {"null", "true", "false"}) {
-      if (s_.substr(i_, word.size()) == word) {
-        i_ += word.size();
-        out += word;
-        return true;
-      }
-    }
-    const std::size_t start = i_;
-    while (i_ < s_.size() && std::strchr("0123456789+-.eE", s_[i_]) != nullptr && s_[i_] != '\0') ++i_;
-    if (i_ == start) return false;
-    out += s_.substr(start, i_ - start);
-    return true;
-  }
-
-  static void quote(std::string& out, std::string_view text) {
-    out += '"';
-    for (char c : text) {
-      if (c == '"' || c == '\\') {
-        out += '\\';
-        out += c;
-      } else if (static_cast<unsigned char>(c) < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-        out += buf;
-      } else {
-        out += c;
-      }
-    }
-    out += '"';
-  }
-
-  bool string(std::string& out) { return swthrottle::test::read_json_string(s_, i_, out); }
-
-  std::string_view s_;
-  std::size_t i_ = 0;
-};
+// A record and its expectation are compared as canonical JSON (support/json.h,
+// nlohmann-json): strings decoded and re-encoded one way, object members
+// sorted by name. So the comparison is field by field, whatever order the
+// fields come in, and a missing, extra or different field shows in the failed
+// CHECK. A field given twice is not JSON here.
 
 std::string canonical(std::string_view json) {
-  std::optional<std::string> c = Canonical(json).run();
-  CHECK_MESSAGE(c.has_value(), "not JSON: " << json);
-  return c ? *c : "<not JSON> " + std::string(json);
+  std::optional<nlohmann::json> j = swthrottle::test::parse_json(json);
+  CHECK_MESSAGE(j.has_value(), "not JSON: " << json);
+  return j ? swthrottle::test::canonical(*j) : "<not JSON> " + std::string(json);
 }
 
 // JSON Lines output against the expected records, one canonical record a line.

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "support/process.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -917,7 +918,7 @@ TEST_CASE("live: --state: a corrupt state file is reported, moved aside, and the
   CHECK(next.err.empty());
 }
 
-TEST_CASE("live: --state: SIGTERM saves the pending summary; the next run writes it") {
+TEST_CASE("live: --state: SIGTERM saves the pending summary, the next run writes it") {
   TempDir dir;
   const std::string state = dir.file("state.json");
   const std::string rules = dir.write("rules.toml", kStateRules);

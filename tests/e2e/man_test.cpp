@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/process.h"
+#include "support/temp_dir.h"
 
 namespace {
 

@@ -364,32 +364,6 @@ RunResult run_process(const std::vector<std::string>& argv, const std::string& s
   return p.wait(std::max(left, std::chrono::milliseconds(0)));
 }
 
-// --- TempDir ----------------------------------------------------------------
-
-TempDir::TempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/swthrottle-e2e-XXXXXX";
-  if (::mkdtemp(tmpl.data()) == nullptr) fail("mkdtemp " + tmpl, errno);
-  path_ = tmpl;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  ::chmod(path_.c_str(), 0700);  // a test may have taken permissions away
-  std::filesystem::remove_all(path_, ec);
-}
-
-std::string TempDir::file(std::string_view name) const { return path_ + "/" + std::string(name); }
-
-std::string TempDir::write(std::string_view name, std::string_view content) const {
-  const std::string p = file(name);
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f.write(content.data(), static_cast<std::streamsize>(content.size()));
-  f.close();
-  if (!f) throw std::runtime_error("cannot write " + p);
-  return p;
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw std::runtime_error("cannot read " + path);

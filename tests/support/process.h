@@ -1,5 +1,5 @@
-// Child processes and temporary directories for end-to-end tests: run the
-// real swthrottle binary with pipes on stdin, stdout and stderr.
+// Child processes for end-to-end tests: run the real swthrottle binary with
+// pipes on stdin, stdout and stderr.
 //
 // Every wait is bounded by a timeout and driven by poll(2), never by sleeps:
 // a test that goes wrong fails (timed_out) instead of hanging the suite, and
@@ -127,25 +127,6 @@ class Process {
   int err_fd_ = -1;
   bool reaped_ = false;
   RunResult result_;
-};
-
-// A fresh directory (mkdtemp under $TMPDIR, else /tmp), removed with
-// everything in it by the destructor.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  // path()/name
-  std::string file(std::string_view name) const;
-  // Writes content to path()/name (created or truncated); returns the full path.
-  std::string write(std::string_view name, std::string_view content) const;
-
- private:
-  std::string path_;
 };
 
 // The whole content of a file; throws std::runtime_error when it cannot be read.

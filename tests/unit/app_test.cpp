@@ -16,6 +16,7 @@
 #include "support/fake_clock.h"
 #include "support/memory_file.h"
 #include "support/process.h"
+#include "support/temp_dir.h"
 
 namespace {
 

@@ -134,7 +134,7 @@ threshold = "3 per 10s"
   match = 'ERR'
 )toml";
 
-TEST_CASE("engine throttle: at most Y per X pass; the summary comes just before the next passing line") {
+TEST_CASE("engine throttle: at most Y per X pass, the summary comes just before the next passing line") {
   for (const std::string& mode : kModes) {
     INFO("mode=" << mode);
     Harness h(kThrottle3, mode);
@@ -160,7 +160,7 @@ TEST_CASE("engine throttle: at most Y per X pass; the summary comes just before 
   }
 }
 
-TEST_CASE("engine throttle: a line no rule matches moves now; the boundary check reports when room is back") {
+TEST_CASE("engine throttle: a line no rule matches moves now, the boundary check reports when room is back") {
   for (const std::string& mode : kModes) {
     INFO("mode=" << mode);
     Harness h(kThrottle3, mode);
@@ -474,7 +474,7 @@ TEST_CASE("engine keys: a window per key") {
   }
 }
 
-TEST_CASE("engine keys: max_keys evicts the least recently updated key; a pending tally is flushed") {
+TEST_CASE("engine keys: max_keys evicts the least recently updated key, a pending tally is flushed") {
   for (const std::string& mode : kModes) {
     INFO("mode=" << mode);
     Harness h(kPerIp, mode);  // max_keys = 2
@@ -521,7 +521,7 @@ max_keys = 1
   }
 }
 
-TEST_CASE("engine keys: key templates use captures; a missing capture is empty") {
+TEST_CASE("engine keys: key templates use captures, a missing capture is empty") {
   const char* const rules = R"toml(
 [[rule]]
 name = "who"
@@ -626,7 +626,7 @@ threshold = "1 per 10s"
   }
 }
 
-TEST_CASE("engine: what is written, with and without passthrough; alerts in file order") {
+TEST_CASE("engine: what is written, with and without passthrough, alerts in file order") {
   const char* const rules = R"toml(
 [[rule]]
 name = "t"

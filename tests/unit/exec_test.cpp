@@ -28,6 +28,7 @@
 #include "output/exec.h"
 #include "output/writer.h"
 #include "support/rule_fixtures.h"
+#include "support/temp_dir.h"
 #include "util/clock.h"
 
 using swthrottle::config::Rule;
@@ -40,6 +41,7 @@ using swthrottle::output::ExecPool;
 using swthrottle::output::ExecStats;
 using swthrottle::output::Format;
 using swthrottle::output::split_command;
+using swthrottle::test::TempDir;
 
 namespace {
 
@@ -70,26 +72,6 @@ std::string json_of(const Record& r) {
   swthrottle::output::render(out, r, Format::Json);
   return out;
 }
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = std::filesystem::temp_directory_path().string() + "/swthrottle-exec-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 // "" when the file does not exist.
 std::string slurp(const std::string& path) {
@@ -579,7 +561,7 @@ TEST_CASE("exec: `jobs` commands do run at once") {
   CHECK(reports.get().empty());
 }
 
-TEST_CASE("exec: a full queue blocks submit() until a slot frees; nothing is dropped") {
+TEST_CASE("exec: a full queue blocks submit() until a slot frees, nothing is dropped") {
   TempDir dir;
   Reports reports;
   ExecOptions o = fast_options();

@@ -26,6 +26,7 @@
 
 #include "input/follow.h"
 #include "support/seed.h"
+#include "support/temp_dir.h"
 
 // doctest prints the vectors compared.
 template <>
@@ -39,33 +40,13 @@ struct doctest::StringMaker<std::vector<std::string>> {
 
 using swthrottle::input::FollowOptions;
 using swthrottle::input::Follower;
+using swthrottle::test::TempDir;
 
 namespace {
 
 using Lines = std::vector<std::string>;
 
 constexpr int kWaitMs = 5000;  // a bound for a line that is surely coming; normally returned at once
-
-class TempDir {
- public:
-  TempDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/follow_test.XXXXXX";
-    REQUIRE(::mkdtemp(templ.data()) != nullptr);
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string operator/(std::string_view name) const { return path_ + "/" + std::string(name); }
-
- private:
-  std::string path_;
-};
 
 // A program writing a log: opens once (appending, creating), keeps its descriptor.
 class Writer {
@@ -152,7 +133,7 @@ bool modes[] = {true, false};  // use_inotify
 
 }  // namespace
 
-TEST_CASE("follow: starts after the last complete line; appended lines come out") {
+TEST_CASE("follow: starts after the last complete line, appended lines come out") {
   for (bool inotify : modes) {
     CAPTURE(inotify);
     struct Case {
@@ -169,7 +150,7 @@ TEST_CASE("follow: starts after the last complete line; appended lines come out"
     for (const Case& c : cases) {
       CAPTURE(c.at_start);
       TempDir dir;
-      const std::string path = dir / "app.log";
+      const std::string path = dir.file("app.log");
       Writer w(path);
       w.write(c.at_start);
       Tail t(path, options(inotify));
@@ -186,7 +167,7 @@ TEST_CASE("follow: --from-start reads what is there, then what is appended") {
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "app.log";
+    const std::string path = dir.file("app.log");
     Writer w(path);
     w.write("a\nb\r\nc");
     Tail t(path, options(inotify, /*from_start=*/true));
@@ -202,7 +183,7 @@ TEST_CASE("follow: a partial line is held until its newline, however it is writt
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "app.log";
+    const std::string path = dir.file("app.log");
     Writer w(path);
     Tail t(path, options(inotify));
     w.write("ab");
@@ -224,7 +205,7 @@ TEST_CASE("follow: long lines are cut to max_line") {
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "app.log";
+    const std::string path = dir.file("app.log");
     Writer w(path);
     FollowOptions o = options(inotify);
     o.max_line = 4;
@@ -245,14 +226,14 @@ TEST_CASE("follow: rotation by rename + create reads the old file to its end fir
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "app.log";
+    const std::string path = dir.file("app.log");
     Writer old(path);
     old.write("a\n");
     Tail t(path, options(inotify, true));
     CHECK(t.lines(1) == Lines{"a"});
 
     old.write("b\n");
-    REQUIRE(::rename(path.c_str(), (dir / "app.log.1").c_str()) == 0);
+    REQUIRE(::rename(path.c_str(), (dir.file("app.log.1")).c_str()) == 0);
     old.write("c\nd");  // the writer has not reopened yet
     Writer fresh(path);
     fresh.write("n1\nn2\n");
@@ -273,13 +254,13 @@ TEST_CASE("follow: logrotate create: the old file is read until the writer moves
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "app.log";
+    const std::string path = dir.file("app.log");
     std::optional<Writer> w;
     w.emplace(path);
     Tail t(path, options(inotify));
     w->write("a\n");
     CHECK(t.lines(1) == Lines{"a"});
-    REQUIRE(::rename(path.c_str(), (dir / "app.log.1").c_str()) == 0);
+    REQUIRE(::rename(path.c_str(), (dir.file("app.log.1")).c_str()) == 0);
     Writer(path).close();  // logrotate creates the new file, empty; the writer has not been told yet
     CHECK(t.now() == Lines{});
     w->write("b\n");
@@ -299,17 +280,17 @@ TEST_CASE("follow: an empty new file is switched to once it has content, even of
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "app.log";
+    const std::string path = dir.file("app.log");
     std::optional<Writer> w;
     w.emplace(path);
     Tail t(path, options(inotify));
     w->write("a\n");
     CHECK(t.lines(1) == Lines{"a"});
-    REQUIRE(::rename(path.c_str(), (dir / "app.log.1").c_str()) == 0);
+    REQUIRE(::rename(path.c_str(), (dir.file("app.log.1")).c_str()) == 0);
     w.emplace(path);  // the writer moved to a new file, and wrote nothing yet
     w->write("");
     CHECK(t.now() == Lines{});
-    REQUIRE(::rename(path.c_str(), (dir / "app.log.2").c_str()) == 0);  // rotated again, still empty
+    REQUIRE(::rename(path.c_str(), (dir.file("app.log.2")).c_str()) == 0);  // rotated again, still empty
     w->write("b\n");
     CHECK(t.lines(1) == Lines{"b"});
     CHECK(t.now() == Lines{});
@@ -332,12 +313,12 @@ TEST_CASE("follow: while the name is gone after a rename, the old file is still 
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "app.log";
+    const std::string path = dir.file("app.log");
     Writer old(path);
     Tail t(path, options(inotify));
     old.write("a\n");
     CHECK(t.lines(1) == Lines{"a"});
-    REQUIRE(::rename(path.c_str(), (dir / "app.log.1").c_str()) == 0);
+    REQUIRE(::rename(path.c_str(), (dir.file("app.log.1")).c_str()) == 0);
     CHECK(t.now() == Lines{});
     CHECK(t.take_notices() == Lines{"'" + path + "' has become inaccessible: No such file or directory"});
     old.write("b\n");
@@ -358,8 +339,8 @@ TEST_CASE("follow: a file renamed back is not a rotation") {
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "app.log";
-    const std::string moved = dir / "moved";
+    const std::string path = dir.file("app.log");
+    const std::string moved = dir.file("moved");
     Writer w(path);
     Tail t(path, options(inotify));
     REQUIRE(::rename(path.c_str(), moved.c_str()) == 0);
@@ -377,8 +358,8 @@ TEST_CASE("follow: a file renamed over the name is followed from its start") {
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "app.log";
-    const std::string next = dir / "app.log.new";
+    const std::string path = dir.file("app.log");
+    const std::string next = dir.file("app.log.new");
     Writer old(path);
     Tail t(path, options(inotify));
     old.write("a\nb");
@@ -407,7 +388,7 @@ TEST_CASE("follow: truncation (copytruncate) restarts at offset 0") {
     for (const Case& c : cases) {
       CAPTURE(c.after);
       TempDir dir;
-      const std::string path = dir / "app.log";
+      const std::string path = dir.file("app.log");
       Writer w(path);
       Tail t(path, options(inotify));
       w.write(c.before);
@@ -431,7 +412,7 @@ TEST_CASE("follow: a deleted file is read to its end, then the re-created one fr
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "app.log";
+    const std::string path = dir.file("app.log");
     Writer old(path);
     Tail t(path, options(inotify));
     old.write("a\n");
@@ -455,7 +436,7 @@ TEST_CASE("follow: deleted and re-created before the follower looks") {
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "app.log";
+    const std::string path = dir.file("app.log");
     Writer old(path);
     Tail t(path, options(inotify));
     old.write("a\n");
@@ -472,7 +453,7 @@ TEST_CASE("follow: a file missing at start is waited for and read from its start
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "app.log";
+    const std::string path = dir.file("app.log");
     Tail t(path, options(inotify));
     CHECK(t.now() == Lines{});
     CHECK(t.take_notices() == Lines{"cannot open '" + path + "' for reading: No such file or directory"});
@@ -493,7 +474,7 @@ TEST_CASE("follow: a directory at the path is waited out") {
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "app.log";
+    const std::string path = dir.file("app.log");
     REQUIRE(::mkdir(path.c_str(), 0755) == 0);
     Tail t(path, options(inotify));
     CHECK(t.now() == Lines{});
@@ -511,7 +492,7 @@ TEST_CASE("follow: a file in a directory that does not exist yet") {
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string sub = dir / "sub";
+    const std::string sub = dir.file("sub");
     const std::string path = sub + "/app.log";
     FollowOptions o = options(inotify);
     o.poll_interval_ms = 20;  // a missing directory cannot be watched: it is found by the check
@@ -530,8 +511,8 @@ TEST_CASE("follow: a blocked next() wakes for every kind of change made meanwhil
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "app.log";
-    const std::string rotated = dir / "app.log.1";
+    const std::string path = dir.file("app.log");
+    const std::string rotated = dir.file("app.log.1");
     std::optional<Writer> w;
     w.emplace(path);
     Tail t(path, options(inotify));
@@ -571,7 +552,7 @@ TEST_CASE("follow: stop() from another thread ends a blocked next()") {
     for (bool exists : {true, false}) {
       CAPTURE(exists);
       TempDir dir;
-      const std::string path = dir / "app.log";
+      const std::string path = dir.file("app.log");
       if (exists) write_file(path, "a\n");
       FollowOptions o = options(inotify);
       o.poll_interval_ms = 60'000;  // only the wake-up can end the wait in time
@@ -595,7 +576,7 @@ TEST_CASE("follow: take_partial hands out the held line once") {
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "app.log";
+    const std::string path = dir.file("app.log");
     write_file(path, "x\nyz");
     Tail t(path, options(inotify, true));
     CHECK(t.lines(1) == Lines{"x"});
@@ -606,7 +587,7 @@ TEST_CASE("follow: take_partial hands out the held line once") {
     CHECK_FALSE(t.f.take_partial());
   }
   TempDir dir;
-  Follower missing(dir / "none", options(false));
+  Follower missing(dir.file("none"), options(false));
   CHECK_FALSE(missing.take_partial());
 }
 
@@ -614,7 +595,7 @@ TEST_CASE("follow: a FIFO is read as writers come and go") {
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;
-    const std::string path = dir / "pipe";
+    const std::string path = dir.file("pipe");
     REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
     Tail t(path, options(inotify));
     CHECK(t.notices == Lines{});
@@ -640,7 +621,7 @@ TEST_CASE("follow: random rotations and truncations lose and repeat no line") {
     CAPTURE(inotify);
     std::mt19937_64 rng(seed + (inotify ? 1 : 0));
     TempDir dir;
-    const std::string path = dir / "app.log";
+    const std::string path = dir.file("app.log");
     std::optional<Writer> w;
     w.emplace(path);
     Tail t(path, options(inotify, true));
@@ -671,7 +652,7 @@ TEST_CASE("follow: random rotations and truncations lose and repeat no line") {
       if (r < 12) {
         append(1 + rng() % 8);
       } else if (r < 14 && at_path) {  // logrotate `create`: rename; the writer goes on in the old file
-        REQUIRE(::rename(path.c_str(), (dir / ("app.log." + std::to_string(++rotated))).c_str()) == 0);
+        REQUIRE(::rename(path.c_str(), dir.file("app.log." + std::to_string(++rotated)).c_str()) == 0);
         at_path = false;
       } else if (r < 15 && at_path) {  // deleted while written
         REQUIRE(::unlink(path.c_str()) == 0);
@@ -688,7 +669,7 @@ TEST_CASE("follow: random rotations and truncations lose and repeat no line") {
         if (old > 0) flush();
         if (old > 1 && rng() % 2) append(1 + rng() % (old - 1));
       } else if (at_path) {  // a new file renamed over the name
-        const std::string next = dir / "next";
+        const std::string next = dir.file("next");
         write_file(next, "");
         REQUIRE(::rename(next.c_str(), path.c_str()) == 0);
         w.emplace(path);

@@ -188,7 +188,7 @@ TEST_CASE("keymap: an evicted slot leaves the active list and cannot come back t
   }
 }
 
-TEST_CASE("keymap: by_age lists the least recently updated key first; finding a key updates it") {
+TEST_CASE("keymap: by_age lists the least recently updated key first, finding a key updates it") {
   for (Mode mode : kModes) {
     INFO("mode=" << mode_name(mode));
     KeyMap km(mode, kSpec, 5);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/rules.h"
+#include "support/temp_dir.h"
 
 using swthrottle::config::Field;
 using swthrottle::config::load_rules;
@@ -17,6 +18,7 @@ using swthrottle::config::RuleKind;
 using swthrottle::config::RuleSet;
 using swthrottle::config::TimeSource;
 using swthrottle::config::TimestampSpec;
+using swthrottle::test::TempDir;
 using namespace swthrottle::config;
 
 namespace {
@@ -97,25 +99,6 @@ void check_errors(const std::vector<ErrorCase>& cases) {
     CHECK(r.error().what == c.what);
   }
 }
-
-// A temporary directory for rules files, removed at the end of the test.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "rules_test.XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    auto p = path / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-};
 
 }  // namespace
 
@@ -787,7 +770,7 @@ TEST_CASE("rules: load_rules errors") {
   const std::string b_same = dir.write("same.toml", "[settings]\nbuckets = 10\n");
   const std::string b_bad = dir.write("bad.toml", "[settings]\nmode = \"fast\"\n");
   const std::string empty = dir.write("empty.toml", "");
-  const std::string missing = (dir.path / "missing.toml").string();
+  const std::string missing = dir.file("missing.toml");
   const std::vector<Case> cases = {
       {"duplicate across files", {a, b_dup}, b_dup, 2, 8,
        R"(duplicate rule name "r" (first defined at )" + a + ":2:8)"},
@@ -797,7 +780,7 @@ TEST_CASE("rules: load_rules errors") {
       {"error in the second file", {a, b_bad}, b_bad, 2, 8,
        R"(mode must be "efficient" or "accurate", not "fast")"},
       {"missing file", {a, missing}, missing, 0, 0, "cannot read rules file: No such file or directory"},
-      {"directory", {dir.path.string()}, dir.path.string(), 0, 0, "cannot read rules file: Is a directory"},
+      {"directory", {dir.path()}, dir.path(), 0, 0, "cannot read rules file: Is a directory"},
       {"no rules in one file", {empty}, empty, 0, 0, "no [[rule]] defined"},
       {"no rules in several files", {empty, b_same}, "", 0, 0,
        "no [[rule]] defined in any of " + empty + ", " + b_same},

@@ -22,6 +22,7 @@
 
 #include "state/state_file.h"
 #include "support/process.h"
+#include "support/temp_dir.h"
 #include "support/seed.h"
 
 using swthrottle::engine::EngineState;

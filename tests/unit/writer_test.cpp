@@ -262,7 +262,7 @@ TEST_CASE("writer: invalid UTF-8 and control bytes") {
                                        R"(",)") != std::string::npos);
 }
 
-TEST_CASE("writer: render appends; counts shorter than the events read as 0") {
+TEST_CASE("writer: render appends, counts shorter than the events read as 0") {
   std::string out = "before\n";
   Record r = ssh_resolved();
   r.counts = {7};

@@ -1,3 +1,3 @@
-// The one doctest main for all unit tests (one binary, as ninja_test).
+// The doctest main of every test executable (unit, e2e, live, stress).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
