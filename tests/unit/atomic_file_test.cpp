@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/process.h"
+#include "support/temp_dir.h"
 #include "util/atomic_file.h"
 
 using swthrottle::remove_stale_temporaries;
