@@ -18,8 +18,19 @@ void App::signal_loop(sigset_t set) {
       // reload is never cut off halfway by the process exiting.
       std::lock_guard work(signal_mu_);
       if (exiting_) continue;
-      if (sig == SIGUSR1) print_error(stats_text());
-      else reload();
+      if (sig == SIGUSR1) {
+        // Exclusive: deciders add their per-line counts once per batch, after
+        // its records are out; a report between the two would count lines
+        // written but not yet read.
+        std::string text;
+        {
+          std::unique_lock order(order_);
+          text = stats_text();
+        }
+        print_error(text);
+      } else {
+        reload();
+      }
     } else if (sig == SIGINT || sig == SIGTERM) {
       request_stop();
       // Deciders reading a followed file wake at once; one blocked in
