@@ -160,9 +160,9 @@ std::string App::stats_text() {
   std::string s = cli::stats_report(*current()->engine);
   if (exec_) {
     const auto e = exec_->stats();
-    s += "swthrottle: stats: exec: started " + std::to_string(e.started) + " succeeded " +
-         std::to_string(e.succeeded) + " retried " + std::to_string(e.retried) + " timed out " +
-         std::to_string(e.timed_out) + " gave up " + std::to_string(e.gave_up) + "\n";
+    s += "swthrottle: stats: exec: started " + std::to_string(e.started) + " succeeded " + std::to_string(e.succeeded) +
+         " retried " + std::to_string(e.retried) + " timed out " + std::to_string(e.timed_out) + " gave up " +
+         std::to_string(e.gave_up) + "\n";
   }
   return s;
 }

@@ -60,7 +60,8 @@ void App::read_parallel(pipeline::Decider& decider, const InputSpec& in, int wor
   po.max_line = options_.max_line;
   po.workers = workers;
   po.prefilter = app_options_.prefilter;
-  auto pipe = pipeline::ParallelMatch::start(in.fd, po, [this] { return current(); }, clock_);
+  auto pipe = pipeline::ParallelMatch::start(
+      in.fd, po, [this] { return current(); }, clock_);
   while (pipeline::Batch* b = pipe->next()) {
     const bool go = decider.take_matched(*b);
     pipe->release(b);

@@ -61,11 +61,14 @@ Parsed parse_options(int argc, const char* const* argv) {
       "See swthrottle(1) for the rules file format.");
 
   std::string time, mode, format = "text", max_line = "1M";
-  app.add_option("FILE", o.inputs, "Log files to read (none or \"-\": standard input)")->type_name("FILE ...")->group("Input");
+  app.add_option("FILE", o.inputs, "Log files to read (none or \"-\": standard input)")
+      ->type_name("FILE ...")
+      ->group("Input");
   app.add_option("-r,--rule", o.rule_files, "Rules file (TOML); repeat -r for several")
       ->type_name("FILE")
       ->required()
-      ->allow_extra_args(false)->group("Rules");
+      ->allow_extra_args(false)
+      ->group("Rules");
   app.add_flag("--check", o.check, "Validate the rules, print a summary, exit 0 (2 when invalid)")->group("Rules");
   app.add_option("--time", time, "Time source, overrides [settings]: arrival | log")
       ->check(CLI::IsMember(names_of({config::TimeSource::Arrival, config::TimeSource::Log})))
@@ -73,8 +76,7 @@ Parsed parse_options(int argc, const char* const* argv) {
   app.add_option("--mode", mode, "Window mode for rules without their own: accurate | efficient")
       ->check(CLI::IsMember(names_of({config::Mode::Accurate, config::Mode::Efficient})))
       ->group("Rules");
-  app.add_flag("-f,--follow", o.follow, "Keep reading files as they grow, like tail -F")
-      ->group("Input");
+  app.add_flag("-f,--follow", o.follow, "Keep reading files as they grow, like tail -F")->group("Input");
   app.add_flag("--from-start", o.from_start, "With --follow: read existing content first")->group("Input");
   app.add_option("--max-line", max_line, "Cut longer lines for matching (default 1M)")->group("Input");
   app.add_option("-j,--threads", o.threads, "Matching threads (default: all cores)")
@@ -92,8 +94,7 @@ Parsed parse_options(int argc, const char* const* argv) {
   app.add_option("--exec", o.exec, "Run CMD once per record")->group("Actions");
   app.add_option("--exec-jobs", o.exec_jobs, "Commands at once (default 4)")->group("Actions");
   app.add_option("--exec-timeout", o.exec_timeout, "Kill a command after DUR (default 30s)")->group("Actions");
-  app.add_option("--state", o.state_file, "Load windows at start, save them at exit")
-      ->group("State");
+  app.add_option("--state", o.state_file, "Load windows at start, save them at exit")->group("State");
   app.add_option("--state-interval", o.state_interval, "With --state: also save every DUR while running (default 5s)")
       ->type_name("DUR")
       ->group("State");

@@ -25,7 +25,7 @@ struct Options {
   std::string exec_timeout = "30s";
   std::string state_file;
   std::string state_interval = "5s";  // --state saves this often while running
-  int threads = 0;  // 0: all cores
+  int threads = 0;                    // 0: all cores
   bool check = false;
   bool explain = false;
   bool stats = false;

@@ -81,9 +81,8 @@ std::string check_summary(const config::RuleSet& rules) {
   return out;
 }
 
-std::string explain_line(const config::RuleSet& rules, std::string_view input, uint64_t line_no,
-                         std::string_view line, bool timed, int64_t t_ms,
-                         const std::vector<engine::ExplainEntry>& entries) {
+std::string explain_line(const config::RuleSet& rules, std::string_view input, uint64_t line_no, std::string_view line,
+                         bool timed, int64_t t_ms, const std::vector<engine::ExplainEntry>& entries) {
   std::string out = fmt::format("explain: {}:{}: ", input, line_no);
   append_utf8_one_line(out, line);
   out += "\n  time: ";
@@ -118,9 +117,8 @@ std::string explain_line(const config::RuleSet& rules, std::string_view input, u
 
 std::string stats_report(const engine::Engine& engine) {
   const engine::GlobalStats& g = engine.stats();
-  std::string out = fmt::format(
-      "swthrottle: stats: lines {} matched {} written {} truncated {} untimed {}\n", g.lines.get(),
-      g.matched.get(), g.written.get(), g.truncated.get(), g.untimed.get());
+  std::string out = fmt::format("swthrottle: stats: lines {} matched {} written {} truncated {} untimed {}\n",
+                                g.lines.get(), g.matched.get(), g.written.get(), g.truncated.get(), g.untimed.get());
   const auto& rules = engine.rules().rules;
   for (std::size_t i = 0; i < rules.size(); ++i) {
     const engine::RuleStats& s = engine.rule_stats(i);

@@ -13,9 +13,8 @@ namespace swthrottle::cli {
 std::string check_summary(const config::RuleSet& rules);
 
 // --explain: the block for one line that matched at least one rule.
-std::string explain_line(const config::RuleSet& rules, std::string_view input, uint64_t line_no,
-                         std::string_view line, bool timed, int64_t t_ms,
-                         const std::vector<engine::ExplainEntry>& entries);
+std::string explain_line(const config::RuleSet& rules, std::string_view input, uint64_t line_no, std::string_view line,
+                         bool timed, int64_t t_ms, const std::vector<engine::ExplainEntry>& entries);
 
 // --stats / SIGUSR1, for stderr.
 std::string stats_report(const engine::Engine& engine);

@@ -19,9 +19,7 @@ constexpr Unit kUnits[] = {{"d", 86'400'000}, {"h", 3'600'000}, {"m", 60'000}, {
 constexpr std::size_t kNoUnit = std::size(kUnits);
 constexpr std::string_view kUnitList = "(units: ms, s, m, h, d)";
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
@@ -130,8 +128,8 @@ Parsed parse_trimmed(std::string_view s) {
     const std::string_view unit_text = s.substr(num_end, i - num_end);
     if (unit_text.empty()) {
       if (i < n && is_space(s[i])) return lexical(i, space_reason(s));
-      return lexical(i, "missing unit after \"" + std::string(s.substr(part, num_end - part)) + "\" " +
-                            std::string(kUnitList));
+      return lexical(
+          i, "missing unit after \"" + std::string(s.substr(part, num_end - part)) + "\" " + std::string(kUnitList));
     }
     const std::size_t u = unit_index(unit_text);
     if (u == kNoUnit) {
@@ -148,8 +146,7 @@ Parsed parse_trimmed(std::string_view s) {
     if (!overflow_at) {
       const int64_t max = std::numeric_limits<int64_t>::max();
       const int64_t unit_ms = kUnits[u].ms;
-      if (big || value > static_cast<uint64_t>(max / unit_ms) ||
-          static_cast<int64_t>(value) * unit_ms > max - total) {
+      if (big || value > static_cast<uint64_t>(max / unit_ms) || static_cast<int64_t>(value) * unit_ms > max - total) {
         overflow_at = part;
       } else {
         total += static_cast<int64_t>(value) * unit_ms;
@@ -161,8 +158,7 @@ Parsed parse_trimmed(std::string_view s) {
     return Parsed{0, std::move(order)};
   }
   if (overflow_at) {
-    return fail(*overflow_at,
-                "too large (at most " + format_duration(std::numeric_limits<int64_t>::max()) + ")");
+    return fail(*overflow_at, "too large (at most " + format_duration(std::numeric_limits<int64_t>::max()) + ")");
   }
   if (total == 0) return fail(0, "must be greater than zero");
   return Parsed{total, std::nullopt};

@@ -20,9 +20,9 @@ Result<int64_t> parse_duration(std::string_view text);
 std::string format_duration(int64_t ms);
 
 struct Threshold {
-  uint64_t count = 0;        // Y, >= 1
-  int64_t window_ms = 0;     // X
-  std::string window_text;   // X as written, e.g. "1m"
+  uint64_t count = 0;       // Y, >= 1
+  int64_t window_ms = 0;    // X
+  std::string window_text;  // X as written, e.g. "1m"
 };
 
 // "Y per X" or "Y/X" (spaces around "/" allowed). Errors as for parse_duration.

@@ -51,8 +51,24 @@ enum Code : uint8_t {
 bool truthy(double x) { return x != 0 && x == x; }
 
 enum class Tok {
-  End, Num, Ident, And, Or, Not, LParen, RParen,
-  Plus, Minus, Star, Slash, Lt, Le, Gt, Ge, EqEq, Ne,
+  End,
+  Num,
+  Ident,
+  And,
+  Or,
+  Not,
+  LParen,
+  RParen,
+  Plus,
+  Minus,
+  Star,
+  Slash,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  EqEq,
+  Ne,
   Bad,  // a lexical error; `bad` holds the message
 };
 
@@ -137,20 +153,32 @@ std::vector<Token> lex(std::string_view s) {
       else add(c == '>' ? Tok::Gt : Tok::Lt, 1);
     } else if (c == '=') {
       if (next == '=') add(Tok::EqEq, 2);
-      else { bad(1, "unexpected \"=\" (use == to compare)"); break; }
+      else {
+        bad(1, "unexpected \"=\" (use == to compare)");
+        break;
+      }
     } else if (c == '!') {
       if (next == '=') add(Tok::Ne, 2);
-      else { bad(1, "unexpected \"!\" (use not)"); break; }
+      else {
+        bad(1, "unexpected \"!\" (use not)");
+        break;
+      }
     } else if (c == '&' || c == '|') {
       const std::size_t len = next == c ? 2 : 1;
       bad(len, "unexpected " + quote(s.substr(i, len)) + (c == '&' ? " (use and)" : " (use or)"));
       break;
-    } else if (c == '(') { add(Tok::LParen, 1);
-    } else if (c == ')') { add(Tok::RParen, 1);
-    } else if (c == '+') { add(Tok::Plus, 1);
-    } else if (c == '-') { add(Tok::Minus, 1);
-    } else if (c == '*') { add(Tok::Star, 1);
-    } else if (c == '/') { add(Tok::Slash, 1);
+    } else if (c == '(') {
+      add(Tok::LParen, 1);
+    } else if (c == ')') {
+      add(Tok::RParen, 1);
+    } else if (c == '+') {
+      add(Tok::Plus, 1);
+    } else if (c == '-') {
+      add(Tok::Minus, 1);
+    } else if (c == '*') {
+      add(Tok::Star, 1);
+    } else if (c == '/') {
+      add(Tok::Slash, 1);
     } else {
       const std::string_view ch = char_at(s, i);
       bad(ch.size(), "unexpected " + quote(ch));
@@ -252,7 +280,12 @@ class Compiler {
       case kPushEvent: ++depth_; break;
       case kNeg:
       case kNot: break;
-      case kLt: case kLe: case kGt: case kGe: case kEq: case kNe:
+      case kLt:
+      case kLe:
+      case kGt:
+      case kGe:
+      case kEq:
+      case kNe:
         if (arg == 0) --depth_;
         break;
       default: --depth_; break;
@@ -380,8 +413,7 @@ class Compiler {
         --nesting_;
         return s;
       }
-      default:
-        return unexpected(t, "expected an event name, a number or \"(\"");
+      default: return unexpected(t, "expected an event name, a number or \"(\"");
     }
   }
 
@@ -468,7 +500,7 @@ bool Expr::eval(std::span<const uint64_t> counts) const {
         for (std::size_t i = 0; i < n; ++i) {
           // Saturate rather than wrap: a wrapped sum would read as "below Y".
           sum = counts[i] > std::numeric_limits<uint64_t>::max() - sum ? std::numeric_limits<uint64_t>::max()
-                                                                         : sum + counts[i];
+                                                                       : sum + counts[i];
         }
         st[sp++] = sum >= std::bit_cast<uint64_t>(op.num) ? 1.0 : 0.0;
         break;

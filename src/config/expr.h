@@ -48,8 +48,8 @@ class Expr {
   // Implementation detail, public for the implementation file only.
   struct Op {
     uint8_t code;
-    uint32_t arg;   // event index or jump target
-    double num;     // literal
+    uint32_t arg;  // event index or jump target
+    double num;    // literal
   };
 
  private:

@@ -21,11 +21,10 @@ struct Unsupported {
 // that the message can say why (RE2's own "invalid perl operator: (?=" does
 // not) and what to write instead.
 std::optional<Unsupported> find_unsupported(std::string_view p, RegexUse use) {
-  const std::string negative_advice =
-      use == RegexUse::Event ? "list what must not count in the rule's ignore pattern instead"
-                             : "match what must be there instead of excluding what must not";
-  auto unsupported = [](std::size_t at, std::string_view what, std::string_view token,
-                        std::string_view advice) {
+  const std::string negative_advice = use == RegexUse::Event
+                                          ? "list what must not count in the rule's ignore pattern instead"
+                                          : "match what must be there instead of excluding what must not";
+  auto unsupported = [](std::size_t at, std::string_view what, std::string_view token, std::string_view advice) {
     return Unsupported{at, fmt::format("pattern uses {} \"{}\", which RE2 does not support "
                                        "(RE2 guarantees linear time); {}",
                                        what, token, advice)};
@@ -47,8 +46,7 @@ std::optional<Unsupported> find_unsupported(std::string_view p, RegexUse use) {
         return unsupported(i, "a backreference", p.substr(i, 2),
                            "repeat the group's pattern instead of referring back to it");
       }
-      if (!in_class && d == 'k' && i + 2 < p.size() &&
-          (p[i + 2] == '<' || p[i + 2] == '{' || p[i + 2] == '\'')) {
+      if (!in_class && d == 'k' && i + 2 < p.size() && (p[i + 2] == '<' || p[i + 2] == '{' || p[i + 2] == '\'')) {
         return unsupported(i, "a backreference", p.substr(i, 3),
                            "repeat the group's pattern instead of referring back to it");
       }

@@ -12,8 +12,7 @@ namespace {
 // characters are tokens; everything else is a one-character token.
 std::string canonical_when(std::string_view s) {
   auto word = [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '.';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
   };
   auto cmp = [](char c) { return c == '<' || c == '>' || c == '=' || c == '!'; };
   std::string out;
@@ -64,8 +63,7 @@ std::string fingerprint(const Rule& r) {
   add_field(fp, "window_ms", std::to_string(r.window_ms));
   add_field(fp, "buckets", std::to_string(r.buckets));
   add_field(fp, "mode", to_string(r.mode));
-  add_field(fp, "when",
-            r.threshold ? fmt::format("sum >= {}", *r.threshold) : canonical_when(r.when_text));
+  add_field(fp, "when", r.threshold ? fmt::format("sum >= {}", *r.threshold) : canonical_when(r.when_text));
   return fp;
 }
 

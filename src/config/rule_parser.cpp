@@ -26,8 +26,8 @@ static_assert(kFieldFirstCapture == 8, "kBuiltinFields must list every built-in 
 
 bool is_rule_name(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '.' || c == '-';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == '-';
   });
 }
 
@@ -84,8 +84,8 @@ Result<Template> parse_template(const TomlReader& in, const toml::node& v, std::
 MaybeError parse_events(const TomlReader& in, const toml::node* events_node, const toml::table& rule_table,
                         const std::string& label, Rule& rule) {
   if (events_node == nullptr) {
-    return in.err(rule_table, fmt::format("{} has no events; add at least one [[rule.event]] with name and match",
-                                       label));
+    return in.err(rule_table,
+                  fmt::format("{} has no events; add at least one [[rule.event]] with name and match", label));
   }
   const auto* arr = events_node->as_array();
   if (arr == nullptr) {
@@ -93,11 +93,11 @@ MaybeError parse_events(const TomlReader& in, const toml::node* events_node, con
       return in.err(*events_node, "[rule.event] must be written [[rule.event]] (an array of tables, one per event)");
     }
     return in.err(*events_node,
-               fmt::format("event must be an array of tables ([[rule.event]]), not {}", describe(*events_node)));
+                  fmt::format("event must be an array of tables ([[rule.event]]), not {}", describe(*events_node)));
   }
   if (arr->empty()) {
-    return in.err(*events_node, fmt::format("{} has no events; add at least one [[rule.event]] with name and match",
-                                         label));
+    return in.err(*events_node,
+                  fmt::format("{} has no events; add at least one [[rule.event]] with name and match", label));
   }
   std::map<std::string, Pos> seen;
   for (std::size_t i = 0; i < arr->size(); ++i) {
@@ -120,18 +120,18 @@ MaybeError parse_events(const TomlReader& in, const toml::node* events_node, con
     ev.name = name->as_string()->get();
     if (!is_identifier(ev.name)) {
       return in.err(*name, fmt::format("event name {} must start with a letter or \"_\" and hold only letters, "
-                                    "digits and \"_\" (when refers to events by name)",
-                                    quote(ev.name)));
+                                       "digits and \"_\" (when refers to events by name)",
+                                       quote(ev.name)));
     }
     if (std::find(kWhenKeywords.begin(), kWhenKeywords.end(), ev.name) != kWhenKeywords.end()) {
-      return in.err(*name, fmt::format("event name {} is a keyword of when (and, or, not); choose another name",
-                                    quote(ev.name)));
+      return in.err(
+          *name, fmt::format("event name {} is a keyword of when (and, or, not); choose another name", quote(ev.name)));
     }
     Pos here = pos_of(name->source());
     auto [it, fresh] = seen.emplace(ev.name, here);
     if (!fresh) {
       return in.err(here, fmt::format("duplicate event name {} in {} (first defined at {}:{}:{})", quote(ev.name),
-                                   label, in.file(), it->second.line, it->second.col));
+                                      label, in.file(), it->second.line, it->second.col));
     }
     const toml::node* match = et->get("match");
     if (match == nullptr) return in.err(node, ev_label + " has no match");
@@ -162,9 +162,8 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
   rule.file = in.file();
   rule.line = pos_of(t.source()).line;
   const toml::node* name = t.get("name");
-  std::string label = name != nullptr && name->is_string()
-                          ? fmt::format("[[rule]] {}", quote(name->as_string()->get()))
-                          : fmt::format("[[rule]] #{}", index + 1);
+  std::string label = name != nullptr && name->is_string() ? fmt::format("[[rule]] {}", quote(name->as_string()->get()))
+                                                           : fmt::format("[[rule]] #{}", index + 1);
   if (auto e = in.unknown_keys(t, kRuleKeys, label)) return e;
 
   if (name == nullptr) return in.err(t, label + " has no name");
@@ -172,14 +171,15 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
   rule.name = name->as_string()->get();
   out.name_pos = pos_of(name->source());
   if (!is_rule_name(rule.name)) {
-    return in.err(*name, fmt::format("rule name {} may contain only letters, digits, \"_\", \".\" and \"-\"",
-                                  quote(rule.name)));
+    return in.err(
+        *name, fmt::format("rule name {} may contain only letters, digits, \"_\", \".\" and \"-\"", quote(rule.name)));
   }
 
   const toml::node* kind = t.get("kind");
   if (kind == nullptr) {
-    return in.err(t, label + " has no kind; add kind = \"alert\" (raise alerts) or kind = \"throttle\" "
-                          "(pass at most Y lines, suppress the rest)");
+    return in.err(t, label +
+                         " has no kind; add kind = \"alert\" (raise alerts) or kind = \"throttle\" "
+                         "(pass at most Y lines, suppress the rest)");
   }
   auto k = in.choose(*kind, "kind", std::array{RuleKind::Alert, RuleKind::Throttle});
   if (!k) return k.error();
@@ -194,25 +194,25 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
   const toml::node* when = t.get("when");
   if (!alert && when != nullptr) {
     return in.err(*when, fmt::format("{} is a throttle rule: it takes threshold = \"Y per X\", not when "
-                                  "(a throttle passes at most Y lines per window)",
-                                  label));
+                                     "(a throttle passes at most Y lines per window)",
+                                     label));
   }
   if (!alert && window != nullptr) {
     return in.err(*window, fmt::format("{} is a throttle rule: its window comes from threshold = \"Y per X\"; "
-                                    "remove window",
-                                    label));
+                                       "remove window",
+                                       label));
   }
   if (threshold != nullptr && (window != nullptr || when != nullptr)) {
     return in.err(window != nullptr ? *window : *when,
-               fmt::format("{} has both threshold and {}; use threshold = \"Y per X\", or window = \"X\" with "
-                           "when = \"EXPR\", not both",
-                           label, window != nullptr ? "window" : "when"));
+                  fmt::format("{} has both threshold and {}; use threshold = \"Y per X\", or window = \"X\" with "
+                              "when = \"EXPR\", not both",
+                              label, window != nullptr ? "window" : "when"));
   }
   if (threshold != nullptr) {
     const auto* s = threshold->as_string();
     if (s == nullptr) {
       return in.err(*threshold,
-                 fmt::format("threshold must be a string such as \"5 per 1m\", not {}", describe(*threshold)));
+                    fmt::format("threshold must be a string such as \"5 per 1m\", not {}", describe(*threshold)));
     }
     auto th = parse_threshold(s->get());
     if (!th) return in.err_in(*threshold, th.error().col, th.error().what);
@@ -223,13 +223,13 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
     out.window_pos = pos_of(threshold->source());
   } else if (window == nullptr && when == nullptr) {
     return in.err(t, alert ? fmt::format("{} has no condition; add threshold = \"Y per X\", or window = \"X\" with "
-                                      "when = \"EXPR\"",
-                                      label)
-                        : fmt::format("{} has no threshold; a throttle rule needs threshold = \"Y per X\"", label));
+                                         "when = \"EXPR\"",
+                                         label)
+                           : fmt::format("{} has no threshold; a throttle rule needs threshold = \"Y per X\"", label));
   } else if (when == nullptr) {
     return in.err(*window, fmt::format("{} has window but no when; add when = \"EXPR\" (or use threshold = \"Y per X\" "
-                                    "instead of window)",
-                                    label));
+                                       "instead of window)",
+                                       label));
   } else if (window == nullptr) {
     return in.err(*when, fmt::format("{} has when but no window; add window = \"X\", e.g. window = \"5m\"", label));
   } else {
@@ -241,7 +241,7 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
     const auto* s = when->as_string();
     if (s == nullptr) {
       return in.err(*when,
-                 fmt::format("when must be a string such as \"error / request > 0.05\", not {}", describe(*when)));
+                    fmt::format("when must be a string such as \"error / request > 0.05\", not {}", describe(*when)));
     }
     auto ex = Expr::parse(s->get(), rule.event_names);
     if (!ex) return in.err_in(*when, ex.error().col, "when: " + ex.error().what);
@@ -312,8 +312,8 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
     const auto* arr = exec->as_array();
     if (arr == nullptr || arr->empty()) {
       return in.err(*exec, fmt::format("exec must be a non-empty array of strings (the program and its arguments, "
-                                    "run without a shell), e.g. exec = [\"notify-send\", \"alert\"], not {}",
-                                    describe(*exec)));
+                                       "run without a shell), e.g. exec = [\"notify-send\", \"alert\"], not {}",
+                                       describe(*exec)));
     }
     for (std::size_t i = 0; i < arr->size(); ++i) {
       const toml::node& arg = *arr->get(i);

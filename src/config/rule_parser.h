@@ -17,8 +17,8 @@
 
 namespace swthrottle::config {
 
-inline const std::vector<std::string> kRuleKeys{"name",   "kind",    "threshold", "window",  "when",
-                                                "key",    "message", "cooldown",  "resolve", "exec",
+inline const std::vector<std::string> kRuleKeys{"name",   "kind",    "threshold", "window",   "when",
+                                                "key",    "message", "cooldown",  "resolve",  "exec",
                                                 "ignore", "mode",    "buckets",   "max_keys", "event"};
 
 // A rule as its table gives it; the settings' defaults are not applied yet.

@@ -61,8 +61,8 @@ Result<ParsedFile> parse_file(std::string_view text, std::string_view file) {
     bool rule_key = std::find(kRuleKeys.begin(), kRuleKeys.end(), key) != kRuleKeys.end();
     if (settings_key && rule_key && !v->is_table()) {
       return in.err(*k, fmt::format("key {} belongs in [settings] or in a [[rule]]; put it below a [settings] or "
-                                 "[[rule]] line",
-                                 quote(key)));
+                                    "[[rule]] line",
+                                    quote(key)));
     }
     if (settings_key && !v->is_table()) {
       return in.err(*k, fmt::format("key {} belongs in [settings]; put it below a [settings] line", quote(key)));
@@ -70,9 +70,9 @@ Result<ParsedFile> parse_file(std::string_view text, std::string_view file) {
     if (rule_key && !v->is_table()) {
       return in.err(*k, fmt::format("key {} belongs in a rule; put it below a [[rule]] line", quote(key)));
     }
-    return in.err(*k, fmt::format("unknown {} {} at the top level{}; only [settings] and [[rule]] may appear there",
-                               v->is_table() || v->is_array() ? "table" : "key", quote(key),
-                               did_you_mean(key, kTopKeys)));
+    return in.err(
+        *k, fmt::format("unknown {} {} at the top level{}; only [settings] and [[rule]] may appear there",
+                        v->is_table() || v->is_array() ? "table" : "key", quote(key), did_you_mean(key, kTopKeys)));
   }
 
   if (const toml::node* settings = root.get("settings")) {
@@ -100,8 +100,9 @@ Result<ParsedFile> parse_file(std::string_view text, std::string_view file) {
       if (auto e = parse_rule(in, *rt, i, pending)) return *e;
       auto [it, fresh] = names.emplace(pending.rule.name, pending.name_pos);
       if (!fresh) {
-        return in.err(pending.name_pos, fmt::format("duplicate rule name {} (first defined at {}:{}:{})",
-                                                 quote(pending.rule.name), in.file(), it->second.line, it->second.col));
+        return in.err(pending.name_pos,
+                      fmt::format("duplicate rule name {} (first defined at {}:{}:{})", quote(pending.rule.name),
+                                  in.file(), it->second.line, it->second.col));
       }
       out.rules.push_back(std::move(pending));
     }
@@ -189,7 +190,7 @@ Result<RuleSet> load_rules(std::span<const std::string> paths) {
     for (const auto& [key, g] : f.given) given.emplace_back(&key, &g);
     std::sort(given.begin(), given.end(), [](const auto& a, const auto& b) {
       return a.second->pos.line != b.second->pos.line ? a.second->pos.line < b.second->pos.line
-                                                       : a.second->pos.col < b.second->pos.col;
+                                                      : a.second->pos.col < b.second->pos.col;
     });
     for (const auto& [key, g] : given) {
       auto [it, fresh] = first_setting.emplace(*key, First{&f.file, g});

@@ -40,8 +40,8 @@ struct TimestampSpec {
 };
 
 struct TimezoneSpec {
-  bool local = true;        // "local": the machine's zone (TZ)
-  int offset_minutes = 0;   // when !local: "UTC" = 0, "+02:00" = 120
+  bool local = true;       // "local": the machine's zone (TZ)
+  int offset_minutes = 0;  // when !local: "UTC" = 0, "+02:00" = 120
   std::string text = "local";
 };
 
@@ -71,36 +71,36 @@ enum Field : int {
 
 struct Event {
   std::string name;
-  std::string match;                   // RE2 pattern as written
-  std::vector<std::string> captures;   // named groups of `match`, in group order
+  std::string match;                  // RE2 pattern as written
+  std::vector<std::string> captures;  // named groups of `match`, in group order
 };
 
 struct Rule {
   std::string name;
   RuleKind kind = RuleKind::Alert;
-  std::vector<Event> events;           // >= 1
-  std::vector<std::string> event_names;  // events[i].name, for Expr and records
+  std::vector<Event> events;               // >= 1
+  std::vector<std::string> event_names;    // events[i].name, for Expr and records
   std::vector<std::string> capture_names;  // union of the events' named groups, first appearance order
 
   int64_t window_ms = 0;
-  std::string window_text;             // X as written ("1m")
+  std::string window_text;  // X as written ("1m")
   uint32_t buckets = 10;
   Mode mode = Mode::Efficient;
-  bool mode_set = false;               // the rule itself set `mode` (then --mode does not override it)
+  bool mode_set = false;  // the rule itself set `mode` (then --mode does not override it)
   uint64_t max_keys = 100000;
 
-  std::optional<uint64_t> threshold;   // Y when `threshold` was given
-  std::string when_text;               // `when` as written ("" with threshold)
-  Expr when;                           // compiled; for a threshold: sum >= Y
+  std::optional<uint64_t> threshold;  // Y when `threshold` was given
+  std::string when_text;              // `when` as written ("" with threshold)
+  Expr when;                          // compiled; for a threshold: sum >= Y
 
-  std::optional<Template> key;         // fields: rule, event, captures
-  std::optional<Template> message;     // fields: all
-  int64_t cooldown_ms = 0;             // alert: default = window_ms
-  bool resolve = false;                // alert only
-  std::vector<std::string> exec;       // argv, empty = none
-  std::string ignore;                  // RE2 pattern, empty = none
+  std::optional<Template> key;      // fields: rule, event, captures
+  std::optional<Template> message;  // fields: all
+  int64_t cooldown_ms = 0;          // alert: default = window_ms
+  bool resolve = false;             // alert only
+  std::vector<std::string> exec;    // argv, empty = none
+  std::string ignore;               // RE2 pattern, empty = none
 
-  std::string file;                    // where the rule was defined
+  std::string file;  // where the rule was defined
   int line = 0;
 
   // fingerprint(*this) (config/rule_identity.h): the --state identity. A

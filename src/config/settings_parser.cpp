@@ -19,10 +19,9 @@ Result<TimestampSpec::Form> timestamp_form(const TomlReader& in, const toml::nod
                                            bool table_allowed, std::string& format) {
   std::vector<std::string> forms;
   for (const auto& f : kForms) forms.push_back(quote(f));
-  std::string expected = fmt::format("{} must be {}, a strptime format (containing %){}, not {}", key,
-                                     join(forms, ", "),
-                                     table_allowed ? " or a table { match = 'REGEX', format = \"...\" }" : "",
-                                     describe(v));
+  std::string expected =
+      fmt::format("{} must be {}, a strptime format (containing %){}, not {}", key, join(forms, ", "),
+                  table_allowed ? " or a table { match = 'REGEX', format = \"...\" }" : "", describe(v));
   const auto* s = v.as_string();
   if (s == nullptr) return in.err(v, expected);
   const std::string& text = s->get();
@@ -31,8 +30,8 @@ Result<TimestampSpec::Form> timestamp_form(const TomlReader& in, const toml::nod
     return TimestampSpec::Form::Strptime;
   }
   static const TimestampSpec::Form kFormValues[] = {TimestampSpec::Form::Auto, TimestampSpec::Form::Rfc3339,
-                                                   TimestampSpec::Form::Syslog, TimestampSpec::Form::Epoch,
-                                                   TimestampSpec::Form::Clf};
+                                                    TimestampSpec::Form::Syslog, TimestampSpec::Form::Epoch,
+                                                    TimestampSpec::Form::Clf};
   for (std::size_t i = 0; i < kForms.size(); ++i) {
     if (text == kForms[i]) return kFormValues[i];
   }
@@ -45,7 +44,8 @@ Result<TimestampSpec> timestamp(const TomlReader& in, const toml::node& v) {
     if (auto e = in.unknown_keys(*t, kTimestampKeys, "settings.timestamp")) return *e;
     const toml::node* match = t->get("match");
     if (match == nullptr) {
-      return in.err(v, "settings.timestamp has no match; give match = 'REGEX' whose first capture group holds "
+      return in.err(v,
+                    "settings.timestamp has no match; give match = 'REGEX' whose first capture group holds "
                     "the timestamp");
     }
     if (!match->is_string()) {
@@ -56,8 +56,8 @@ Result<TimestampSpec> timestamp(const TomlReader& in, const toml::node& v) {
     spec.match = match->as_string()->get();
     if ((*re)->NumberOfCapturingGroups() < 1) {
       return in.err(*match, fmt::format("timestamp match '{}' has no capture group; put the timestamp in the "
-                                     "first group, e.g. '^\\[([^\\]]+)\\]'",
-                                     spec.match));
+                                        "first group, e.g. '^\\[([^\\]]+)\\]'",
+                                        spec.match));
     }
     std::string format_text = "auto";
     if (const toml::node* format = t->get("format")) {
@@ -78,9 +78,8 @@ Result<TimestampSpec> timestamp(const TomlReader& in, const toml::node& v) {
 
 // "local", "UTC" (or "Z"), "+02:00", "-0530", "+02".
 Result<TimezoneSpec> timezone(const TomlReader& in, const toml::node& v) {
-  std::string expected =
-      fmt::format("timezone must be \"local\", \"UTC\" or an offset such as \"+02:00\" or \"-0530\", not {}",
-                  describe(v));
+  std::string expected = fmt::format(
+      "timezone must be \"local\", \"UTC\" or an offset such as \"+02:00\" or \"-0530\", not {}", describe(v));
   const auto* s = v.as_string();
   if (s == nullptr) return in.err(v, expected);
   const std::string& text = s->get();

@@ -128,12 +128,12 @@ Result<Template> Template::parse(std::string_view text, const std::function<int(
       try {
         size = fmt::formatted_size(fmt::runtime(format), std::string_view("x"));
       } catch (const fmt::format_error& e) {
-        return error_at(colon + 1, "invalid format spec " + quote(spec) + " for field " + quote(name) + ": " +
-                                       e.what());
+        return error_at(colon + 1,
+                        "invalid format spec " + quote(spec) + " for field " + quote(name) + ": " + e.what());
       }
       if (size > kMaxWidth) {
-        return error_at(colon + 1, "format spec " + quote(spec) + " for field " + quote(name) +
-                                       " is wider than " + std::to_string(kMaxWidth) + " characters");
+        return error_at(colon + 1, "format spec " + quote(spec) + " for field " + quote(name) + " is wider than " +
+                                       std::to_string(kMaxWidth) + " characters");
       }
     }
     flush_literal();

@@ -23,22 +23,21 @@ class Template {
   // `resolve(name)` returns the field id (>= 0) for a known name, or -1.
   // On an unknown name the error lists the known names (`known_names`) and adds
   // a "did you mean" hint when one is close. Error::col is the 1-based offset in `text`.
-  static Result<Template> parse(std::string_view text,
-                                const std::function<int(std::string_view)>& resolve,
+  static Result<Template> parse(std::string_view text, const std::function<int(std::string_view)>& resolve,
                                 std::span<const std::string> known_names);
 
   // Appends the rendered text to `out`. values[id] is the text of field `id`;
   // an id beyond values.size() renders as empty.
   void render(std::string& out, std::span<const std::string_view> values) const;
 
-  bool uses(int field) const;            // does any segment insert `field`?
+  bool uses(int field) const;  // does any segment insert `field`?
   bool empty() const { return segments_.empty(); }
   const std::string& text() const { return text_; }
 
   struct Segment {
     std::string literal;  // used when field < 0
     int field = -1;
-    std::string spec;     // fmt spec without the colon; empty = none
+    std::string spec;  // fmt spec without the colon; empty = none
   };
 
  private:

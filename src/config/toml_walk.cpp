@@ -10,9 +10,7 @@
 
 namespace swthrottle::config {
 
-Pos pos_of(const toml::source_region& r) {
-  return {static_cast<int>(r.begin.line), static_cast<int>(r.begin.column)};
-}
+Pos pos_of(const toml::source_region& r) { return {static_cast<int>(r.begin.line), static_cast<int>(r.begin.column)}; }
 
 std::string quote(std::string_view s) {
   std::string out = "\"";

@@ -58,9 +58,7 @@ class TomlReader {
   Error err(const toml::node& n, std::string what) const { return err(pos_of(n.source()), std::move(what)); }
   Error err(const toml::key& k, std::string what) const { return err(pos_of(k.source()), std::move(what)); }
   // At the 1-based byte offset `col` inside the string value n (0: at n).
-  Error err_in(const toml::node& n, int col, std::string what) const {
-    return err(in_string(n, col), std::move(what));
-  }
+  Error err_in(const toml::node& n, int col, std::string what) const { return err(in_string(n, col), std::move(what)); }
   Pos in_string(const toml::node& n, int col) const;
 
   // The first key of t (in file order) that is not in `allowed`.

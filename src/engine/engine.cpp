@@ -99,8 +99,7 @@ Record Engine::make_record(RecordType type, const RuleState& rs, std::string_vie
   return r;
 }
 
-Record Engine::summary_record(const RuleState& rs, std::string_view key, int64_t now,
-                              const window::Summary& s) const {
+Record Engine::summary_record(const RuleState& rs, std::string_view key, int64_t now, const window::Summary& s) const {
   Record r = make_record(RecordType::Summary, rs, key, now);
   r.suppressed = s.suppressed;
   r.first_ms = s.first_ms;
@@ -183,8 +182,7 @@ void Engine::tick(int64_t now_ms, std::vector<Record>& out, BoundaryMemo* memo) 
   if (old < now_ms) boundary_checks(old, now_ms, out, memo);
 }
 
-void Engine::flush_evicted(RuleState& rs, const SlotRef& evicted, int64_t now,
-                           std::vector<Record>& out) {
+void Engine::flush_evicted(RuleState& rs, const SlotRef& evicted, int64_t now, std::vector<Record>& out) {
   rs.stats().evictions.add();
   if (!rs.throttle) return;  // an evicted alert key is forgotten (counted in the stats)
   const window::Summary s = evicted->window().take_pending();
@@ -261,8 +259,9 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
         throttle_matched = true;
         if (passed_by == nullptr) passed_by = &rule;
       }
-      if (ex) ex->decision = rs.throttle ? "passed: no timestamp seen yet, not windowed"
-                                         : "ignored: no timestamp seen yet, not windowed";
+      if (ex)
+        ex->decision = rs.throttle ? "passed: no timestamp seen yet, not windowed"
+                                   : "ignored: no timestamp seen yet, not windowed";
       continue;
     }
 
@@ -399,7 +398,7 @@ std::vector<std::string> Engine::load_state(const EngineState& st) {
     const RuleWindows* saved = nullptr;
     for (const RuleWindows& rw : st.rules)
       if (rw.rule == rs->rule->name) saved = &rw;
-    if (saved == nullptr) continue;  // a new rule
+    if (saved == nullptr) continue;                     // a new rule
     if (saved->fingerprint != rs->rule->fingerprint) {  // config::fingerprint(), set at load
       fresh.push_back(rs->rule->name);
       continue;

@@ -33,7 +33,7 @@ struct EngineOptions {
 // One line to decide. t_ms is meaningful only when timed.
 struct LineEvent {
   std::string_view text;
-  bool timed = true;   // false: time = log and no timestamp seen yet on this input
+  bool timed = true;  // false: time = log and no timestamp seen yet on this input
   int64_t t_ms = 0;
 };
 

@@ -15,7 +15,7 @@ struct RuleWindows {
   std::string rule;         // Rule::name
   std::string fingerprint;  // config::fingerprint() (rule_identity.h): a changed rule starts fresh
   struct Keyed {
-    std::string key;        // "" for a rule without `key`
+    std::string key;  // "" for a rule without `key`
     window::WindowState window;
   };
   std::vector<Keyed> windows;  // keyed rules: least recently updated first
@@ -23,8 +23,8 @@ struct RuleWindows {
 
 struct EngineState {
   static constexpr int kVersion = 1;
-  int64_t now_ms = -1;            // newest time seen, -1 before any
-  int64_t last_log_ms = -1;       // time = log: the last timestamp seen, for lines without one
+  int64_t now_ms = -1;       // newest time seen, -1 before any
+  int64_t last_log_ms = -1;  // time = log: the last timestamp seen, for lines without one
   std::vector<RuleWindows> rules;
 };
 

@@ -10,8 +10,7 @@ namespace swthrottle::engine {
 // The budget of keymap.h, on 64-bit targets.
 static_assert(sizeof(void*) != 8 || sizeof(Slot) == 24, "a slot header is two links and two words");
 
-Slot* Slot::create(std::string_view key, window::Mode mode, const window::WindowSpec& spec,
-                   std::size_t window_bytes) {
+Slot* Slot::create(std::string_view key, window::Mode mode, const window::WindowSpec& spec, std::size_t window_bytes) {
   const std::size_t offset = window_offset(key.size());
   // ::operator new aligns to at least __STDCPP_DEFAULT_NEW_ALIGNMENT__ (16).
   static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ >= window::kWindowAlign && alignof(Slot) <= window::kWindowAlign);

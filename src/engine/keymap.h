@@ -53,8 +53,8 @@ class Slot : private detail::LruLinks {
   std::string_view key() const { return {reinterpret_cast<const char*>(this + 1), key_len_}; }
   // Windows are thread-safe: a const slot still decides.
   window::Window& window() const {
-    return *std::launder(reinterpret_cast<window::Window*>(reinterpret_cast<char*>(const_cast<Slot*>(this)) +
-                                                           window_offset(key_len_)));
+    return *std::launder(
+        reinterpret_cast<window::Window*>(reinterpret_cast<char*>(const_cast<Slot*>(this)) + window_offset(key_len_)));
   }
   // In its map's active list (has pending output or is firing).
   bool active() const { return (refs_.load(std::memory_order_relaxed) & kActive) != 0; }

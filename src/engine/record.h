@@ -27,18 +27,18 @@ constexpr std::string_view to_string(RecordType t) {
 
 struct Record {
   RecordType type = RecordType::Line;
-  bool has_time = true;        // false: written before any log timestamp was seen ("time": null)
-  int64_t time_ms = 0;         // "now" when written, ms since the Unix epoch (UTC)
+  bool has_time = true;  // false: written before any log timestamp was seen ("time": null)
+  int64_t time_ms = 0;   // "now" when written, ms since the Unix epoch (UTC)
 
   // Alert, Resolved, Summary: the rule. Line: the first throttle rule that
   // passed it, or null when no throttle rule matched (passthrough).
   const config::Rule* rule = nullptr;
-  std::string key;             // "" for a rule without `key`
+  std::string key;  // "" for a rule without `key`
 
   // Alert, Resolved
-  uint64_t count = 0;                  // total of the rule's event counts in the window
-  std::vector<uint64_t> counts;        // per event, in rule->event_names order
-  std::string message;                 // rendered `message`; empty = the rule has none
+  uint64_t count = 0;            // total of the rule's event counts in the window
+  std::vector<uint64_t> counts;  // per event, in rule->event_names order
+  std::string message;           // rendered `message`; empty = the rule has none
   bool has_message = false;
 
   // Alert, Resolved, Summary

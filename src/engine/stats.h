@@ -22,18 +22,18 @@ struct RuleStats {
   Counter alerts;
   Counter resolveds;
   Counter summaries;
-  Counter late;        // events too old for the window
-  Counter untimed;     // matched before any log timestamp was seen: not windowed
-  Counter keys;        // keys created
-  Counter evictions;   // keys evicted by max_keys
+  Counter late;       // events too old for the window
+  Counter untimed;    // matched before any log timestamp was seen: not windowed
+  Counter keys;       // keys created
+  Counter evictions;  // keys evicted by max_keys
 };
 
 struct GlobalStats {
-  Counter lines;       // lines read
-  Counter matched;     // lines that matched at least one rule
-  Counter written;     // lines written
-  Counter truncated;   // lines cut at --max-line
-  Counter untimed;     // lines without a timestamp before any was seen (time = log)
+  Counter lines;         // lines read
+  Counter matched;       // lines that matched at least one rule
+  Counter written;       // lines written
+  Counter truncated;     // lines cut at --max-line
+  Counter untimed;       // lines without a timestamp before any was seen (time = log)
   Counter no_timestamp;  // lines without a timestamp that took the previous one
 };
 

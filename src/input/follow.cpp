@@ -33,16 +33,17 @@ std::string proc_fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd);
 }  // namespace
 
 Follower::Follower(std::string path, FollowOptions opts, const Clock& clock)
-    : path_(std::move(path)), opts_(opts), clock_(clock), reader_(-1, opts.max_line, kBufferSize, /*hold_partial=*/true) {
+    : path_(std::move(path)),
+      opts_(opts),
+      clock_(clock),
+      reader_(-1, opts.max_line, kBufferSize, /*hold_partial=*/true) {
   const auto slash = path_.rfind('/');
   dir_ = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // without it, stop() is seen at the next check
   if (opts_.use_inotify) {
     inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    if (inotify_fd_ < 0)
-      notice("inotify cannot be used, reverting to polling: " + reason(errno));
-    else
-      watch_dir();  // before the first open, so that a file created right after a failed open is seen
+    if (inotify_fd_ < 0) notice("inotify cannot be used, reverting to polling: " + reason(errno));
+    else watch_dir();  // before the first open, so that a file created right after a failed open is seen
   }
   try_open();
   first_open_ = false;  // a file that appears later is read from its start
@@ -193,10 +194,8 @@ void Follower::adopt(int fd, const struct stat& st) {
   }
   if (!same) {
     if (had_file_) ++counts_.rotations;
-    if (lost_)
-      notice("'" + path_ + "' has appeared; following new file");
-    else if (had_file_)
-      notice("'" + path_ + "' has been replaced; following new file");
+    if (lost_) notice("'" + path_ + "' has appeared; following new file");
+    else if (had_file_) notice("'" + path_ + "' has been replaced; following new file");
     read_error_.clear();
   }
 
@@ -216,8 +215,8 @@ void Follower::adopt(int fd, const struct stat& st) {
 // "\n" comes. Only the last max_line + kSlack bytes are searched: an
 // unterminated tail longer than that is already a cut line, and is skipped.
 off_t Follower::start_offset(int fd, off_t size) const {
-  const auto limit = static_cast<off_t>(std::min<uint64_t>(opts_.max_line + LineReader::kSlack + 1,
-                                                           static_cast<uint64_t>(std::max<off_t>(size, 0))));
+  const auto limit = static_cast<off_t>(
+      std::min<uint64_t>(opts_.max_line + LineReader::kSlack + 1, static_cast<uint64_t>(std::max<off_t>(size, 0))));
   char buf[4096];
   off_t scanned = 0;
   while (scanned < limit) {
@@ -260,7 +259,7 @@ Follower::Change Follower::examine() {
     return Change::None;
   }
   if (next_fd_ >= 0 && at_path == next_id_) return Change::None;  // still empty
-  if (S_ISDIR(st.st_mode)) return Change::None;  // nothing to follow there: keep reading the old file
+  if (S_ISDIR(st.st_mode)) return Change::None;                   // nothing to follow there: keep reading the old file
   if (S_ISREG(st.st_mode) && st.st_size == 0) {
     hold_next(at_path);
     return Change::None;

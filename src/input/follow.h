@@ -161,18 +161,18 @@ class Follower {
   LineReader reader_;
 
   int fd_ = -1;
-  FileId id_;                // of fd_
-  bool stream_ = false;      // fd_ is not a regular file
-  bool first_open_ = true;   // from_start applies to the file found at start only
-  bool had_file_ = false;    // a file was followed before: the next one is a rotation
-  FileId last_id_;           // of the file followed last (valid when had_file_)
-  bool name_gone_ = false;   // stat(path) failed while fd_ was open (reported)
-  bool lost_ = false;        // the name was reported gone or unopenable: the next file has "appeared"
+  FileId id_;                     // of fd_
+  bool stream_ = false;           // fd_ is not a regular file
+  bool first_open_ = true;        // from_start applies to the file found at start only
+  bool had_file_ = false;         // a file was followed before: the next one is a rotation
+  FileId last_id_;                // of the file followed last (valid when had_file_)
+  bool name_gone_ = false;        // stat(path) failed while fd_ was open (reported)
+  bool lost_ = false;             // the name was reported gone or unopenable: the next file has "appeared"
   Change switch_ = Change::None;  // Replaced or Next: read fd_ to its end, then switch
-  bool hold_off_ = false;    // after a read error or a stream's end: reopen at the next check only
+  bool hold_off_ = false;         // after a read error or a stream's end: reopen at the next check only
   Pending pending_ = Pending::None;
-  int open_errno_ = 0;       // the open error reported last, so that each is reported once
-  std::string read_error_;   // likewise for read errors
+  int open_errno_ = 0;              // the open error reported last, so that each is reported once
+  std::string read_error_;          // likewise for read errors
   std::optional<off_t> resume_at_;  // the offset in the file closed last, to go on there if it opens again
 
   int inotify_fd_ = -1;

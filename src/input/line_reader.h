@@ -29,8 +29,8 @@
 namespace swthrottle::input {
 
 struct Line {
-  std::string_view text;  // excludes "\n" and a "\r" right before it
-  bool truncated = false; // the line was longer than max_line; text holds its first max_line bytes
+  std::string_view text;   // excludes "\n" and a "\r" right before it
+  bool truncated = false;  // the line was longer than max_line; text holds its first max_line bytes
 };
 
 class LineReader {
@@ -43,8 +43,7 @@ class LineReader {
   // unterminated last line is kept buffered instead of being returned: more
   // of it may be appended later. It comes out when its "\n" arrives, or from
   // take_partial() at the very end.
-  LineReader(int fd, std::size_t max_line = 1 << 20, std::size_t buffer_size = 1 << 18,
-             bool hold_partial = false);
+  LineReader(int fd, std::size_t max_line = 1 << 20, std::size_t buffer_size = 1 << 18, bool hold_partial = false);
 
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;

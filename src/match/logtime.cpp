@@ -75,7 +75,7 @@ Result<LogTime> LogTime::make(const config::TimestampSpec& spec, const config::T
   Form form = spec.form;
   // `format = "syslog"` next to `match` names a form, not a strptime format.
   if (form == Form::Strptime && is_named_form(spec.format)) {
-    form = spec.format == "rfc3339" ? Form::Rfc3339
+    form = spec.format == "rfc3339"  ? Form::Rfc3339
            : spec.format == "syslog" ? Form::Syslog
            : spec.format == "epoch"  ? Form::Epoch
            : spec.format == "clf"    ? Form::Clf
@@ -166,9 +166,7 @@ int64_t LogTime::parse_ms(std::string_view line, int64_t wall_now_ms) const {
   std::size_t i = 0;
   while (i < n) {
     switch (kByteClass[static_cast<unsigned char>(s[i])]) {
-      case kNothing:
-        ++i;
-        break;
+      case kNothing: ++i; break;
       case kDigit: {
         std::size_t j = i + 1;
         while (j < n && is_digit(s[j])) ++j;

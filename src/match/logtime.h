@@ -117,10 +117,10 @@ class LogTime {
   struct Memos;  // the last head of each form (stamp_memo.h)
 
   Kind kind_ = Kind::Auto;
-  stamp::StrptimeFormat format_;   // Kind::Strptime: the compiled format
-  std::string match_;              // RE2 pattern; empty = none
-  std::unique_ptr<re2::RE2> re_;   // match_, compiled
-  stamp::Zone zone_;               // of stamps without an offset
+  stamp::StrptimeFormat format_;  // Kind::Strptime: the compiled format
+  std::string match_;             // RE2 pattern; empty = none
+  std::unique_ptr<re2::RE2> re_;  // match_, compiled
+  stamp::Zone zone_;              // of stamps without an offset
   int year_ = 0;
   std::unique_ptr<Memos> memos_;
 };

@@ -53,7 +53,7 @@ struct Matcher::Impl {
   // For each event pattern: where its named groups go.
   struct EventGroups {
     std::vector<std::pair<uint32_t, int>> slot_group;  // (index in capture_names, group number)
-    int nsubmatch = 0;  // highest group number needed + 1; 0 = none
+    int nsubmatch = 0;                                 // highest group number needed + 1; 0 = none
   };
 
   Encoding utf8;
@@ -64,15 +64,15 @@ struct Matcher::Impl {
 
   // Scratch reused across lines.
   std::vector<int> ids;
-  std::vector<uint8_t> via;        // per pattern: kViaUtf8 | kViaLatin1 for this line
-  std::vector<uint32_t> matched;   // patterns with via != 0
+  std::vector<uint8_t> via;       // per pattern: kViaUtf8 | kViaLatin1 for this line
+  std::vector<uint32_t> matched;  // patterns with via != 0
   std::vector<re2::StringPiece> submatch;
-  std::vector<uint8_t> filled;     // per capture slot of the current hit
+  std::vector<uint8_t> filled;  // per capture slot of the current hit
 
   bool force_fallback = false;  // tests: take the out-of-memory path on every line
 
   std::optional<Prefilter> prefilter;
-  std::vector<int32_t> verdict;        // per line of the batch in match_batch()
+  std::vector<int32_t> verdict;         // per line of the batch in match_batch()
   std::vector<uint32_t> event_pattern;  // event number over all rules -> pattern index
   // Per pattern: the pattern itself when it is plain ASCII text without a
   // metacharacter, so that on an ASCII line "matches" is "contains"; else "".
@@ -118,8 +118,8 @@ struct Matcher::Impl {
     const re2::StringPiece text(line.data(), line.size());
     for (uint32_t k : events) {
       const uint32_t p = event_pattern[k];
-      const bool found = literal[p].empty() ? RE2::PartialMatch(text, *utf8.res[p])
-                                            : line.find(literal[p]) != std::string_view::npos;
+      const bool found =
+          literal[p].empty() ? RE2::PartialMatch(text, *utf8.res[p]) : line.find(literal[p]) != std::string_view::npos;
       if (found) mark(p, kViaUtf8);
     }
     const std::size_t found = matched.size();
@@ -129,7 +129,8 @@ struct Matcher::Impl {
       if (r == last_rule) continue;  // events come in rule order
       last_rule = r;
       const int32_t ig = rules[r].ignore_pattern;
-      if (ig >= 0 && RE2::PartialMatch(text, *utf8.res[static_cast<uint32_t>(ig)])) mark(static_cast<uint32_t>(ig), kViaUtf8);
+      if (ig >= 0 && RE2::PartialMatch(text, *utf8.res[static_cast<uint32_t>(ig)]))
+        mark(static_cast<uint32_t>(ig), kViaUtf8);
     }
   }
 
@@ -243,9 +244,9 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
 
     auto add = [&](const std::string& pattern, int32_t event) -> std::optional<Error> {
       const auto index = static_cast<uint32_t>(impl->patterns.size());
-      const std::string where =
-          event >= 0 ? fmt::format("event \"{}\"", rule.events[static_cast<std::size_t>(event)].name)
-                     : std::string("ignore");
+      const std::string where = event >= 0
+                                    ? fmt::format("event \"{}\"", rule.events[static_cast<std::size_t>(event)].name)
+                                    : std::string("ignore");
       std::string error;
       if (impl->utf8.set->Add(pattern, &error) < 0) {
         return fail(fmt::format("{}: invalid pattern: {}", where, error));
@@ -335,9 +336,7 @@ void Matcher::match_batch(std::string_view text, std::span<const LineSpan> lines
   }
 }
 
-bool Matcher::needs_captures(uint32_t r) const {
-  return r < impl_->rules.size() && impl_->rules[r].needs_captures;
-}
+bool Matcher::needs_captures(uint32_t r) const { return r < impl_->rules.size() && impl_->rules[r].needs_captures; }
 
 void Matcher::match(std::string_view line, MatchResult& out) {
   out.clear();

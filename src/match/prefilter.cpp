@@ -87,8 +87,8 @@ struct Prefilter::Impl {
   std::size_t line_of(std::size_t pos) {
     std::size_t c = cursor;
     if (pos < lines[c].first) {
-      const LineSpan* it = std::upper_bound(lines, lines + c, pos,
-                                            [](std::size_t p, const LineSpan& l) { return p < l.first; });
+      const LineSpan* it =
+          std::upper_bound(lines, lines + c, pos, [](std::size_t p, const LineSpan& l) { return p < l.first; });
       c = static_cast<std::size_t>(it - lines) - 1;  // lines[0].first == 0 <= pos
     } else {
       while (c + 1 < nlines && lines[c + 1].first <= pos) ++c;
@@ -221,8 +221,7 @@ void Prefilter::scan(std::string_view text, std::span<const LineSpan> lines, std
   m.nlines = n;
   m.cursor = 0;
   m.found.clear();
-  if (hs_scan(m.db, text.data(), static_cast<unsigned>(text.size()), 0, m.scratch, &Impl::on_match, &m) !=
-      HS_SUCCESS) {
+  if (hs_scan(m.db, text.data(), static_cast<unsigned>(text.size()), 0, m.scratch, &Impl::on_match, &m) != HS_SUCCESS) {
     verdict.assign(n, kAll);  // cannot happen with a valid database; never lose a line over it
     return;
   }

@@ -132,8 +132,7 @@ enum class Offset { None, Bad, Ok };
 // A UTC offset at s[i]: "Z", "+hh", "+hhmm" or "+hh:mm" (or '-'). None when
 // nothing there looks like one; Bad when a sign and two digits start one that
 // is out of range or runs on into more digits ("+25:00", "+02001").
-[[gnu::always_inline]] inline Offset offset_at(std::string_view s, std::size_t i, int64_t& offset_s,
-                                               std::size_t& end) {
+[[gnu::always_inline]] inline Offset offset_at(std::string_view s, std::size_t i, int64_t& offset_s, std::size_t& end) {
   if (i >= s.size()) return Offset::None;
   const char c = s[i];
   if (c == 'Z' || c == 'z') {

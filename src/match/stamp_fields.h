@@ -21,7 +21,7 @@ struct Fields {
   int year = kUnset;  // kUnset: infer (SPEC §4)
   int month = 0;      // 1..12; 0 = not given (then yday must be)
   int day = 0;
-  int yday = 0;       // %j, used only without a month
+  int yday = 0;  // %j, used only without a month
   int hour = 0;
   int minute = 0;
   int second = 0;

@@ -165,7 +165,7 @@ inline std::size_t first_clock(std::string_view s) {
   const char* const b = s.data();
   const std::size_t n = s.size();
   if (n < 5) return kNpos;
-  const std::size_t last = n - 3;  // the last colon with two bytes after it
+  const std::size_t last = n - 3;       // the last colon with two bytes after it
   auto clock_at = [b](std::size_t k) {  // k: a colon, 2 <= k <= last
     return is_digit(b[k - 2]) && is_digit(b[k - 1]) && is_digit(b[k + 1]) && is_digit(b[k + 2]);
   };

@@ -75,25 +75,68 @@ Result<StrptimeFormat> StrptimeFormat::compile(const std::string& fmt) {
     if (++i == fmt.size()) return bad("it ends with a lone %");
     const char d = fmt[i];
     switch (d) {
-      case 'Y': case 'y': case 'H': case 'I': case 'M': case 'S': case 'f':
-      case 'a': case 'A': case 'z': case 'Z': case 'p':
-        add(d);
-        break;
-      case 'm': case 'b': case 'B': case 'h':
+      case 'Y':
+      case 'y':
+      case 'H':
+      case 'I':
+      case 'M':
+      case 'S':
+      case 'f':
+      case 'a':
+      case 'A':
+      case 'z':
+      case 'Z':
+      case 'p': add(d); break;
+      case 'm':
+      case 'b':
+      case 'B':
+      case 'h':
         add(d == 'm' ? 'm' : 'b');
         month = true;
         break;
-      case 'd': case 'e':
+      case 'd':
+      case 'e':
         add('d');
         day = true;
         break;
-      case 'j': add('j'); yday = true; break;
-      case 's': add('s'); epoch = true; break;
-      case 'T': add('H'); add('L', ':'); add('M'); add('L', ':'); add('S'); break;
-      case 'R': add('H'); add('L', ':'); add('M'); break;
-      case 'D': add('m'); add('L', '/'); add('d'); add('L', '/'); add('y'); day = month = true; break;
-      case 'F': add('Y'); add('L', '-'); add('m'); add('L', '-'); add('d'); day = month = true; break;
-      case 'n': case 't': add(' '); break;
+      case 'j':
+        add('j');
+        yday = true;
+        break;
+      case 's':
+        add('s');
+        epoch = true;
+        break;
+      case 'T':
+        add('H');
+        add('L', ':');
+        add('M');
+        add('L', ':');
+        add('S');
+        break;
+      case 'R':
+        add('H');
+        add('L', ':');
+        add('M');
+        break;
+      case 'D':
+        add('m');
+        add('L', '/');
+        add('d');
+        add('L', '/');
+        add('y');
+        day = month = true;
+        break;
+      case 'F':
+        add('Y');
+        add('L', '-');
+        add('m');
+        add('L', '-');
+        add('d');
+        day = month = true;
+        break;
+      case 'n':
+      case 't': add(' '); break;
       case '%': add('L', '%'); break;
       default:
         return bad(std::string("unsupported conversion %") + d +
@@ -194,8 +237,7 @@ bool StrptimeFormat::read(std::string_view s, Fields& f) const {
         f.epoch_s = e;
         break;
       }
-      default:
-        return false;
+      default: return false;
     }
   }
   return true;

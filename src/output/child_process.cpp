@@ -45,11 +45,15 @@ std::string describe_status(int status) {
 // Spawn errors that a retry cannot fix: report at once instead of retrying.
 bool permanent_spawn_error(int err) {
   switch (err) {
-    case ENOENT: case EACCES: case ENOEXEC: case ENOTDIR: case ELOOP: case ENAMETOOLONG:
-    case EISDIR: case E2BIG:
-      return true;
-    default:
-      return false;
+    case ENOENT:
+    case EACCES:
+    case ENOEXEC:
+    case ENOTDIR:
+    case ELOOP:
+    case ENAMETOOLONG:
+    case EISDIR:
+    case E2BIG: return true;
+    default: return false;
   }
 }
 
@@ -109,8 +113,8 @@ Spawned spawn_child(const ExecJob& job, const std::vector<std::string>& parent_e
   env_strings.reserve(parent_env.size() + job.env.size());
   for (const std::string& e : parent_env) {
     const std::string_view name = env_name(e);
-    const bool overridden = std::any_of(job.env.begin(), job.env.end(),
-                                        [&](const auto& kv) { return kv.first == name; });
+    const bool overridden =
+        std::any_of(job.env.begin(), job.env.end(), [&](const auto& kv) { return kv.first == name; });
     if (!overridden) env_strings.push_back(e);
   }
   for (const auto& [name, value] : job.env) env_strings.push_back(env_entry(name, value));
@@ -184,8 +188,7 @@ Spawned spawn_child(const ExecJob& job, const std::vector<std::string>& parent_e
 
 // Feeds stdin, waits for the exit, enforces the timeout, and reaps the child
 // in every case.
-ChildResult supervise(pid_t pid, int stdin_fd, const std::string& data, const ChildLimits& limits,
-                      const Clock& clock) {
+ChildResult supervise(pid_t pid, int stdin_fd, const std::string& data, const ChildLimits& limits, const Clock& clock) {
   ChildResult a;
   a.spawned = true;
   // A pidfd turns "the child exited" into a poll(2) event, next to the

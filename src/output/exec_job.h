@@ -12,10 +12,10 @@ namespace swthrottle::output {
 
 // One command to run for one record.
 struct ExecJob {
-  std::vector<std::string> argv;  // argv[0] is looked up in PATH (posix_spawnp); no shell
-  std::string stdin_data;         // written to the child's stdin, which is then closed
+  std::vector<std::string> argv;                         // argv[0] is looked up in PATH (posix_spawnp); no shell
+  std::string stdin_data;                                // written to the child's stdin, which is then closed
   std::vector<std::pair<std::string, std::string>> env;  // added to (and overriding) the environment
-  std::string label;              // names the job in reports: "alert ssh key=1.2.3.4"
+  std::string label;                                     // names the job in reports: "alert ssh key=1.2.3.4"
 };
 
 // The job for one record: `argv`, the record as a JSON line on stdin, and

@@ -20,12 +20,12 @@
 namespace swthrottle::output {
 
 struct ExecOptions {
-  int jobs = 4;                      // commands running at once (--exec-jobs); < 1 means 1
-  int64_t timeout_ms = 30000;        // per attempt, from spawn to exit (--exec-timeout)
-  int retries = 2;                   // attempts after the first one fails
-  int64_t backoff_ms = 500;          // wait before retry n (1-based): backoff_ms * 2^(n-1)
-  int64_t kill_grace_ms = 1000;      // after the timeout: SIGTERM, then SIGKILL this much later
-  std::size_t queue_capacity = 64;   // jobs waiting for a slot before submit() blocks; < 1 means 1
+  int jobs = 4;                     // commands running at once (--exec-jobs); < 1 means 1
+  int64_t timeout_ms = 30000;       // per attempt, from spawn to exit (--exec-timeout)
+  int retries = 2;                  // attempts after the first one fails
+  int64_t backoff_ms = 500;         // wait before retry n (1-based): backoff_ms * 2^(n-1)
+  int64_t kill_grace_ms = 1000;     // after the timeout: SIGTERM, then SIGKILL this much later
+  std::size_t queue_capacity = 64;  // jobs waiting for a slot before submit() blocks; < 1 means 1
 };
 
 // Counters since the pool was made. An attempt is one spawned process (or
@@ -124,7 +124,7 @@ class ExecPool {
   std::condition_variable not_empty_;  // workers wait: a job, or stop_
   std::condition_variable idle_;       // drain() waits: queue_ empty and active_ == 0
   std::deque<ExecJob> queue_;
-  std::size_t active_ = 0;             // jobs taken by workers and not finished
+  std::size_t active_ = 0;  // jobs taken by workers and not finished
   bool stop_ = false;
   ExecStats stats_;
 

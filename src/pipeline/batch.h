@@ -34,9 +34,7 @@ struct Batch {
   enum class State { Free, Filled, Matched } state = State::Free;
 
   std::size_t size() const { return lines.spans.size(); }
-  std::string_view line(std::size_t i) const {
-    return lines.text.substr(lines.spans[i].first, lines.spans[i].second);
-  }
+  std::string_view line(std::size_t i) const { return lines.text.substr(lines.spans[i].first, lines.spans[i].second); }
   bool truncated(std::size_t i) const { return lines.truncated[i] != 0; }
 
   // The whole lines the reader has buffered (at most kLines / about kBytes),

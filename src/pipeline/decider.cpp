@@ -65,8 +65,7 @@ bool Decider::decide(std::string_view text, bool truncated, const match::MatchRe
   ++lines_;
   if (truncated) ++truncated_;
   engine::Engine& engine = *gen_->engine;
-  const LineTime::Stamp at =
-      gen_->logtime ? time_.log(stamp) : LineTime::arrival(host_.arrival_ms(), engine.now_ms());
+  const LineTime::Stamp at = gen_->logtime ? time_.log(stamp) : LineTime::arrival(host_.arrival_ms(), engine.now_ms());
   if (fold_ && m.hits.empty()) {
     if (!at.timed) return go_on();  // nothing to decide, nothing to move
     if (at.t_ms < memo_.quiet_until(&engine)) {

@@ -22,9 +22,11 @@ std::shared_ptr<ParallelMatch> ParallelMatch::start(int fd, const Options& optio
   return p;
 }
 
-ParallelMatch::ParallelMatch(int fd, const Options& options, std::function<Generation*()> current,
-                             const Clock& clock)
-    : fd_(::dup(fd)), reader_input_(fd_, options.max_line), options_(options), current_(std::move(current)),
+ParallelMatch::ParallelMatch(int fd, const Options& options, std::function<Generation*()> current, const Clock& clock)
+    : fd_(::dup(fd)),
+      reader_input_(fd_, options.max_line),
+      options_(options),
+      current_(std::move(current)),
       clock_(clock) {}
 
 Batch* ParallelMatch::next() {

@@ -16,10 +16,10 @@
 namespace swthrottle::state {
 namespace {
 
-using nlohmann::json;          // reading: member order does not matter
-using nlohmann::ordered_json;  // writing: members in the documented order
 using engine::EngineState;
 using engine::RuleWindows;
+using nlohmann::json;          // reading: member order does not matter
+using nlohmann::ordered_json;  // writing: members in the documented order
 using window::WindowState;
 
 // ---------------------------------------------------------------- writing
@@ -49,8 +49,8 @@ ordered_json bytes_value(std::string_view s) {
 class WindowWriter {
  public:
   WindowWriter() {
-    for (const char* name : {"key", "now_ms", "buckets", "pending", "firing", "announced", "alerted",
-                             "last_alert_ms", "alert_suppressed"})
+    for (const char* name :
+         {"key", "now_ms", "buckets", "pending", "firing", "announced", "alerted", "last_alert_ms", "alert_suppressed"})
       j_[name] = nullptr;
     for (const char* name : {"suppressed", "first_ms", "last_ms"}) j_["pending"][name] = nullptr;
   }
@@ -308,13 +308,13 @@ Result<EngineState> from_json(std::string_view text) {
   int64_t version = 0;
   if (!rd.int64(*v, "swthrottle_state", version)) return *rd.error;
   if (version > kVersion)
-    return Error{"", 0, 0,
-                 fmt::format("state file version {} is newer than this swthrottle supports (version {})", version,
-                             kVersion)};
+    return Error{
+        "", 0, 0,
+        fmt::format("state file version {} is newer than this swthrottle supports (version {})", version, kVersion)};
   if (version < 1)
-    return Error{"", 0, 0,
-                 fmt::format("state file version {} is not supported (this swthrottle reads version {})", version,
-                             kVersion)};
+    return Error{
+        "", 0, 0,
+        fmt::format("state file version {} is not supported (this swthrottle reads version {})", version, kVersion)};
 
   EngineState st;
   if (!rd.field(doc, "now_ms", "", st.now_ms, &Reader::int64) ||

@@ -212,8 +212,7 @@ Result<bool> StateFile::save(const EngineState& s, int64_t now_wall_ms) {
   struct stat st;
   if (::stat(path_.c_str(), &st) == 0) {
     // rename() would replace a device node or a FIFO (think --state /dev/null as root).
-    if (!S_ISREG(st.st_mode))
-      return Error{"", 0, 0, fmt::format("cannot save state to {}: not a regular file", path_)};
+    if (!S_ISREG(st.st_mode)) return Error{"", 0, 0, fmt::format("cannot save state to {}: not a regular file", path_)};
     mode = st.st_mode & 0777;
   }
   if (!cleaned_) {

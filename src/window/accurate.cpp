@@ -32,7 +32,8 @@ void AccurateWindow::advance_locked(int64_t t_ms) {
   if (t_ms > now_ms_) now_ms_ = t_ms;
   // The common case, a time inside the newest bucket, needs no division.
   if (now_b_ != kNoBucket && t_ms >= now_b_ * spec_.width_ms && t_ms - now_b_ * spec_.width_ms < spec_.width_ms)
-    [[likely]] return;
+      [[likely]]
+    return;
   const int64_t b = bucket_of(t_ms, spec_);
   if (now_b_ == kNoBucket) {  // everything is zero: nothing to clear
     now_b_ = b;
@@ -97,8 +98,7 @@ int64_t AccurateWindow::now_ms() const {
   return now_ms_;
 }
 
-ThrottleOutcome AccurateWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit,
-                                               uint32_t event) {
+ThrottleOutcome AccurateWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event) {
   std::lock_guard lock(mu_);
   advance_locked(std::max(now_ms, t_ms));
   ThrottleOutcome out;
@@ -141,8 +141,8 @@ Summary AccurateWindow::take_pending() {
   return take_pending_locked();
 }
 
-AlertOutcome AccurateWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events,
-                                         const AlertPolicy& policy, std::span<uint64_t> counts_out) {
+AlertOutcome AccurateWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events, const AlertPolicy& policy,
+                                         std::span<uint64_t> counts_out) {
   std::lock_guard lock(mu_);
   advance_locked(std::max(now_ms, t_ms));
   AlertOutcome out;
@@ -160,8 +160,7 @@ AlertOutcome AccurateWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t 
   }
   copy_totals_locked(counts_out);
   out.holds = policy.condition->holds(std::span<const uint64_t>(totals(), spec_.events));
-  apply_alert_step_locked(next_alert_state(alert_state_locked(), out.holds, /*from_event=*/true, now_ms_, policy),
-                          out);
+  apply_alert_step_locked(next_alert_state(alert_state_locked(), out.holds, /*from_event=*/true, now_ms_, policy), out);
   if (out.holds && out.action == AlertAction::None) ++alert_suppressed_;  // held back by the cooldown
   return out;
 }
@@ -183,8 +182,7 @@ void AccurateWindow::apply_alert_step_locked(const AlertStep& step, AlertOutcome
   out.firing = firing_;
 }
 
-AlertOutcome AccurateWindow::tick_alert(int64_t now_ms, const AlertPolicy& policy,
-                                        std::span<uint64_t> counts_out) {
+AlertOutcome AccurateWindow::tick_alert(int64_t now_ms, const AlertPolicy& policy, std::span<uint64_t> counts_out) {
   std::lock_guard lock(mu_);
   advance_locked(now_ms);
   AlertOutcome out;

@@ -52,15 +52,13 @@ class AccurateWindow final : public Window {
   void read(std::span<uint64_t> out) const override;
   int64_t now_ms() const override;
 
-  ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit,
-                                 uint32_t event = 0) override;
+  ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event = 0) override;
   Summary tick_throttle(int64_t now_ms, uint64_t limit) override;
   Summary take_pending() override;
 
   AlertOutcome offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events, const AlertPolicy& policy,
                            std::span<uint64_t> counts_out) override;
-  AlertOutcome tick_alert(int64_t now_ms, const AlertPolicy& policy,
-                          std::span<uint64_t> counts_out) override;
+  AlertOutcome tick_alert(int64_t now_ms, const AlertPolicy& policy, std::span<uint64_t> counts_out) override;
   bool quiet() const override;
   WindowState save() const override;
   void load(const WindowState& state) override;

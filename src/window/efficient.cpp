@@ -74,7 +74,7 @@ constexpr bool cell_in_window(uint64_t c, uint64_t w, uint32_t buckets) {
 
 template <typename T>
 T* new_aligned_array(std::size_t n) {
-  void* p = ::operator new(sizeof(T) * n, std::align_val_t{kFalseSharingRange});
+  void* p = ::operator new (sizeof(T) * n, std::align_val_t{kFalseSharingRange});
   T* a = static_cast<T*>(p);
   for (std::size_t i = 0; i < n; ++i) new (a + i) T();
   return a;
@@ -91,7 +91,7 @@ template <typename T>
 void delete_aligned_array(T* a, std::size_t n) {
   if (a == nullptr) return;
   for (std::size_t i = 0; i < n; ++i) a[i].~T();
-  ::operator delete(a, std::align_val_t{kFalseSharingRange});
+  ::operator delete (a, std::align_val_t{kFalseSharingRange});
 }
 
 }  // namespace
@@ -137,7 +137,7 @@ EfficientWindow::Ext* EfficientWindow::ensure_ext() {
 EfficientWindow::Ext* EfficientWindow::new_ext(uint32_t stripes) {
   static_assert(sizeof(Ext) == kFalseSharingRange && sizeof(TallySlot) == kFalseSharingRange);
   char* p = static_cast<char*>(
-      ::operator new(sizeof(Ext) + sizeof(TallySlot) * stripes, std::align_val_t{kFalseSharingRange}));
+      ::operator new (sizeof(Ext) + sizeof(TallySlot) * stripes, std::align_val_t{kFalseSharingRange}));
   Ext* x = new (p) Ext();
   construct_array<TallySlot>(p + sizeof(Ext), stripes);
   return x;
@@ -147,7 +147,7 @@ void EfficientWindow::delete_ext(Ext* x, uint32_t stripes) {
   TallySlot* t = x->tally();
   for (uint32_t i = 0; i < stripes; ++i) t[i].~TallySlot();
   x->~Ext();
-  ::operator delete(static_cast<void*>(x), std::align_val_t{kFalseSharingRange});
+  ::operator delete (static_cast<void*>(x), std::align_val_t{kFalseSharingRange});
 }
 
 EfficientWindow::Cell* EfficientWindow::ensure_more() {
@@ -333,8 +333,7 @@ Summary EfficientWindow::take_summary() {
   return {};
 }
 
-ThrottleOutcome EfficientWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit,
-                                                uint32_t event) {
+ThrottleOutcome EfficientWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event) {
   ThrottleOutcome out;
   for (;;) {
     // The window moves to the later of now and t; t may be older (its own
@@ -392,8 +391,8 @@ uint64_t EfficientWindow::take_alert_suppressed() {
   return total > prev ? total - prev : 0;
 }
 
-AlertOutcome EfficientWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events,
-                                          const AlertPolicy& policy, std::span<uint64_t> counts_out) {
+AlertOutcome EfficientWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events, const AlertPolicy& policy,
+                                          std::span<uint64_t> counts_out) {
   const uint64_t w0 = advance_to(std::max(now_ms, t_ms));
   AlertOutcome out;
   const int64_t b = bucket_near(w0, t_ms, spec_);
@@ -419,8 +418,8 @@ AlertOutcome EfficientWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t
 // if another thread changed the state meanwhile, the CAS fails and the counts
 // are read again. So no decision rests on counts older than the state it
 // replaces (a stale "false" cannot resolve a crossing that just alerted).
-AlertAction EfficientWindow::decide_alert(const AlertPolicy& policy, AlertOutcome& out,
-                                          std::span<uint64_t> counts_out, bool from_event) {
+AlertAction EfficientWindow::decide_alert(const AlertPolicy& policy, AlertOutcome& out, std::span<uint64_t> counts_out,
+                                          bool from_event) {
   std::array<uint64_t, 64> counts;  // sum_at zeroes the E words it uses
   const std::span<uint64_t> cs(counts.data(), spec_.events);
   const int64_t now = out.now_ms;
@@ -444,8 +443,7 @@ AlertAction EfficientWindow::decide_alert(const AlertPolicy& policy, AlertOutcom
   }
 }
 
-AlertOutcome EfficientWindow::tick_alert(int64_t now_ms, const AlertPolicy& policy,
-                                         std::span<uint64_t> counts_out) {
+AlertOutcome EfficientWindow::tick_alert(int64_t now_ms, const AlertPolicy& policy, std::span<uint64_t> counts_out) {
   advance_to(now_ms);
   AlertOutcome out;
   out.now_ms = now_ms_.load();

@@ -70,15 +70,13 @@ class EfficientWindow final : public Window {
   void read(std::span<uint64_t> out) const override;
   int64_t now_ms() const override { return now_ms_.load(); }
 
-  ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit,
-                                 uint32_t event = 0) override;
+  ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event = 0) override;
   Summary tick_throttle(int64_t now_ms, uint64_t limit) override;
   Summary take_pending() override;
 
   AlertOutcome offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events, const AlertPolicy& policy,
                            std::span<uint64_t> counts_out) override;
-  AlertOutcome tick_alert(int64_t now_ms, const AlertPolicy& policy,
-                          std::span<uint64_t> counts_out) override;
+  AlertOutcome tick_alert(int64_t now_ms, const AlertPolicy& policy, std::span<uint64_t> counts_out) override;
   bool quiet() const override;
   WindowState save() const override;
   void load(const WindowState& state) override;
@@ -140,7 +138,7 @@ class EfficientWindow final : public Window {
   Summary take_summary();
   uint64_t take_alert_suppressed();
   AlertAction decide_alert(const AlertPolicy& policy, AlertOutcome& out, std::span<uint64_t> counts_out,
-                          bool from_event);
+                           bool from_event);
 
   uint32_t stripes_;  // S, a power of two
   bool owns_base_;    // base_ was allocated by the window
@@ -149,13 +147,13 @@ class EfficientWindow final : public Window {
   // completed before its read began (the T-1 bound), and two adds completing a
   // crossing must not both miss each other (store buffering). On x86 a seq_cst
   // load is a plain mov and every lock cmpxchg is a full barrier anyway.
-  std::atomic<uint64_t> now_{0};         // [gen:8 | newest bucket:56]; only grows
-  std::atomic<int64_t> now_ms_{-1};      // newest time seen (CAS-max)
+  std::atomic<uint64_t> now_{0};                    // [gen:8 | newest bucket:56]; only grows
+  std::atomic<int64_t> now_ms_{-1};                 // newest time seen (CAS-max)
   std::atomic<uint64_t> saturated_at_{UINT64_MAX};  // throttle latch: a now word where sum >= Y was seen
   std::atomic<uint64_t> saturated_limit_{0};        // the Y it was seen with
-  std::atomic<uint64_t> state_{0};       // alert: [firing:1 | announced:1 | alerted:1 | last alert ms:61]
-  Cell* base_;                           // the first block: B*E cells
-  std::atomic<Ext*> ext_{nullptr};       // release/acquire publication, like its pointers
+  std::atomic<uint64_t> state_{0};                  // alert: [firing:1 | announced:1 | alerted:1 | last alert ms:61]
+  Cell* base_;                                      // the first block: B*E cells
+  std::atomic<Ext*> ext_{nullptr};                  // release/acquire publication, like its pointers
 };
 
 }  // namespace swthrottle::window

@@ -19,8 +19,8 @@ class TinyMutex {
  public:
   void lock() {
     uint32_t c = kUnlocked;
-    if (state_.compare_exchange_strong(c, kLocked, std::memory_order_acquire, std::memory_order_relaxed))
-      [[likely]] return;
+    if (state_.compare_exchange_strong(c, kLocked, std::memory_order_acquire, std::memory_order_relaxed)) [[likely]]
+      return;
     // Someone holds it: announce a waiter (kContended), so that the unlock
     // wakes one, and sleep until the word changes.
     while (state_.exchange(kContended, std::memory_order_acquire) != kUnlocked)

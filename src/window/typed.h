@@ -30,8 +30,7 @@ struct EnumCounts {
   }
 };
 
-template <typename Enum, typename Impl = EfficientWindow,
-          std::size_t N = static_cast<std::size_t>(Enum::count)>
+template <typename Enum, typename Impl = EfficientWindow, std::size_t N = static_cast<std::size_t>(Enum::count)>
 class TypedWindow {
   static_assert(N >= 1 && N <= 64, "1 to 64 event types");
 

@@ -69,10 +69,10 @@ struct Summary {
 };
 
 struct ThrottleOutcome {
-  bool passed = false;   // false: suppressed (and tallied)
-  bool late = false;     // too old for the window: decided and counted at now
-  int64_t now_ms = 0;    // the window's now after this step
-  Summary summary;       // when passed: the tally to report before the line
+  bool passed = false;  // false: suppressed (and tallied)
+  bool late = false;    // too old for the window: decided and counted at now
+  int64_t now_ms = 0;   // the window's now after this step
+  Summary summary;      // when passed: the tally to report before the line
 };
 
 enum class AlertAction { None, Alert, Resolved };
@@ -89,9 +89,9 @@ constexpr std::string_view to_string(AlertAction a) {
 
 struct AlertOutcome {
   AlertAction action = AlertAction::None;
-  bool late = false;       // too old: nothing was added or evaluated
-  bool holds = false;      // the condition at this step
-  bool firing = false;     // after this step
+  bool late = false;    // too old: nothing was added or evaluated
+  bool holds = false;   // the condition at this step
+  bool firing = false;  // after this step
   // Alert: lines that met the condition without an alert since the previous
   // alert. Resolved: those of the episode that ends (after its alert).
   uint64_t suppressed = 0;
@@ -103,13 +103,13 @@ struct AlertOutcome {
 // long run would have.
 struct WindowState {
   struct Bucket {
-    int64_t bucket = 0;             // absolute bucket number, inside the window
-    std::vector<uint64_t> counts;   // E counts
+    int64_t bucket = 0;            // absolute bucket number, inside the window
+    std::vector<uint64_t> counts;  // E counts
   };
   int64_t now_ms = -1;
-  std::vector<Bucket> buckets;      // oldest first; only buckets with a count
-  Summary pending;                  // throttle: suppressed lines not yet reported
-  bool firing = false;              // alert state
+  std::vector<Bucket> buckets;  // oldest first; only buckets with a count
+  Summary pending;              // throttle: suppressed lines not yet reported
+  bool firing = false;          // alert state
   bool announced = false;
   bool alerted = false;
   int64_t last_alert_ms = 0;
@@ -135,8 +135,7 @@ class Window {
 
   // Throttle: pass when the window holds fewer than `limit` counts, counting
   // the passed line as `event`; else suppress and tally.
-  virtual ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit,
-                                         uint32_t event = 0) = 0;
+  virtual ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event = 0) = 0;
   // Boundary check of a throttle at now: when lines are pending and the
   // window has room again (< limit), returns their summary and resets the tally.
   virtual Summary tick_throttle(int64_t now_ms, uint64_t limit) = 0;
@@ -145,13 +144,12 @@ class Window {
 
   // Alert: adds one count for every bit of `events` at t, then evaluates the
   // policy's condition at now. counts_out (size E) receives the counts seen.
-  virtual AlertOutcome offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events,
-                                   const AlertPolicy& policy, std::span<uint64_t> counts_out) = 0;
+  virtual AlertOutcome offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events, const AlertPolicy& policy,
+                                   std::span<uint64_t> counts_out) = 0;
   // Boundary check of an alert at now: a firing key whose condition no longer
   // holds stops firing (Resolved when it was announced and policy.resolve).
   // Never raises an alert.
-  virtual AlertOutcome tick_alert(int64_t now_ms, const AlertPolicy& policy,
-                                  std::span<uint64_t> counts_out) = 0;
+  virtual AlertOutcome tick_alert(int64_t now_ms, const AlertPolicy& policy, std::span<uint64_t> counts_out) = 0;
 
   // Nothing pending and not firing: boundary checks can skip this window.
   virtual bool quiet() const = 0;

@@ -214,8 +214,7 @@ struct Variant {
 
 const Variant kVariants[] = {
     {"accurate/keys:1", &setup_windows<Mode::Accurate, 1, 0>, &setup_windows<Mode::Accurate, 1, kFloodLimit - 1>},
-    {"efficient/keys:1", &setup_windows<Mode::Efficient, 1, 0>,
-     &setup_windows<Mode::Efficient, 1, kFloodLimit - 1>},
+    {"efficient/keys:1", &setup_windows<Mode::Efficient, 1, 0>, &setup_windows<Mode::Efficient, 1, kFloodLimit - 1>},
     {"accurate/keys:10000", &setup_windows<Mode::Accurate, kManyKeys, 0>,
      &setup_windows<Mode::Accurate, kManyKeys, kFloodLimit - 1>},
     {"efficient/keys:10000", &setup_windows<Mode::Efficient, kManyKeys, 0>,

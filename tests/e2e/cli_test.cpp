@@ -222,8 +222,8 @@ std::string rfc3339(int64_t ms) {
   std::tm tm{};
   ::gmtime_r(&secs, &tm);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
   return buf;
 }
 
@@ -278,9 +278,9 @@ struct ModelLine {
 };
 
 struct AlertModel {
-  int64_t width = 0;      // w = X / B
-  int64_t buckets = 10;   // B
-  uint64_t threshold = 0; // Y
+  int64_t width = 0;       // w = X / B
+  int64_t buckets = 10;    // B
+  uint64_t threshold = 0;  // Y
   int64_t cooldown = 0;
 
   struct Result {
@@ -402,7 +402,6 @@ std::string ts(int sec) {  // input timestamp, sec seconds after 10:00:00
   return buf;
 }
 
-
 }  // namespace
 
 // ================================================================================
@@ -421,33 +420,35 @@ threshold = "2 per 10s"
   match = 'ERR'
 )");
   const std::string input =
-      "2026-11-21T10:00:00Z ERR a\n"   // window empty: passes (1 in window)
-      "2026-11-21T10:00:01Z ERR b\n"   // passes (2 in window)
-      "2026-11-21T10:00:02Z ERR c\n"   // window holds 2: suppressed, tally 1, first = 10:00:02
-      "2026-11-21T10:00:03Z ERR d\n"   // suppressed, tally 2, last = 10:00:03
-      "2026-11-21T10:00:04Z ok\n"      // no match; window 09:59:55..10:00:04 still holds 2: no room, no summary
-      "2026-11-21T10:00:10Z ERR e\n"   // window now 10:00:01..10:00:10 holds only b: the boundary check
-                                       // writes the summary (2, 02..03), then e passes (2 in window)
-      "2026-11-21T10:00:10Z ERR f\n"   // window holds b, e: suppressed, first = last = 10:00:10
-      "2026-11-21T10:00:11Z ok\n"      // b leaves the window (10:00:02..10:00:11 holds e only): room again,
-                                       // the boundary check writes the summary though no line passes
-      "2026-11-21T10:00:12Z ERR g\n"   // passes (e, g)
-      "2026-11-21T10:00:12Z ERR h";    // suppressed; end of input (no final newline) writes its summary at now
+      "2026-11-21T10:00:00Z ERR a\n"  // window empty: passes (1 in window)
+      "2026-11-21T10:00:01Z ERR b\n"  // passes (2 in window)
+      "2026-11-21T10:00:02Z ERR c\n"  // window holds 2: suppressed, tally 1, first = 10:00:02
+      "2026-11-21T10:00:03Z ERR d\n"  // suppressed, tally 2, last = 10:00:03
+      "2026-11-21T10:00:04Z ok\n"     // no match; window 09:59:55..10:00:04 still holds 2: no room, no summary
+      "2026-11-21T10:00:10Z ERR e\n"  // window now 10:00:01..10:00:10 holds only b: the boundary check
+                                      // writes the summary (2, 02..03), then e passes (2 in window)
+      "2026-11-21T10:00:10Z ERR f\n"  // window holds b, e: suppressed, first = last = 10:00:10
+      "2026-11-21T10:00:11Z ok\n"     // b leaves the window (10:00:02..10:00:11 holds e only): room again,
+                                      // the boundary check writes the summary though no line passes
+      "2026-11-21T10:00:12Z ERR g\n"  // passes (e, g)
+      "2026-11-21T10:00:12Z ERR h";   // suppressed; end of input (no final newline) writes its summary at now
   RunResult r = swt({"-r", rules, "--format", "json"}, input);
   CHECK(r.exit_status == 0);
   CHECK(r.err == "");
-  check_records(r.out, {
-      R"({"type":"line","time":"2026-11-21T10:00:00.000Z","line":"2026-11-21T10:00:00Z ERR a","rule":"t"})",
-      R"({"type":"line","time":"2026-11-21T10:00:01.000Z","line":"2026-11-21T10:00:01Z ERR b","rule":"t"})",
-      R"({"type":"summary","time":"2026-11-21T10:00:10.000Z","rule":"t","key":"","window":"10s","threshold":2,
+  check_records(
+      r.out,
+      {
+          R"({"type":"line","time":"2026-11-21T10:00:00.000Z","line":"2026-11-21T10:00:00Z ERR a","rule":"t"})",
+          R"({"type":"line","time":"2026-11-21T10:00:01.000Z","line":"2026-11-21T10:00:01Z ERR b","rule":"t"})",
+          R"({"type":"summary","time":"2026-11-21T10:00:10.000Z","rule":"t","key":"","window":"10s","threshold":2,
           "suppressed":2,"first":"2026-11-21T10:00:02.000Z","last":"2026-11-21T10:00:03.000Z"})",
-      R"({"type":"line","time":"2026-11-21T10:00:10.000Z","line":"2026-11-21T10:00:10Z ERR e","rule":"t"})",
-      R"({"type":"summary","time":"2026-11-21T10:00:11.000Z","rule":"t","key":"","window":"10s","threshold":2,
+          R"({"type":"line","time":"2026-11-21T10:00:10.000Z","line":"2026-11-21T10:00:10Z ERR e","rule":"t"})",
+          R"({"type":"summary","time":"2026-11-21T10:00:11.000Z","rule":"t","key":"","window":"10s","threshold":2,
           "suppressed":1,"first":"2026-11-21T10:00:10.000Z","last":"2026-11-21T10:00:10.000Z"})",
-      R"({"type":"line","time":"2026-11-21T10:00:12.000Z","line":"2026-11-21T10:00:12Z ERR g","rule":"t"})",
-      R"({"type":"summary","time":"2026-11-21T10:00:12.000Z","rule":"t","key":"","window":"10s","threshold":2,
+          R"({"type":"line","time":"2026-11-21T10:00:12.000Z","line":"2026-11-21T10:00:12Z ERR g","rule":"t"})",
+          R"({"type":"summary","time":"2026-11-21T10:00:12.000Z","rule":"t","key":"","window":"10s","threshold":2,
           "suppressed":1,"first":"2026-11-21T10:00:12.000Z","last":"2026-11-21T10:00:12.000Z"})",
-  });
+      });
 
   // The same run as text: passed lines unchanged, summaries in the layout of
   // output/writer.h (no key= for a rule without key).
@@ -499,32 +500,34 @@ message   = "{count} in {window}"
   const std::string input =
       "2026-11-21T10:00:00Z FAIL 1\n"
       "2026-11-21T10:00:01Z FAIL 2\n"
-      "2026-11-21T10:00:02Z FAIL 3\n"   // 3 in window: first alert (suppressed 0); last alert 10:00:02
-      "2026-11-21T10:00:03Z FAIL 4\n"   // holds, inside the cooldown: tally 1
-      "2026-11-21T10:00:04Z FAIL 5\n"   // tally 2
-      "2026-11-21T10:00:14Z tick\n"     // window 10:00:05..14 is empty: the boundary check resolves the
-                                        // announced episode (suppressed: its 2 unannounced lines)
+      "2026-11-21T10:00:02Z FAIL 3\n"  // 3 in window: first alert (suppressed 0); last alert 10:00:02
+      "2026-11-21T10:00:03Z FAIL 4\n"  // holds, inside the cooldown: tally 1
+      "2026-11-21T10:00:04Z FAIL 5\n"  // tally 2
+      "2026-11-21T10:00:14Z tick\n"    // window 10:00:05..14 is empty: the boundary check resolves the
+                                       // announced episode (suppressed: its 2 unannounced lines)
       "2026-11-21T10:00:15Z FAIL 6\n"
       "2026-11-21T10:00:16Z FAIL 7\n"
-      "2026-11-21T10:00:17Z FAIL 8\n"   // holds again, 15 s after the last alert < 20 s cooldown: tally 3,
-                                        // a new episode that is not announced
-      "2026-11-21T10:00:28Z tick\n"     // stops firing; not announced, so no resolved record
+      "2026-11-21T10:00:17Z FAIL 8\n"  // holds again, 15 s after the last alert < 20 s cooldown: tally 3,
+                                       // a new episode that is not announced
+      "2026-11-21T10:00:28Z tick\n"    // stops firing; not announced, so no resolved record
       "2026-11-21T10:00:30Z FAIL 9\n"
       "2026-11-21T10:00:31Z FAIL 10\n"
-      "2026-11-21T10:00:32Z FAIL 11\n"; // holds, 30 s after the last alert: alert carrying the tally 3
+      "2026-11-21T10:00:32Z FAIL 11\n";  // holds, 30 s after the last alert: alert carrying the tally 3
   RunResult r = swt({"-r", rules, "--format", "json", "--exit-code"}, input);
   CHECK(r.exit_status == 1);  // --exit-code: an alert was raised
   CHECK(r.err == "");
   // A resolved record carries the message too (SPEC §5: "message (when the
   // rule has one)"), rendered at the resolve, where {count} is 0.
-  check_records(r.out, {
-      R"({"type":"alert","time":"2026-11-21T10:00:02.000Z","rule":"a","key":"","window":"10s","threshold":3,
+  check_records(
+      r.out,
+      {
+          R"({"type":"alert","time":"2026-11-21T10:00:02.000Z","rule":"a","key":"","window":"10s","threshold":3,
           "count":3,"counts":{"x":3},"suppressed":0,"line":"2026-11-21T10:00:02Z FAIL 3","message":"3 in 10s"})",
-      R"({"type":"resolved","time":"2026-11-21T10:00:14.000Z","rule":"a","key":"","window":"10s","threshold":3,
+          R"({"type":"resolved","time":"2026-11-21T10:00:14.000Z","rule":"a","key":"","window":"10s","threshold":3,
           "count":0,"counts":{"x":0},"suppressed":2,"message":"0 in 10s"})",
-      R"({"type":"alert","time":"2026-11-21T10:00:32.000Z","rule":"a","key":"","window":"10s","threshold":3,
+          R"({"type":"alert","time":"2026-11-21T10:00:32.000Z","rule":"a","key":"","window":"10s","threshold":3,
           "count":3,"counts":{"x":3},"suppressed":3,"line":"2026-11-21T10:00:32Z FAIL 11","message":"3 in 10s"})",
-  });
+      });
 
   // Text layout (output/writer.h): the message after ": ".
   RunResult t = swt({"-r", rules}, input);
@@ -577,16 +580,18 @@ key       = "{user}"
   // 10:00:09; the spec does not order keys, so they are compared as a set.
   std::vector<Json> tail(recs.begin() + 4, recs.end());
   recs.resize(4);
-  CHECK(canon_all(recs) == canon_expected({
-      R"({"type":"alert","time":"2026-11-21T10:00:02.000Z","rule":"k","key":"alice","window":"10s","threshold":2,
+  CHECK(
+      canon_all(recs) ==
+      canon_expected({
+          R"({"type":"alert","time":"2026-11-21T10:00:02.000Z","rule":"k","key":"alice","window":"10s","threshold":2,
           "count":2,"counts":{"failed":2},"suppressed":0,"line":"2026-11-21T10:00:02Z login failed user=alice",
           "message":"alice: 2"})",
-      R"({"type":"alert","time":"2026-11-21T10:00:03.000Z","rule":"k","key":"bob","window":"10s","threshold":2,
+          R"({"type":"alert","time":"2026-11-21T10:00:03.000Z","rule":"k","key":"bob","window":"10s","threshold":2,
           "count":2,"counts":{"failed":2},"suppressed":0,"line":"2026-11-21T10:00:03Z login failed user=bob",
           "message":"bob: 2"})",
-      R"({"type":"line","time":"2026-11-21T10:00:06.000Z","line":"2026-11-21T10:00:06Z upload by alice","rule":"kt"})",
-      R"({"type":"line","time":"2026-11-21T10:00:07.000Z","line":"2026-11-21T10:00:07Z upload by bob","rule":"kt"})",
-  }));
+          R"({"type":"line","time":"2026-11-21T10:00:06.000Z","line":"2026-11-21T10:00:06Z upload by alice","rule":"kt"})",
+          R"({"type":"line","time":"2026-11-21T10:00:07.000Z","line":"2026-11-21T10:00:07Z upload by bob","rule":"kt"})",
+      }));
   std::vector<std::string> got{canon(tail[0]) + "\n", canon(tail[1]) + "\n"};
   std::sort(got.begin(), got.end());
   std::vector<std::string> want{
@@ -641,14 +646,16 @@ resolve = true
   CHECK(r.exit_status == 0);
   CHECK(r.err == "");
   const std::string alert_line = ts(100) + " 10.0.0.1 - - \"GET /i/100 HTTP/1.1\" 500 512";
-  check_records(r.out, {
-      R"({"type":"alert","time":"2026-11-21T10:01:40.000Z","rule":"nginx-5xx-ratio","key":"","window":"5m",
+  check_records(
+      r.out,
+      {
+          R"({"type":"alert","time":"2026-11-21T10:01:40.000Z","rule":"nginx-5xx-ratio","key":"","window":"5m",
           "when":"error / request > 0.05 and request >= 100","count":107,"counts":{"request":101,"error":6},
           "suppressed":0,"line":"2026-11-21T10:01:40Z 10.0.0.1 - - \"GET /i/100 HTTP/1.1\" 500 512"})",
-      R"({"type":"resolved","time":"2026-11-21T10:10:00.000Z","rule":"nginx-5xx-ratio","key":"","window":"5m",
+          R"({"type":"resolved","time":"2026-11-21T10:10:00.000Z","rule":"nginx-5xx-ratio","key":"","window":"5m",
           "when":"error / request > 0.05 and request >= 100","count":0,"counts":{"request":0,"error":0},
           "suppressed":1})",
-  });
+      });
   std::vector<Json> recs = records(r.out);
   REQUIRE(!recs.empty());
   CHECK(recs[0]["line"] == alert_line);
@@ -714,26 +721,28 @@ threshold = "5 per 10s"
   const std::string input =
       "2026-11-21T10:00:00Z TEE ARR\n"  // yt passes it (line, rule yt); zr counts 1
       "2026-11-21T10:00:01Z TEE ARR\n"  // zr counts 2: alert; yt suppresses it (tally 1): not written
-      "2026-11-21T10:00:12Z X\n";     // group 1, boundary checks at 10:00:12 in file order: zr resolves
-                                      // (window empty), yt has room: summary. Group 3: the line, passed
-                                      // by xt and ut, named after xt (first in file order). Group 4: the
-                                      // alerts of wa, then va.
+      "2026-11-21T10:00:12Z X\n";       // group 1, boundary checks at 10:00:12 in file order: zr resolves
+                                        // (window empty), yt has room: summary. Group 3: the line, passed
+                                        // by xt and ut, named after xt (first in file order). Group 4: the
+                                        // alerts of wa, then va.
   RunResult r = swt({"-r", rules, "--format", "json"}, input);
   CHECK(r.exit_status == 0);
-  check_records(r.out, {
-      R"({"type":"line","time":"2026-11-21T10:00:00.000Z","line":"2026-11-21T10:00:00Z TEE ARR","rule":"yt"})",
-      R"({"type":"alert","time":"2026-11-21T10:00:01.000Z","rule":"zr","key":"","window":"10s","threshold":2,
+  check_records(
+      r.out,
+      {
+          R"({"type":"line","time":"2026-11-21T10:00:00.000Z","line":"2026-11-21T10:00:00Z TEE ARR","rule":"yt"})",
+          R"({"type":"alert","time":"2026-11-21T10:00:01.000Z","rule":"zr","key":"","window":"10s","threshold":2,
           "count":2,"counts":{"r":2},"suppressed":0,"line":"2026-11-21T10:00:01Z TEE ARR"})",
-      R"({"type":"resolved","time":"2026-11-21T10:00:12.000Z","rule":"zr","key":"","window":"10s","threshold":2,
+          R"({"type":"resolved","time":"2026-11-21T10:00:12.000Z","rule":"zr","key":"","window":"10s","threshold":2,
           "count":0,"counts":{"r":0},"suppressed":0})",
-      R"({"type":"summary","time":"2026-11-21T10:00:12.000Z","rule":"yt","key":"","window":"10s","threshold":1,
+          R"({"type":"summary","time":"2026-11-21T10:00:12.000Z","rule":"yt","key":"","window":"10s","threshold":1,
           "suppressed":1,"first":"2026-11-21T10:00:01.000Z","last":"2026-11-21T10:00:01.000Z"})",
-      R"({"type":"line","time":"2026-11-21T10:00:12.000Z","line":"2026-11-21T10:00:12Z X","rule":"xt"})",
-      R"({"type":"alert","time":"2026-11-21T10:00:12.000Z","rule":"wa","key":"","window":"10s","threshold":1,
+          R"({"type":"line","time":"2026-11-21T10:00:12.000Z","line":"2026-11-21T10:00:12Z X","rule":"xt"})",
+          R"({"type":"alert","time":"2026-11-21T10:00:12.000Z","rule":"wa","key":"","window":"10s","threshold":1,
           "count":1,"counts":{"w":1},"suppressed":0,"line":"2026-11-21T10:00:12Z X","message":"wa 1"})",
-      R"({"type":"alert","time":"2026-11-21T10:00:12.000Z","rule":"va","key":"","window":"10s","threshold":1,
+          R"({"type":"alert","time":"2026-11-21T10:00:12.000Z","rule":"va","key":"","window":"10s","threshold":1,
           "count":1,"counts":{"v":1},"suppressed":0,"line":"2026-11-21T10:00:12Z X","message":"va 1"})",
-  });
+      });
 }
 
 TEST_CASE("e2e: --passthrough writes every line a throttle did not suppress") {
@@ -769,20 +778,22 @@ threshold = "1 per 10s"
           "suppressed":1,"first":"2026-11-21T10:00:02.000Z","last":"2026-11-21T10:00:02.000Z"})";
   RunResult p = swt({"-r", rules, "--format", "json", "--passthrough"}, input);
   CHECK(p.exit_status == 0);
-  check_records(p.out, {
-      R"({"type":"line","time":"2026-11-21T10:00:00.000Z","line":"2026-11-21T10:00:00Z hello"})",
-      R"({"type":"line","time":"2026-11-21T10:00:01.000Z","line":"2026-11-21T10:00:01Z ERR 1","rule":"t"})",
-      R"({"type":"line","time":"2026-11-21T10:00:03.000Z","line":"2026-11-21T10:00:03Z BAD"})",
-      alert,
-      summary,
-  });
+  check_records(
+      p.out, {
+                 R"({"type":"line","time":"2026-11-21T10:00:00.000Z","line":"2026-11-21T10:00:00Z hello"})",
+                 R"({"type":"line","time":"2026-11-21T10:00:01.000Z","line":"2026-11-21T10:00:01Z ERR 1","rule":"t"})",
+                 R"({"type":"line","time":"2026-11-21T10:00:03.000Z","line":"2026-11-21T10:00:03Z BAD"})",
+                 alert,
+                 summary,
+             });
   RunResult n = swt({"-r", rules, "--format", "json"}, input);
   CHECK(n.exit_status == 0);
-  check_records(n.out, {
-      R"({"type":"line","time":"2026-11-21T10:00:01.000Z","line":"2026-11-21T10:00:01Z ERR 1","rule":"t"})",
-      alert,
-      summary,
-  });
+  check_records(
+      n.out, {
+                 R"({"type":"line","time":"2026-11-21T10:00:01.000Z","line":"2026-11-21T10:00:01Z ERR 1","rule":"t"})",
+                 alert,
+                 summary,
+             });
 }
 
 TEST_CASE("e2e: lines before any timestamp are untimed, later lines without one take the last") {
@@ -805,21 +816,23 @@ threshold = "1 per 10s"
   match = 'ERR'
 )");
   const std::string input =
-      "ERR boot 1\n"                     // no timestamp seen yet: not windowed; t passes it, a ignores it
-      "ERR boot 2\n"                     // same: not counted, so t passes it again
-      "2026-11-21T10:00:00Z ERR timed\n" // t: window empty, passes; a: 1 in window: alert
-      "ERR stack line\n";                // takes 10:00:00: t suppresses it; a holds inside the cooldown
+      "ERR boot 1\n"                      // no timestamp seen yet: not windowed; t passes it, a ignores it
+      "ERR boot 2\n"                      // same: not counted, so t passes it again
+      "2026-11-21T10:00:00Z ERR timed\n"  // t: window empty, passes; a: 1 in window: alert
+      "ERR stack line\n";                 // takes 10:00:00: t suppresses it; a holds inside the cooldown
   RunResult r = swt({"-r", rules, "--format", "json", "--stats"}, input);
   CHECK(r.exit_status == 0);
-  check_records(r.out, {
-      R"({"type":"line","time":null,"line":"ERR boot 1","rule":"t"})",
-      R"({"type":"line","time":null,"line":"ERR boot 2","rule":"t"})",
-      R"({"type":"line","time":"2026-11-21T10:00:00.000Z","line":"2026-11-21T10:00:00Z ERR timed","rule":"t"})",
-      R"({"type":"alert","time":"2026-11-21T10:00:00.000Z","rule":"a","key":"","window":"10s","threshold":1,
+  check_records(
+      r.out,
+      {
+          R"({"type":"line","time":null,"line":"ERR boot 1","rule":"t"})",
+          R"({"type":"line","time":null,"line":"ERR boot 2","rule":"t"})",
+          R"({"type":"line","time":"2026-11-21T10:00:00.000Z","line":"2026-11-21T10:00:00Z ERR timed","rule":"t"})",
+          R"({"type":"alert","time":"2026-11-21T10:00:00.000Z","rule":"a","key":"","window":"10s","threshold":1,
           "count":1,"counts":{"e":1},"suppressed":0,"line":"2026-11-21T10:00:00Z ERR timed"})",
-      R"({"type":"summary","time":"2026-11-21T10:00:00.000Z","rule":"t","key":"","window":"10s","threshold":1,
+          R"({"type":"summary","time":"2026-11-21T10:00:00.000Z","rule":"t","key":"","window":"10s","threshold":1,
           "suppressed":1,"first":"2026-11-21T10:00:00.000Z","last":"2026-11-21T10:00:00.000Z"})",
-  });
+      });
   CHECK(stats_of(r.err)["untimed"] == 2);
   CHECK(stats_of(r.err)["lines"] == 4);
 
@@ -854,12 +867,14 @@ threshold = "3 per 10s"
       "\tat a.B.e(B.java:3)\n";
   RunResult r = swt({"-r", rules, "--format", "json"}, input);
   CHECK(r.exit_status == 0);
-  check_records(r.out, {
-      R"J({"type":"alert","time":"2026-11-21T10:00:00.000Z","rule":"trace","key":"","window":"10s","threshold":3,
+  check_records(
+      r.out,
+      {
+          R"J({"type":"alert","time":"2026-11-21T10:00:00.000Z","rule":"trace","key":"","window":"10s","threshold":3,
           "count":3,"counts":{"frame":3},"suppressed":0,"line":"\tat a.B.e(B.java:3)"})J",
-      R"J({"type":"alert","time":"2026-11-21T10:00:20.000Z","rule":"trace","key":"","window":"10s","threshold":3,
+          R"J({"type":"alert","time":"2026-11-21T10:00:20.000Z","rule":"trace","key":"","window":"10s","threshold":3,
           "count":3,"counts":{"frame":3},"suppressed":0,"line":"\tat a.B.e(B.java:3)"})J",
-  });
+      });
   CHECK(stats_of(swt({"-r", rules, "--stats"}, input).err)["untimed"] == 0);
 }
 
@@ -883,20 +898,22 @@ threshold = "2 per 10s"
   match = 'ERR'
 )");
   const std::string input =
-      "2026-11-21T10:00:30Z ERR one\n"    // t passes; a counts 1
-      "2026-11-21T10:00:10Z ERR late\n"   // older than the window 10:00:21..30: late. t decides it at now:
-                                          // suppressed, first = 10:00:30 (now). a: not added, not evaluated
-      "2026-11-21T10:00:25Z ERR older\n"; // inside the window, its own bucket. t: suppressed at its own
-                                          // time, last = 10:00:25. a: 2 in window: alert, written at now
+      "2026-11-21T10:00:30Z ERR one\n"     // t passes; a counts 1
+      "2026-11-21T10:00:10Z ERR late\n"    // older than the window 10:00:21..30: late. t decides it at now:
+                                           // suppressed, first = 10:00:30 (now). a: not added, not evaluated
+      "2026-11-21T10:00:25Z ERR older\n";  // inside the window, its own bucket. t: suppressed at its own
+                                           // time, last = 10:00:25. a: 2 in window: alert, written at now
   RunResult r = swt({"-r", rules, "--format", "json", "--stats"}, input);
   CHECK(r.exit_status == 0);
-  check_records(r.out, {
-      R"({"type":"line","time":"2026-11-21T10:00:30.000Z","line":"2026-11-21T10:00:30Z ERR one","rule":"t"})",
-      R"({"type":"alert","time":"2026-11-21T10:00:30.000Z","rule":"a","key":"","window":"10s","threshold":2,
+  check_records(
+      r.out,
+      {
+          R"({"type":"line","time":"2026-11-21T10:00:30.000Z","line":"2026-11-21T10:00:30Z ERR one","rule":"t"})",
+          R"({"type":"alert","time":"2026-11-21T10:00:30.000Z","rule":"a","key":"","window":"10s","threshold":2,
           "count":2,"counts":{"e":2},"suppressed":0,"line":"2026-11-21T10:00:25Z ERR older"})",
-      R"({"type":"summary","time":"2026-11-21T10:00:30.000Z","rule":"t","key":"","window":"10s","threshold":1,
+          R"({"type":"summary","time":"2026-11-21T10:00:30.000Z","rule":"t","key":"","window":"10s","threshold":1,
           "suppressed":2,"first":"2026-11-21T10:00:30.000Z","last":"2026-11-21T10:00:25.000Z"})",
-  });
+      });
   CHECK(stats_of(r.err, "t")["late"] == 1);
   CHECK(stats_of(r.err, "a")["late"] == 1);
   CHECK(stats_of(r.err, "a")["events"] == 2);
@@ -927,18 +944,20 @@ ignore    = 'healthcheck'
   const std::string input =
       "2026-11-21T10:00:00Z login failed user=healthcheck\n"
       "2026-11-21T10:00:01Z login failed user=healthcheck\n"
-      "2026-11-21T10:00:02Z login failed user=alice\n"   // a: 1; t passes it
-      "2026-11-21T10:00:03Z login failed user=bob\n";    // a: 2: alert; t passes it
+      "2026-11-21T10:00:02Z login failed user=alice\n"  // a: 1; t passes it
+      "2026-11-21T10:00:03Z login failed user=bob\n";   // a: 2: alert; t passes it
   RunResult r = swt({"-r", rules, "--format", "json"}, input);
   CHECK(r.exit_status == 0);
-  check_records(r.out, {
-      R"({"type":"line","time":"2026-11-21T10:00:02.000Z","line":"2026-11-21T10:00:02Z login failed user=alice",
+  check_records(
+      r.out,
+      {
+          R"({"type":"line","time":"2026-11-21T10:00:02.000Z","line":"2026-11-21T10:00:02Z login failed user=alice",
           "rule":"t"})",
-      R"({"type":"line","time":"2026-11-21T10:00:03.000Z","line":"2026-11-21T10:00:03Z login failed user=bob",
+          R"({"type":"line","time":"2026-11-21T10:00:03.000Z","line":"2026-11-21T10:00:03Z login failed user=bob",
           "rule":"t"})",
-      R"({"type":"alert","time":"2026-11-21T10:00:03.000Z","rule":"a","key":"","window":"10s","threshold":2,
+          R"({"type":"alert","time":"2026-11-21T10:00:03.000Z","rule":"a","key":"","window":"10s","threshold":2,
           "count":2,"counts":{"f":2},"suppressed":0,"line":"2026-11-21T10:00:03Z login failed user=bob"})",
-  });
+      });
 }
 
 TEST_CASE("e2e: max_keys evicts the least recently updated key and counts it") {
@@ -1370,12 +1389,13 @@ TEST_CASE("e2e: a bad rules file exits 2 with FILE:LINE:COL on stderr and nothin
   const std::string event = "  [[rule.event]]\n  name  = \"e\"\n  match = 'x'\n";
   const std::vector<Case> cases = {
       // Line 4: treshold starts in column 1; "threshold" is one edit away.
-      {"unknown key", "[[rule]]\nname = \"r\"\nkind = \"alert\"\ntreshold = \"5 per 1m\"\n" + event, ":4:1: ",
-       "(did you mean \"threshold\"?)"},
+      {"unknown key", "[[rule]]\nname = \"r\"\nkind = \"alert\"\ntreshold = \"5 per 1m\"\n" + event,
+       ":4:1: ", "(did you mean \"threshold\"?)"},
       // Line 7: match = 'x[a' -- the quote is column 9, the pattern starts at 10, the
       // unclosed "[" (RE2's error argument) at 11.
-      {"bad regex", "[[rule]]\nname = \"r\"\nkind = \"alert\"\nthreshold = \"5 per 1m\"\n  [[rule.event]]\n"
-                    "  name  = \"e\"\nmatch = 'x[a'\n",
+      {"bad regex",
+       "[[rule]]\nname = \"r\"\nkind = \"alert\"\nthreshold = \"5 per 1m\"\n  [[rule.event]]\n"
+       "  name  = \"e\"\nmatch = 'x[a'\n",
        ":7:11: ", "invalid regex 'x[a'"},
       // Line 5: cooldown = "10x" -- the quote is column 12, "x" the 3rd character after it.
       {"bad duration",
@@ -1387,8 +1407,9 @@ TEST_CASE("e2e: a bad rules file exits 2 with FILE:LINE:COL on stderr and nothin
        "  name  = \"error\"\n  match = 'x'\n",
        ":5:9: ", "unknown event \"eror\""},
       // Line 7: a lookahead, which RE2 does not support; the "(?=" starts at column 10.
-      {"lookaround", "[[rule]]\nname = \"r\"\nkind = \"alert\"\nthreshold = \"5 per 1m\"\n  [[rule.event]]\n"
-                     "  name  = \"e\"\nmatch = '(?=x)y'\n",
+      {"lookaround",
+       "[[rule]]\nname = \"r\"\nkind = \"alert\"\nthreshold = \"5 per 1m\"\n  [[rule.event]]\n"
+       "  name  = \"e\"\nmatch = '(?=x)y'\n",
        ":7:10: ", "(?="},
   };
   for (const Case& c : cases) {
@@ -1421,8 +1442,8 @@ threshold = "5 per 1m"
   RunResult help = swt({"--help"});
   CHECK(help.exit_status == 0);
   for (const char* opt : {"--rule", "--follow", "--from-start", "--time", "--mode", "--format", "--passthrough",
-                          "--exec", "--exec-jobs", "--exec-timeout", "--state", "--threads", "--check",
-                          "--explain", "--stats", "--exit-code", "--version", "--max-line"}) {
+                          "--exec", "--exec-jobs", "--exec-timeout", "--state", "--threads", "--check", "--explain",
+                          "--stats", "--exit-code", "--version", "--max-line"}) {
     CAPTURE(opt);
     CHECK(help.out.find(opt) != std::string::npos);
   }
@@ -1526,10 +1547,10 @@ threshold = "1 per 1m"
   match = 'Accepted password'
 )");
   const std::string input =
-      "2026-11-21T10:00:00Z sshd: Failed password for root from 10.1.1.1 port 22\n"              // ssh: 1, no alert
-      "2026-11-21T10:00:01Z sshd: Accepted password for bob from 10.2.2.2 port 22\n"             // accepted: passed
-      "2026-11-21T10:00:02Z sshd: Failed password for invalid user x from 10.1.1.1 port 22\n"   // ssh: 2: alert
-      "2026-11-21T10:00:03Z sshd: session closed\n";                                             // matches nothing
+      "2026-11-21T10:00:00Z sshd: Failed password for root from 10.1.1.1 port 22\n"            // ssh: 1, no alert
+      "2026-11-21T10:00:01Z sshd: Accepted password for bob from 10.2.2.2 port 22\n"           // accepted: passed
+      "2026-11-21T10:00:02Z sshd: Failed password for invalid user x from 10.1.1.1 port 22\n"  // ssh: 2: alert
+      "2026-11-21T10:00:03Z sshd: session closed\n";                                           // matches nothing
   RunResult r = swt({"-r", rules, "--explain"}, input);
   CHECK(r.exit_status == 0);
   const std::string& out = r.out;
@@ -1545,10 +1566,10 @@ threshold = "1 per 1m"
 
   CHECK(first.find("Failed password for root") != std::string::npos);
   CHECK(first.find("ssh") != std::string::npos);
-  CHECK(first.find("failed") != std::string::npos);           // the event
-  CHECK(first.find("ip=10.1.1.1") != std::string::npos);      // the capture
-  CHECK(first.find("\"10.1.1.1\"") != std::string::npos);     // the key
-  CHECK(first.find("failed=1") != std::string::npos);         // the count
+  CHECK(first.find("failed") != std::string::npos);        // the event
+  CHECK(first.find("ip=10.1.1.1") != std::string::npos);   // the capture
+  CHECK(first.find("\"10.1.1.1\"") != std::string::npos);  // the key
+  CHECK(first.find("failed=1") != std::string::npos);      // the count
   CHECK(first.find("alert") == std::string::npos);
 
   CHECK(second.find("accepted") != std::string::npos);
@@ -1586,19 +1607,21 @@ threshold = "1 per 1m"
   match = 'crlf$'
 )");
   using namespace std::string_literals;
-  const std::string input = "ERR bad \xff here\n"      // a byte that is never UTF-8
-                            "ERR half \xc3( done\n"    // a lead byte without its continuation
-                            "ERR nul a\0b\n"s          // a NUL inside the line
-                            "ERR crlf\r\n"             // \r is not part of the line: crlf$ matches
-                            "ERR last";                // no final newline: still a line
+  const std::string input =
+      "ERR bad \xff here\n"    // a byte that is never UTF-8
+      "ERR half \xc3( done\n"  // a lead byte without its continuation
+      "ERR nul a\0b\n"s        // a NUL inside the line
+      "ERR crlf\r\n"           // \r is not part of the line: crlf$ matches
+      "ERR last";              // no final newline: still a line
   // Text: passed lines byte for byte, without the \r, each ending "\n".
   RunResult t = swt({"-r", rules}, input);
   CHECK(t.exit_status == 0);
   CHECK(t.err == "");
-  const std::string want_text = "ERR bad \xff here\n"
-                                "ERR half \xc3( done\n"
-                                "ERR nul a\0b\n"s
-                                "ERR crlf\n";
+  const std::string want_text =
+      "ERR bad \xff here\n"
+      "ERR half \xc3( done\n"
+      "ERR nul a\0b\n"s
+      "ERR crlf\n";
   REQUIRE(t.out.size() > want_text.size());
   CHECK(t.out.substr(0, want_text.size()) == want_text);
   // then the alert (after its line), then the last line
@@ -1799,9 +1822,9 @@ when = "invalid * 2 > failed and failed >= 3"
   CHECK(swt({"-r", rules, "--check"}).out.find("\nprefilter: 5 literals: ") != std::string::npos);
   for (const char* j : {"1", "2"}) {
     CAPTURE(j);
-    const RunResult plain = swthrottle::test::run_process(
-        {SWTHROTTLE_BINARY, "-r", rules, "--format", "json", "-j", j, logfile}, "",
-        swthrottle::test::kDefaultTimeout, {{"SWTHROTTLE_NO_PREFILTER", "1"}});
+    const RunResult plain =
+        swthrottle::test::run_process({SWTHROTTLE_BINARY, "-r", rules, "--format", "json", "-j", j, logfile}, "",
+                                      swthrottle::test::kDefaultTimeout, {{"SWTHROTTLE_NO_PREFILTER", "1"}});
     CHECK(plain.exit_status == 0);
     CHECK(plain.out == one.out);
   }

@@ -303,10 +303,18 @@ class WebhookListener {
 // 127.0.0.1, no settings leaking in from the test's own environment, and no
 // wait between the script's own attempts.
 EnvAdditions webhook_env(EnvAdditions extra = {}) {
-  EnvAdditions env{{"http_proxy", ""},          {"HTTP_PROXY", ""},          {"https_proxy", ""},
-                   {"HTTPS_PROXY", ""},         {"all_proxy", ""},           {"ALL_PROXY", ""},
-                   {"no_proxy", "*"},           {"NO_PROXY", "*"},           {"SWTHROTTLE_WEBHOOK_URL", ""},
-                   {"SWTHROTTLE_WEBHOOK_ALL", ""}, {"SWTHROTTLE_WEBHOOK_TRIES", ""}, {"SWTHROTTLE_WEBHOOK_BACKOFF", "0"}};
+  EnvAdditions env{{"http_proxy", ""},
+                   {"HTTP_PROXY", ""},
+                   {"https_proxy", ""},
+                   {"HTTPS_PROXY", ""},
+                   {"all_proxy", ""},
+                   {"ALL_PROXY", ""},
+                   {"no_proxy", "*"},
+                   {"NO_PROXY", "*"},
+                   {"SWTHROTTLE_WEBHOOK_URL", ""},
+                   {"SWTHROTTLE_WEBHOOK_ALL", ""},
+                   {"SWTHROTTLE_WEBHOOK_TRIES", ""},
+                   {"SWTHROTTLE_WEBHOOK_BACKOFF", "0"}};
   for (auto& [name, value] : extra) {
     auto it = std::find_if(env.begin(), env.end(), [&](const auto& e) { return e.first == name; });
     if (it != env.end()) it->second = value;
@@ -438,16 +446,18 @@ TEST_CASE("examples/nginx: 5xx ratio with a minimum volume") {
   RunResult r = swt({"--rule", rules, "--format", "json", log});
   CHECK(r.exit_status == 0);
   CHECK(r.err == "");
-  check_records(r.out, {
-      R"J({"type":"alert","time":"2026-11-21T10:01:42.000Z","rule":"nginx-5xx-ratio","key":"","window":"5m",
+  check_records(
+      r.out,
+      {
+          R"J({"type":"alert","time":"2026-11-21T10:01:42.000Z","rule":"nginx-5xx-ratio","key":"","window":"5m",
           "when":"error / request > 0.05 and request >= 100","count":109,"counts":{"request":103,"error":6},
           "suppressed":0,
           "line":"192.0.2.33 - - [21/Nov/2026:10:01:42 +0000] \"GET /api/orders/8812 HTTP/1.1\" 503 197 \"-\" \"okhttp/4.12.0\"",
           "message":"5xx responses above 5% of requests within 5m"})J",
-      R"J({"type":"resolved","time":"2026-11-21T10:05:10.000Z","rule":"nginx-5xx-ratio","key":"","window":"5m",
+          R"J({"type":"resolved","time":"2026-11-21T10:05:10.000Z","rule":"nginx-5xx-ratio","key":"","window":"5m",
           "when":"error / request > 0.05 and request >= 100","count":108,"counts":{"request":96,"error":12},
           "suppressed":23,"message":"5xx responses above 5% of requests within 5m"})J",
-  });
+      });
 }
 
 TEST_CASE("examples/app-errors: an ERROR flood thinned to 3 per 30s per component, with summaries") {
@@ -487,12 +497,14 @@ TEST_CASE("examples/app-errors: an ERROR flood thinned to 3 per 30s per componen
   std::string summaries;
   for (const std::string& line : split_lines(j.out))
     if (line.find("\"summary\"") != std::string::npos) summaries += line + "\n";
-  check_records(summaries, {
-      R"J({"type":"summary","time":"2026-11-21T10:00:40.000Z","rule":"error-flood","key":"payment","window":"30s",
+  check_records(
+      summaries,
+      {
+          R"J({"type":"summary","time":"2026-11-21T10:00:40.000Z","rule":"error-flood","key":"payment","window":"30s",
           "threshold":3,"suppressed":17,"first":"2026-11-21T10:00:11.500Z","last":"2026-11-21T10:00:19.500Z"})J",
-      R"J({"type":"summary","time":"2026-11-21T10:01:00.000Z","rule":"error-flood","key":"payment","window":"30s",
+          R"J({"type":"summary","time":"2026-11-21T10:01:00.000Z","rule":"error-flood","key":"payment","window":"30s",
           "threshold":3,"suppressed":1,"first":"2026-11-21T10:00:48.000Z","last":"2026-11-21T10:00:48.000Z"})J",
-  });
+      });
 
   // --passthrough writes every line but the 18 suppressed ones: 43 - 18 = 25
   // lines, plus the 2 summaries.
@@ -512,20 +524,21 @@ TEST_CASE("examples/kernel: OOM kills and a full disk") {
   const std::string rules = example("kernel/rules.toml"), log = example("kernel/syslog");
   RunResult r = swt({"--rule", rules, "--format", "json", "--stats", log});
   CHECK(r.exit_status == 0);
-  check_records(r.out, {
-      R"J({"type":"alert","time":"2026-11-21T10:02:10.000Z","rule":"oom-kill","key":"java","window":"1m",
+  check_records(r.out,
+                {
+                    R"J({"type":"alert","time":"2026-11-21T10:02:10.000Z","rule":"oom-kill","key":"java","window":"1m",
           "threshold":1,"count":1,"counts":{"killed":1},"suppressed":0,
           "line":"Nov 21 10:02:10 db1 kernel: [812218.119012] Out of memory: Killed process 4711 (java) total-vm:8123456kB, anon-rss:3987652kB, file-rss:0kB, shmem-rss:0kB, UID:1001 pgtables:8432kB oom_score_adj:0",
           "message":"OOM killer killed java (pid 4711)"})J",
-      R"J({"type":"alert","time":"2026-11-21T10:10:20.000Z","rule":"oom-kill","key":"node","window":"1m",
+                    R"J({"type":"alert","time":"2026-11-21T10:10:20.000Z","rule":"oom-kill","key":"node","window":"1m",
           "threshold":1,"count":1,"counts":{"killed":1},"suppressed":0,
           "line":"Nov 21 10:10:20 db1 kernel: [812708.021193] Memory cgroup out of memory: Killed process 6021 (node) total-vm:1254300kB, anon-rss:521004kB, file-rss:30112kB, shmem-rss:0kB, UID:1002 pgtables:2204kB oom_score_adj:0",
           "message":"OOM killer killed node (pid 6021)"})J",
-      R"J({"type":"alert","time":"2026-11-21T10:15:02.000Z","rule":"disk-full","key":"","window":"10m",
+                    R"J({"type":"alert","time":"2026-11-21T10:15:02.000Z","rule":"disk-full","key":"","window":"10m",
           "threshold":1,"count":1,"counts":{"enospc":1},"suppressed":0,
           "line":"Nov 21 10:15:02 db1 rsyslogd: file '/var/log/postgresql/postgresql-15-main.log'[7] write error - see https://www.rsyslog.com/solving-rsyslog-write-errors/ for help OS error: No space left on device [v8.2302.0 try https://www.rsyslog.com/e/2027 ]",
           "message":"rsyslogd: No space left on device"})J",
-  });
+                });
   // The tallies no alert reported yet show in the stats.
   auto oom = rule_stats(r.err, "oom-kill");
   CHECK(oom["lines"] == 3);
@@ -567,12 +580,14 @@ TEST_CASE("examples/systemd: failing units from journalctl -o short-iso") {
   RunResult j = swt({"--rule", rules, "--format", "json", log});
   std::vector<std::string> lines = split_lines(j.out);
   REQUIRE(lines.size() == 5);
-  check_records(lines[3] + "\n", {
-      R"J({"type":"alert","time":"2026-11-21T10:35:00.000Z","rule":"unit-failed","key":"app.service","window":"10m",
+  check_records(
+      lines[3] + "\n",
+      {
+          R"J({"type":"alert","time":"2026-11-21T10:35:00.000Z","rule":"unit-failed","key":"app.service","window":"10m",
           "threshold":1,"count":1,"counts":{"failed":1},"suppressed":5,
           "line":"2026-11-21T11:35:00+0100 web1 systemd[1]: app.service: Failed with result 'exit-code'.",
           "message":"app.service failed (exit-code)"})J",
-  });
+      });
 }
 
 // --- README.md ---------------------------------------------------------------
@@ -634,7 +649,9 @@ TEST_CASE("examples/webhook.sh: one POST per alert and resolved record, body = t
   CHECK(hook.bodies()[1].rfind(R"({"type":"resolved",)", 0) == 0);
 }
 
-TEST_CASE("examples/webhook.sh: line records are skipped unless SWTHROTTLE_WEBHOOK_ALL=1, and the URL may come from the environment") {
+TEST_CASE(
+    "examples/webhook.sh: line records are skipped unless SWTHROTTLE_WEBHOOK_ALL=1, and the URL may come from the "
+    "environment") {
   const std::string rules = example("app-errors/rules.toml"), log = example("app-errors/app.log");
   {
     WebhookListener hook;
@@ -718,8 +735,7 @@ TEST_CASE("examples/webhook.sh: usage errors exit 2 before reading anything") {
     EnvAdditions env;
     std::string err;
   };
-  const std::string usage =
-      "usage: webhook.sh [URL]   (or set SWTHROTTLE_WEBHOOK_URL); JSON Lines on stdin\n";
+  const std::string usage = "usage: webhook.sh [URL]   (or set SWTHROTTLE_WEBHOOK_URL); JSON Lines on stdin\n";
   const Case cases[] = {
       {{script}, {}, "webhook.sh: no webhook URL given\n" + usage},
       {{script, "http://127.0.0.1:9/a", "http://127.0.0.1:9/b"}, {}, "webhook.sh: too many arguments\n" + usage},
@@ -732,8 +748,8 @@ TEST_CASE("examples/webhook.sh: usage errors exit 2 before reading anything") {
   };
   for (const Case& c : cases) {
     CAPTURE(c.err);
-    RunResult r = swthrottle::test::run_process(c.argv, "{\"type\":\"alert\"}\n", std::chrono::seconds(10),
-                                                webhook_env(c.env));
+    RunResult r =
+        swthrottle::test::run_process(c.argv, "{\"type\":\"alert\"}\n", std::chrono::seconds(10), webhook_env(c.env));
     REQUIRE(!r.timed_out);
     CHECK(r.exit_status == 2);
     CHECK(r.err == c.err);

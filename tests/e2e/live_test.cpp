@@ -33,12 +33,12 @@
 namespace {
 
 using swthrottle::test::EnvAdditions;
-using swthrottle::test::Process;
-using swthrottle::test::RunResult;
-using swthrottle::test::TempDir;
 using swthrottle::test::open_file_offset;
 using swthrottle::test::poll_until;
+using swthrottle::test::Process;
 using swthrottle::test::read_file;
+using swthrottle::test::RunResult;
+using swthrottle::test::TempDir;
 using namespace std::chrono_literals;
 
 const std::string kBinary = SWTHROTTLE_BINARY;
@@ -369,11 +369,10 @@ struct FloodResult {
 FloodResult flood_two_files(const std::string& mode, int per_file, int threshold) {
   TempDir dir;
   const std::string rules = dir.write(
-      "rules.toml",
-      "[[rule]]\nname = \"flood\"\nkind = \"throttle\"\nthreshold = \"" + std::to_string(threshold) +
-          " per 1h\"\n  [[rule.event]]\n  name = \"flood\"\n  match = '^flood '\n\n"
-          "[[rule]]\nname = \"done\"\nkind = \"alert\"\nmode = \"accurate\"\nthreshold = \"2 per 1h\"\n"
-          "  [[rule.event]]\n  name = \"done\"\n  match = '^done$'\n");
+      "rules.toml", "[[rule]]\nname = \"flood\"\nkind = \"throttle\"\nthreshold = \"" + std::to_string(threshold) +
+                        " per 1h\"\n  [[rule.event]]\n  name = \"flood\"\n  match = '^flood '\n\n"
+                        "[[rule]]\nname = \"done\"\nkind = \"alert\"\nmode = \"accurate\"\nthreshold = \"2 per 1h\"\n"
+                        "  [[rule.event]]\n  name = \"done\"\n  match = '^done$'\n");
   const std::string a = dir.write("a.log", "");
   const std::string b = dir.write("b.log", "");
   Process p = spawn({"--rule", rules, "--mode", mode, "--follow", "--from-start", a, b});
@@ -504,8 +503,8 @@ TEST_CASE("live: SIGUSR1 prints the stats on stderr and the run goes on") {
   TempDir dir;
   Process p = start_keep_change(dir.write("rules.toml", kKeepChange));
   REQUIRE(p.send_signal(SIGUSR1));
-  CHECK(p.read_stderr_until([](const std::string& e) { return contains(e, "swthrottle: stats: rule change: "); },
-                            kWait));
+  CHECK(
+      p.read_stderr_until([](const std::string& e) { return contains(e, "swthrottle: stats: rule change: "); }, kWait));
   CHECK(contains(p.err(), "swthrottle: stats: lines 7 matched 6 written 5 "));
   CHECK(contains(p.err(), "swthrottle: stats: rule keep: lines 3 passed 2 suppressed 1 "));
   CHECK(contains(p.err(), "swthrottle: stats: rule change: lines 3 passed 2 suppressed 1 "));
@@ -675,10 +674,11 @@ std::string failed_line(int second, const std::string& ip) {
 // One printf is one write(2) with O_APPEND: concurrent jobs never mix lines.
 std::string recorder(const TempDir& dir, const std::string& out, const std::string& before = "") {
   return script(dir, "record.sh",
-                before + "record=$(cat)\n"
-                         "printf '%s|%s|%s|%s|%s|%s|%s\\n' \"$1\" \"$SWTHROTTLE_TYPE\" \"$SWTHROTTLE_RULE\" "
-                         "\"$SWTHROTTLE_KEY\" \"$SWTHROTTLE_COUNT\" \"$SWTHROTTLE_MESSAGE\" \"$record\" >> '" +
-                         out + "'\n");
+                before +
+                    "record=$(cat)\n"
+                    "printf '%s|%s|%s|%s|%s|%s|%s\\n' \"$1\" \"$SWTHROTTLE_TYPE\" \"$SWTHROTTLE_RULE\" "
+                    "\"$SWTHROTTLE_KEY\" \"$SWTHROTTLE_COUNT\" \"$SWTHROTTLE_MESSAGE\" \"$record\" >> '" +
+                    out + "'\n");
 }
 
 TEST_CASE("live: exec (rule exec and --exec): every record delivered once, with the JSON and the environment") {
@@ -688,7 +688,7 @@ TEST_CASE("live: exec (rule exec and --exec): every record delivered once, with 
   const std::string rules =
       dir.write("rules.toml", replace_all(kExecRules, "EXEC", "exec      = ['" + rec + "', 'rule']"));
   const std::string input = failed_line(0, "203.0.113.9") + failed_line(1, "203.0.113.9") +  // alert
-                            failed_line(2, "203.0.113.9") +                                 // cooldown
+                            failed_line(2, "203.0.113.9") +                                  // cooldown
                             "2026-11-21T10:00:03Z noise 1\n2026-11-21T10:00:04Z noise 2\n";
   const RunResult r = run({"--rule", rules, "--format", "json", "--exec", rec + " global"}, input);
   check_exit_0(r);
@@ -715,8 +715,8 @@ TEST_CASE("live: exec failure: retried, then reported on stderr and in --stats")
   TempDir dir;
   const std::string fail = script(dir, "fail.sh", "cat >/dev/null\nexit 1\n");
   const std::string rules = dir.write("rules.toml", replace_all(kExecRules, "EXEC", ""));
-  const RunResult r = run({"--rule", rules, "--exec", fail, "--stats"},
-                          failed_line(0, "203.0.113.9") + failed_line(1, "203.0.113.9"));
+  const RunResult r =
+      run({"--rule", rules, "--exec", fail, "--stats"}, failed_line(0, "203.0.113.9") + failed_line(1, "203.0.113.9"));
   check_exit_0(r);
   CHECK(contains(r.out, "swthrottle: alert ssh key=203.0.113.9 count=2 "));
   CHECK(contains(r.err, "swthrottle: exec: alert ssh key=203.0.113.9: gave up after 3 attempts: exit status 1\n"));
@@ -731,7 +731,8 @@ TEST_CASE("live: exec that hangs is killed at --exec-timeout and reported as tim
   const RunResult r = run({"--rule", rules, "--exec", hang, "--exec-timeout", "300ms", "--stats"},
                           failed_line(0, "203.0.113.9") + failed_line(1, "203.0.113.9"));
   check_exit_0(r);
-  CHECK(contains(r.err, "swthrottle: exec: alert ssh key=203.0.113.9: gave up after 3 attempts: timed out after 300ms\n"));
+  CHECK(contains(r.err,
+                 "swthrottle: exec: alert ssh key=203.0.113.9: gave up after 3 attempts: timed out after 300ms\n"));
   CHECK(contains(r.err, "swthrottle: stats: exec: started 3 succeeded 0 retried 2 timed out 3 gave up 1\n"));
   // Each attempt's `sleep` (exec'd: the script's own pid) is gone.
   const std::vector<std::string> started = lines_of(read_file(pids));
@@ -924,8 +925,9 @@ TEST_CASE("live: --state: SIGTERM saves the pending summary, the next run writes
   const std::string rules = dir.write("rules.toml", kStateRules);
   Process p = spawn({"--rule", rules, "--format", "json", "--state", state});
   // ERROR c is suppressed; the disk line that passes after it shows it was decided.
-  REQUIRE(p.write_stdin("2026-11-21T10:00:00Z ERROR a\n2026-11-21T10:00:01Z ERROR b\n"
-                        "2026-11-21T10:00:02Z ERROR c\n2026-11-21T10:00:05Z disk sda full\n"));
+  REQUIRE(
+      p.write_stdin("2026-11-21T10:00:00Z ERROR a\n2026-11-21T10:00:01Z ERROR b\n"
+                    "2026-11-21T10:00:02Z ERROR c\n2026-11-21T10:00:05Z disk sda full\n"));
   CHECK(p.read_stdout_lines(3, kWait));
   const RunResult r = signal_and_wait(p, SIGTERM);
   check_exit_0(r);
@@ -982,8 +984,8 @@ TEST_CASE("live: --state with a live pipe (not --follow) is saved every few seco
 EnvAdditions fake_tools(const TempDir& dir, const std::string& journal_body) {
   REQUIRE(::mkdir(dir.file("bin").c_str(), 0755) == 0);
   script(dir, "bin/journalctl", "printf '%s\\n' \"$*\" >> '" + dir.file("journalctl.args") + "'\n" + journal_body);
-  script(dir, "bin/logger", "printf '%s\\n' \"$*\" >> '" + dir.file("logger.args") + "'\ncat >> '" +
-                                dir.file("logger.out") + "'\n");
+  script(dir, "bin/logger",
+         "printf '%s\\n' \"$*\" >> '" + dir.file("logger.args") + "'\ncat >> '" + dir.file("logger.out") + "'\n");
   const char* path = std::getenv("PATH");
   return {{"PATH", dir.file("bin") + ":" + (path != nullptr ? path : "/usr/bin:/bin")}};
 }
@@ -1028,8 +1030,7 @@ TEST_CASE("live: examples/swthrottle.service: its ExecStart runs and writes the 
   dir.write("journal.txt", lines);
   const EnvAdditions env = fake_tools(dir, "cat '" + dir.file("journal.txt") + "'\n");
 
-  const RunResult r =
-      swthrottle::test::run_process({"/bin/sh", "-c", localize(exec_start, dir)}, "", 20'000ms, env);
+  const RunResult r = swthrottle::test::run_process({"/bin/sh", "-c", localize(exec_start, dir)}, "", 20'000ms, env);
   CHECK_FALSE(r.timed_out);
   check_exit_0(r);
   CHECK(r.err.empty());
@@ -1078,7 +1079,8 @@ TEST_CASE("live: examples/cron.txt: two runs over consecutive journal slices, wi
 for a in "$@"; do case "$a" in --cursor-file=*) cursor_file=${a#--cursor-file=};; esac; done
 n=0
 [ -n "$cursor_file" ] && [ -s "$cursor_file" ] && n=$(cat "$cursor_file")
-[ -f ")" + dir.file("slice") + R"($n.txt" ] && cat ")" + dir.file("slice") + R"($n.txt"
+[ -f ")" + dir.file("slice") + R"($n.txt" ] && cat ")" +
+                                               dir.file("slice") + R"($n.txt"
 [ -n "$cursor_file" ] && echo $((n + 1)) > "$cursor_file"
 exit 0
 )");

@@ -249,9 +249,9 @@ TEST_CASE("man: every rules-file key the loader accepts is in the man page") {
     rules_cpp += swthrottle::test::read_file(kSourceDir + "/src/config/" + f);
   const std::string page = swthrottle::test::read_file(kManPage);
   struct Table {
-    std::string array;    // in src/config/
-    std::string heading;  // the man page subsection whose .TP tags are the keys
-    std::size_t at_least; // guards the extraction: SPEC §1 names this many
+    std::string array;     // in src/config/
+    std::string heading;   // the man page subsection whose .TP tags are the keys
+    std::size_t at_least;  // guards the extraction: SPEC §1 names this many
   };
   for (const Table& t : std::vector<Table>{{"kSettingsKeys", ".SS \"[settings]\"", 7},
                                            {"kRuleKeys", ".SS \"[[rule]]\"", 15},

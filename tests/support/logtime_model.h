@@ -28,8 +28,11 @@ class LogTimeModel {
   LogTimeModel(const config::TimestampSpec& spec, const config::TimezoneSpec& tz, int year)
       : form_(spec.form), format_(spec.format), local_(tz.local), offset_s_(tz.offset_minutes * 60), year_(year) {
     // Next to `match`, a format that names a form means that form.
-    for (const auto& [name, form] : {std::pair{"auto", Form::Auto}, {"rfc3339", Form::Rfc3339},
-                                     {"syslog", Form::Syslog}, {"epoch", Form::Epoch}, {"clf", Form::Clf}}) {
+    for (const auto& [name, form] : {std::pair{"auto", Form::Auto},
+                                     {"rfc3339", Form::Rfc3339},
+                                     {"syslog", Form::Syslog},
+                                     {"epoch", Form::Epoch},
+                                     {"clf", Form::Clf}}) {
       if (form_ == Form::Strptime && format_ == name) form_ = form;
     }
     if (!spec.match.empty()) match_ = std::make_unique<RE2>(spec.match);
@@ -86,12 +89,14 @@ class LogTimeModel {
     bool is(char c) const { return i < s.size() && s[i] == c; }
     bool eat(char c) { return is(c) ? (++i, true) : false; }
     bool num(size_t n, int& v) {  // exactly n digits
-      for (size_t k = 0; k < n; ++k) if (!digit_at(k)) return false;
+      for (size_t k = 0; k < n; ++k)
+        if (!digit_at(k)) return false;
       for (v = 0; n > 0; --n) v = v * 10 + (s[i++] - '0');
       return true;
     }
     bool loose(size_t n, int& v) {  // 1..n digits after optional spaces (strptime)
-      while (eat(' ')) {}
+      while (eat(' ')) {
+      }
       size_t k = 0;
       while (k < n && digit_at(k)) ++k;
       return k > 0 && num(k, v);
@@ -191,11 +196,14 @@ class LogTimeModel {
   static int name(Cursor& c, const char* const (&names)[N]) {
     auto at = [&](std::string_view want) {
       if (c.s.size() - c.i < want.size()) return false;
-      for (size_t k = 0; k < want.size(); ++k) if (lower(c.s[c.i + k]) != lower(want[k])) return false;
+      for (size_t k = 0; k < want.size(); ++k)
+        if (lower(c.s[c.i + k]) != lower(want[k])) return false;
       return c.i += want.size(), true;
     };
-    for (size_t n = 0; n < N; ++n) if (at(names[n])) return static_cast<int>(n);
-    for (size_t n = 0; n < N; ++n) if (at(std::string_view(names[n]).substr(0, 3))) return static_cast<int>(n);
+    for (size_t n = 0; n < N; ++n)
+      if (at(names[n])) return static_cast<int>(n);
+    for (size_t n = 0; n < N; ++n)
+      if (at(std::string_view(names[n]).substr(0, 3))) return static_cast<int>(n);
     return -1;
   }
 
@@ -207,27 +215,40 @@ class LogTimeModel {
     std::string f;  // the format with its shorthands spelled out
     for (size_t k = 0; k < format_.size(); ++k) {
       const char d = format_[k] == '%' && k + 1 < format_.size() ? format_[++k] : '\0';
-      f += d == 'T' ? "%H:%M:%S" : d == 'R' ? "%H:%M" : d == 'D' ? "%m/%d/%y" : d == 'F' ? "%Y-%m-%d"
-         : d == 'n' || d == 't' ? " " : d == '\0' ? std::string(1, format_[k]) : std::string("%") + d;
+      f += d == 'T'               ? "%H:%M:%S"
+           : d == 'R'             ? "%H:%M"
+           : d == 'D'             ? "%m/%d/%y"
+           : d == 'F'             ? "%Y-%m-%d"
+           : d == 'n' || d == 't' ? " "
+           : d == '\0'            ? std::string(1, format_[k])
+                                  : std::string("%") + d;
     }
     for (size_t k = 0; k < f.size(); ++k) {
       int v = 0;
       bool ok = true;
       switch (f[k] != '%' ? (f[k] == ' ' || f[k] == '\t' || f[k] == '\n' ? ' ' : 'L') : f[++k]) {
-        case ' ': while (c.eat(' ') || c.eat('\t')) {} break;  // any run of spaces and tabs, also none
-        case 'L': case '%': ok = c.eat(f[k]); break;
+        case ' ':
+          while (c.eat(' ') || c.eat('\t')) {
+          }
+          break;  // any run of spaces and tabs, also none
+        case 'L':
+        case '%': ok = c.eat(f[k]); break;
         case 'Y': ok = c.loose(4, v), st.year = v; break;
         case 'y': ok = c.loose(2, v), st.year = v < 69 ? 2000 + v : 1900 + v; break;
         case 'm': ok = c.loose(2, st.month) && st.month != 0; break;
-        case 'd': case 'e': ok = c.loose(2, st.day); break;
+        case 'd':
+        case 'e': ok = c.loose(2, st.day); break;
         case 'j': ok = c.loose(3, st.yday) && st.yday != 0; break;
         case 'H': ok = c.loose(2, st.hour), st.twelve_hour = false; break;
         case 'I': ok = c.loose(2, st.hour) && st.hour >= 1 && st.hour <= 12, st.twelve_hour = true; break;
         case 'M': ok = c.loose(2, st.minute); break;
         case 'S': ok = c.loose(2, st.second); break;
         case 'f': ok = c.digit_at() && (st.ms = c.fraction(), true); break;
-        case 'b': case 'B': case 'h': ok = (st.month = name(c, kMonths) + 1) != 0; break;
-        case 'a': case 'A': ok = name(c, kDays) >= 0; break;
+        case 'b':
+        case 'B':
+        case 'h': ok = (st.month = name(c, kMonths) + 1) != 0; break;
+        case 'a':
+        case 'A': ok = name(c, kDays) >= 0; break;
         case 'p': {  // AM or PM, any case
           const char a_or_p = c.i + 2 <= c.s.size() && lower(c.s[c.i + 1]) == 'm' ? lower(c.s[c.i]) : '\0';
           if ((ok = a_or_p == 'a' || a_or_p == 'p')) st.pm = a_or_p == 'p', c.i += 2;

@@ -26,9 +26,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-[[noreturn]] void fail(const std::string& what, int err) {
-  throw std::runtime_error(what + ": " + std::strerror(err));
-}
+[[noreturn]] void fail(const std::string& what, int err) { throw std::runtime_error(what + ": " + std::strerror(err)); }
 
 int ms_until(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -67,8 +65,8 @@ std::vector<std::string> make_env(const EnvAdditions& additions) {
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string_view entry(*e);
     const std::string_view name = entry.substr(0, entry.find('='));
-    const bool replaced = std::any_of(additions.begin(), additions.end(),
-                                      [&](const auto& a) { return a.first == name; });
+    const bool replaced =
+        std::any_of(additions.begin(), additions.end(), [&](const auto& a) { return a.first == name; });
     if (!replaced) env.emplace_back(entry);
   }
   for (const auto& [name, value] : additions) env.push_back(name + "=" + value);

@@ -85,10 +85,14 @@ key = "{src}"
   sw::app::App app(o, {}, load(o), sink, clock);
   REQUIRE(app.start());
   // Each input its own key: no race between the two deciders changes what passes.
-  const int status = app.run({sw::app::InputSpec{"a.log", sw::test::memory_file("2026-11-21T10:00:01Z ERR a\n"
-                                                                       "2026-11-21T10:00:02Z ERR a\n"), false},
-                              sw::app::InputSpec{"b.log", sw::test::memory_file("2026-11-21T10:00:01Z ERR b\n"
-                                                                       "2026-11-21T10:00:03Z ERR b\n"), false}});
+  const int status = app.run({sw::app::InputSpec{"a.log",
+                                                 sw::test::memory_file("2026-11-21T10:00:01Z ERR a\n"
+                                                                       "2026-11-21T10:00:02Z ERR a\n"),
+                                                 false},
+                              sw::app::InputSpec{"b.log",
+                                                 sw::test::memory_file("2026-11-21T10:00:01Z ERR b\n"
+                                                                       "2026-11-21T10:00:03Z ERR b\n"),
+                                                 false}});
   CHECK(status == 0);
   const std::string out = sink.text();
   CHECK(out.find("2026-11-21T10:00:01Z ERR a\n") != std::string::npos);
@@ -172,8 +176,9 @@ resolve = true
   // the events (bucket 10:00:00-01) have left the window of 10:00:02-03.
   clock.advance(2'000);
   CHECK(sw::test::poll_until([&] {
-    return sink.text() == alert + "swthrottle: resolved burst count=0 threshold=2 window=2s "
-                                  "time=2026-11-21T10:00:02.000Z\n";
+    return sink.text() == alert +
+                              "swthrottle: resolved burst count=0 threshold=2 window=2s "
+                              "time=2026-11-21T10:00:02.000Z\n";
   }));
   ::close(pipe_fds[1]);
   run.join();

@@ -75,12 +75,11 @@ TEST_CASE("atomic file: a failure leaves the old file and returns the errno") {
 TEST_CASE("atomic file: stale temporaries are removed, other names stay") {
   TempDir dir;
   const std::string path = dir.file("state.json");
-  for (const char* name : {"state.json.tmp.123", "state.json.tmp.9", "state.json.tmp.x1", "state.json.tmp.",
-                           "other.tmp.5", "state.json"})
+  for (const char* name :
+       {"state.json.tmp.123", "state.json.tmp.9", "state.json.tmp.x1", "state.json.tmp.", "other.tmp.5", "state.json"})
     REQUIRE(replace_file_atomically(dir.file(name), "x", 0600) == 0);
   REQUIRE(::mkdir(dir.file("state.json.tmp.77").c_str(), 0700) == 0);
   remove_stale_temporaries(path);
-  CHECK(names_in(dir.path()) ==
-        std::vector<std::string>{"other.tmp.5", "state.json", "state.json.tmp.", "state.json.tmp.77",
-                                 "state.json.tmp.x1"});
+  CHECK(names_in(dir.path()) == std::vector<std::string>{"other.tmp.5", "state.json", "state.json.tmp.",
+                                                         "state.json.tmp.77", "state.json.tmp.x1"});
 }

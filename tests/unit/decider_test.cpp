@@ -162,8 +162,9 @@ std::vector<std::string> make_log(uint64_t seed, std::size_t n) {
     t += static_cast<int64_t>(rng() % 1500);
     const int64_t shown = r < 3 ? std::max<int64_t>(0, t - 30'000) : t;  // 3 %: late
     char stamp[64];
-    std::snprintf(stamp, sizeof stamp, "2026-11-21T10:%02lld:%02lld.%03lldZ", static_cast<long long>(shown / 60000 % 60),
-                  static_cast<long long>(shown / 1000 % 60), static_cast<long long>(shown % 1000));
+    std::snprintf(stamp, sizeof stamp, "2026-11-21T10:%02lld:%02lld.%03lldZ",
+                  static_cast<long long>(shown / 60000 % 60), static_cast<long long>(shown / 1000 % 60),
+                  static_cast<long long>(shown % 1000));
     if (r < 10) lines.push_back(std::string("    at frame ") + std::to_string(i));  // no stamp: takes the last one
     else if (r < 30) lines.push_back(std::string(stamp) + " ERROR svc=" + (rng() % 2 ? "pay" : "auth") + " boom");
     else if (r < 40) lines.push_back(std::string(stamp) + " FAIL login");
@@ -234,7 +235,7 @@ TEST_CASE("decider: the per-input stats and the newest log time reach the engine
       "2026-11-21T10:00:01Z ERROR svc=pay x",  // stamped
       "   continued",                          // takes 10:00:01
       "2026-11-21T10:00:03Z INFO y",
-      "2026-11-21T10:00:02Z FAIL z",           // older: newest stays 10:00:03
+      "2026-11-21T10:00:02Z FAIL z",  // older: newest stays 10:00:03
   };
   FakeHost host(kRules);
   Decider d("f.log", host, Decider::Options{}, INT64_MIN);
@@ -277,7 +278,7 @@ TEST_CASE("decider: under arrival time a line is decided when it is read, never 
   CHECK(d.take(sw::input::Line{"FAIL 1", false}));
   std::vector<sw::engine::Record> ticked;
   host.current()->engine->tick(t0 + 5000, ticked);  // a timer moved now
-  host.clock_.advance(1000);  // read at t0 + 1 s, but now is t0 + 5 s
+  host.clock_.advance(1000);                        // read at t0 + 1 s, but now is t0 + 5 s
   CHECK(d.take(sw::input::Line{"FAIL 2", false}));
   CHECK(host.sink.text() ==
         "swthrottle: alert burst count=2 threshold=2 window=10s suppressed=0 time=2026-11-21T10:00:05.000Z: FAIL 2\n");

@@ -130,8 +130,8 @@ TEST_CASE("duration: format") {
 }
 
 TEST_CASE("duration: format output parses back to the same value") {
-  for (int64_t ms : {int64_t{1}, int64_t{999}, int64_t{1'000}, int64_t{59'999}, int64_t{3'600'001},
-                     int64_t{86'399'999}, int64_t{123'456'789'012}, kMax}) {
+  for (int64_t ms : {int64_t{1}, int64_t{999}, int64_t{1'000}, int64_t{59'999}, int64_t{3'600'001}, int64_t{86'399'999},
+                     int64_t{123'456'789'012}, kMax}) {
     CAPTURE(ms);
     auto r = parse_duration(format_duration(ms));
     REQUIRE(r.ok());
@@ -177,8 +177,7 @@ TEST_CASE("threshold: errors") {
       {"per 1m", 1, "invalid threshold \"per 1m\": expected a count first, as in \"5 per 1m\""},
       {"-5 per 1m", 1, "invalid threshold \"-5 per 1m\": expected a count first, as in \"5 per 1m\""},
       {"1.5 per 1m", 2, "invalid threshold \"1.5 per 1m\": the count must be a whole number"},
-      {"18446744073709551616 per 1m", 1,
-       "invalid threshold \"18446744073709551616 per 1m\": the count is too large"},
+      {"18446744073709551616 per 1m", 1, "invalid threshold \"18446744073709551616 per 1m\": the count is too large"},
       {"5 1m", 3, "invalid threshold \"5 1m\": expected \"per\" or \"/\" after the count, as in \"5 per 1m\""},
       {"5per1m", 2, "invalid threshold \"5per1m\": expected \"per\" or \"/\" after the count, as in \"5 per 1m\""},
       {"5 pers 1m", 3,
@@ -186,8 +185,7 @@ TEST_CASE("threshold: errors") {
       {"5", 2, "invalid threshold \"5\": expected \"per\" or \"/\" after the count, as in \"5 per 1m\""},
       {"5 per", 6, "invalid threshold \"5 per\": missing the window, as in \"5 per 1m\""},
       {"5/", 3, "invalid threshold \"5/\": missing the window, as in \"5 per 1m\""},
-      {"5 per 1x", 8,
-       "invalid threshold \"5 per 1x\": window \"1x\": unknown unit \"x\" (units: ms, s, m, h, d)"},
+      {"5 per 1x", 8, "invalid threshold \"5 per 1x\": window \"1x\": unknown unit \"x\" (units: ms, s, m, h, d)"},
       {"5 per 0s", 7, "invalid threshold \"5 per 0s\": window \"0s\": must be greater than zero"},
       {" 5 per 1m 30s", 10,
        "invalid threshold \"5 per 1m 30s\": window \"1m 30s\": spaces are not allowed inside a duration "

@@ -349,8 +349,7 @@ resolve = true
     Harness h(rules, mode);
     // A 500 line is both a request and an error (counts in event order).
     CHECK(h.offer("GET /a 500", 0) == "");  // 1 request, 1 error: error >= 2 false
-    CHECK(h.offer("GET /b 500", 100) ==
-          "alert t=100 ratio key= count=4 counts=[2,2] suppressed=0 |GET /b 500|\n");
+    CHECK(h.offer("GET /b 500", 100) == "alert t=100 ratio key= count=4 counts=[2,2] suppressed=0 |GET /b 500|\n");
     CHECK(h.offer("GET /c 200", 200) == "");  // 2/3 > 0.5: holds, inside the cooldown (= window)
     // 2/4 = 0.5 is not > 0.5: false on the key's event -> resolved, in the
     // alerts group, without a line.
@@ -385,8 +384,7 @@ when = "error / request > 0.5"
     CHECK(h.tick(11000) == "");
     CHECK(h.offer("hello", 12000) == "");
     // The next event does: the window 3..12 holds /c and /d, 2 errors of 2 requests.
-    CHECK(h.offer("GET /d 500", 12000) ==
-          "alert t=12000 ratio key= count=4 counts=[2,2] suppressed=0 |GET /d 500|\n");
+    CHECK(h.offer("GET /d 500", 12000) == "alert t=12000 ratio key= count=4 counts=[2,2] suppressed=0 |GET /d 500|\n");
   }
 }
 
@@ -863,8 +861,8 @@ threshold = "5 per 1s"
 // ---------------------------------------------------------------- concurrency
 
 struct ConcurrentRun {
-  uint64_t passed = 0;       // line records
-  uint64_t summarized = 0;   // suppressed lines reported by summaries, finish() included
+  uint64_t passed = 0;      // line records
+  uint64_t summarized = 0;  // suppressed lines reported by summaries, finish() included
 };
 
 // T threads, each with its own Matcher, offer N lines each at the same time
@@ -908,7 +906,8 @@ std::string flood_rules(int y) {
 [[rule]]
 name = "flood"
 kind = "throttle"
-threshold = ")toml" + std::to_string(y) + R"toml( per 10s"
+threshold = ")toml" +
+         std::to_string(y) + R"toml( per 10s"
   [[rule.event]]
   name = "err"
   match = 'ERR'
@@ -979,7 +978,7 @@ threshold = "1 per 3s"
 )toml";
   for (const std::string& mode : kModes) {
     INFO("mode=" << mode);
-    Harness h(rules, mode);  // widths: slow 1000 ms, fast 300 ms
+    Harness h(rules, mode);                             // widths: slow 1000 ms, fast 300 ms
     CHECK(h.engine().next_boundary_ms() == INT64_MAX);  // no time yet: nothing can happen
     CHECK(h.engine().now_ms() == -1);
     CHECK(h.offer_untimed("hello") == "");

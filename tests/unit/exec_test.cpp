@@ -46,8 +46,8 @@ using swthrottle::test::TempDir;
 namespace {
 
 using swthrottle::test::kT0;
-using swthrottle::test::make_ssh;
 using swthrottle::test::make_flood;
+using swthrottle::test::make_ssh;
 
 const Rule kSsh = make_ssh();
 const Rule kFlood = make_flood();
@@ -119,9 +119,7 @@ ExecJob job(std::vector<std::string> argv, std::string key) {
 }
 
 // The pid that a script wrote to `path` (echo $$ > file).
-pid_t read_pid(const std::string& path) {
-  return static_cast<pid_t>(std::strtol(slurp(path).c_str(), nullptr, 10));
-}
+pid_t read_pid(const std::string& path) { return static_cast<pid_t>(std::strtol(slurp(path).c_str(), nullptr, 10)); }
 
 // True when `pid` is not (or no longer) a child of ours waiting to be
 // reaped: waitpid on it fails with ECHILD. A zombie left behind would be
@@ -135,7 +133,7 @@ bool not_our_child(pid_t pid) {
 // exited. SIGKILL is delivered asynchronously, so it may take a moment.
 bool exits_within_5s(pid_t pid) {
   const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));  // <sys/pidfd.h> lacks extern "C"
-  if (fd < 0) return errno == ESRCH;  // gone already
+  if (fd < 0) return errno == ESRCH;                                   // gone already
   pollfd p{fd, POLLIN, 0};
   const int r = ::poll(&p, 1, 5000);
   ::close(fd);
@@ -158,15 +156,15 @@ TEST_CASE("exec: split_command splits like a shell, without one") {
       {"sh -c 'echo \"$SWTHROTTLE_KEY\" | mail -s alert root'",
        {"sh", "-c", "echo \"$SWTHROTTLE_KEY\" | mail -s alert root"}},
       {R"(sh -c "printf '%s\n' \"\$X\" \\ \`")", {"sh", "-c", R"(printf '%s\n' "$X" \ `)"}},
-      {R"(a "b\c" 'd\e')", {"a", R"(b\c)", R"(d\e)"}},    // backslash literal unless it escapes
-      {R"(a b\ c d\|e \$f)", {"a", "b c", "d|e", "$f"}},   // outside quotes it escapes anything
-      {"a '' \"\" b", {"a", "", "", "b"}},                  // empty quoted words are words
-      {"a'b'\"c\"d", {"abcd"}},                              // quotes join with what touches them
+      {R"(a "b\c" 'd\e')", {"a", R"(b\c)", R"(d\e)"}},         // backslash literal unless it escapes
+      {R"(a b\ c d\|e \$f)", {"a", "b c", "d|e", "$f"}},       // outside quotes it escapes anything
+      {"a '' \"\" b", {"a", "", "", "b"}},                     // empty quoted words are words
+      {"a'b'\"c\"d", {"abcd"}},                                // quotes join with what touches them
       {"say \"it's\" 'a \"b\"'", {"say", "it's", "a \"b\""}},  // each quote is literal in the other
-      {"a \\\nb", {"a", "b"}},                               // backslash-newline continues the line
+      {"a \\\nb", {"a", "b"}},                                 // backslash-newline continues the line
       {"a \"x\\\ny\"", {"a", "xy"}},
       {"x *.log ~/y #z [a]", {"x", "*.log", "~/y", "#z", "[a]"}},  // no globbing, no comments
-      {"ünï \xff", {"ünï", "\xff"}},                         // bytes pass through
+      {"ünï \xff", {"ünï", "\xff"}},                               // bytes pass through
   };
   for (const Case& c : cases) {
     CAPTURE(c.cmd);
@@ -195,8 +193,7 @@ TEST_CASE("exec: split_command errors say what and where") {
       {"a; b", 2, "\";\" at column 2 needs a shell: put it in single quotes, or use sh -c '...'"},
       {"echo `id`", 6, "\"`\" at column 6 needs a shell: put it in single quotes, or use sh -c '...'"},
       {"x (y)", 3, "\"(\" at column 3 needs a shell: put it in single quotes, or use sh -c '...'"},
-      {"notify \"$SWTHROTTLE_KEY\"", 9,
-       "\"$\" at column 9 needs a shell: put it in single quotes, or use sh -c '...'"},
+      {"notify \"$SWTHROTTLE_KEY\"", 9, "\"$\" at column 9 needs a shell: put it in single quotes, or use sh -c '...'"},
       {"a \"b`c\"", 5, "\"`\" at column 5 needs a shell: put it in single quotes, or use sh -c '...'"},
       {"x <y", 3, "\"<\" at column 3 needs a shell: put it in single quotes, or use sh -c '...'"},
   };
@@ -296,11 +293,11 @@ TEST_CASE("exec: job_for puts the JSON record on stdin and SWTHROTTLE_* in the e
 TEST_CASE("exec: each job runs once with its record on stdin and its variables set") {
   TempDir dir;
   Reports reports;
-  const auto argv = sh(
-      "cat >> \"$1/in.$SWTHROTTLE_KEY\"; "
-      "printf '%s|%s|%s|%s|%s\\n' \"$SWTHROTTLE_TYPE\" \"$SWTHROTTLE_RULE\" \"$SWTHROTTLE_KEY\" "
-      "\"$SWTHROTTLE_COUNT\" \"$SWTHROTTLE_MESSAGE\" >> \"$1/env.$SWTHROTTLE_KEY\"",
-      dir);
+  const auto argv =
+      sh("cat >> \"$1/in.$SWTHROTTLE_KEY\"; "
+         "printf '%s|%s|%s|%s|%s\\n' \"$SWTHROTTLE_TYPE\" \"$SWTHROTTLE_RULE\" \"$SWTHROTTLE_KEY\" "
+         "\"$SWTHROTTLE_COUNT\" \"$SWTHROTTLE_MESSAGE\" >> \"$1/env.$SWTHROTTLE_KEY\"",
+         dir);
   std::vector<Record> records;
   for (int i = 0; i < 8; ++i) records.push_back(ssh_alert("k" + std::to_string(i)));
   {
@@ -341,8 +338,8 @@ TEST_CASE("exec: a command that always fails is tried 1 + retries times, then re
     CHECK(s.gave_up == 1);
   }
   CHECK(slurp(dir.file("attempts")) == "x\nx\nx\n");
-  CHECK(reports.get() ==
-        std::vector<std::string>{"swthrottle: exec: alert ssh-bruteforce key=k: gave up after 3 attempts: exit status 1"});
+  CHECK(reports.get() == std::vector<std::string>{
+                             "swthrottle: exec: alert ssh-bruteforce key=k: gave up after 3 attempts: exit status 1"});
 }
 
 TEST_CASE("exec: retries = 0 gives up after one attempt") {
@@ -372,10 +369,10 @@ TEST_CASE("exec: retries = 0 gives up after one attempt") {
 TEST_CASE("exec: a command that fails once is retried and delivers once") {
   TempDir dir;
   Reports reports;
-  const auto argv = sh(
-      "if [ -e \"$1/marker\" ]; then cat >> \"$1/out\"; "
-      "else touch \"$1/marker\"; cat > /dev/null; exit 1; fi",
-      dir);
+  const auto argv =
+      sh("if [ -e \"$1/marker\" ]; then cat >> \"$1/out\"; "
+         "else touch \"$1/marker\"; cat > /dev/null; exit 1; fi",
+         dir);
   const Record r = ssh_alert("k");
   {
     ExecPool pool(fast_options(), reports.fn());
@@ -432,9 +429,9 @@ TEST_CASE("exec: a command that hangs is killed at the timeout, reported and rea
       CHECK(s.failed_attempts == 1);
       CHECK(s.gave_up == 1);
     }
-    CHECK(reports.get() == std::vector<std::string>{
-                               "swthrottle: exec: alert ssh-bruteforce key=k: gave up after 1 attempt: "
-                               "timed out after 200ms"});
+    CHECK(reports.get() ==
+          std::vector<std::string>{"swthrottle: exec: alert ssh-bruteforce key=k: gave up after 1 attempt: "
+                                   "timed out after 200ms"});
     const pid_t pid = read_pid(dir.file("pid"));
     REQUIRE(pid > 0);
     CHECK(not_our_child(pid));
@@ -442,9 +439,8 @@ TEST_CASE("exec: a command that hangs is killed at the timeout, reported and rea
   SUBCASE("it ignores SIGTERM and started a child of its own: SIGKILL for the whole group") {
     {
       ExecPool pool(o, reports.fn());
-      pool.submit(job(sh("trap '' TERM; echo $$ > \"$1/pid\"; sleep 1000 & echo $! > \"$1/grandchild\"; wait",
-                         dir),
-                      "k"));
+      pool.submit(
+          job(sh("trap '' TERM; echo $$ > \"$1/pid\"; sleep 1000 & echo $! > \"$1/grandchild\"; wait", dir), "k"));
       pool.drain();
       CHECK(pool.stats().timed_out == 1);
     }
@@ -471,9 +467,9 @@ TEST_CASE("exec: a command that hangs is killed at the timeout, reported and rea
       CHECK(s.gave_up == 1);
     }
     CHECK(slurp(dir.file("attempts")) == "x\nx\n");
-    CHECK(reports.get() == std::vector<std::string>{
-                               "swthrottle: exec: alert ssh-bruteforce key=k: gave up after 2 attempts: "
-                               "timed out after 200ms"});
+    CHECK(reports.get() ==
+          std::vector<std::string>{"swthrottle: exec: alert ssh-bruteforce key=k: gave up after 2 attempts: "
+                                   "timed out after 200ms"});
   }
 }
 
@@ -501,9 +497,9 @@ TEST_CASE("exec: the timeout is measured on the pool's clock") {
     pool.drain();
     CHECK(pool.stats().timed_out == 1);
   }
-  CHECK(reports.get() == std::vector<std::string>{
-                             "swthrottle: exec: alert ssh-bruteforce key=k: gave up after 1 attempt: "
-                             "timed out after 2h"});
+  CHECK(reports.get() ==
+        std::vector<std::string>{"swthrottle: exec: alert ssh-bruteforce key=k: gave up after 1 attempt: "
+                                 "timed out after 2h"});
 }
 
 TEST_CASE("exec: never more than `jobs` commands at once") {
@@ -617,8 +613,8 @@ TEST_CASE("exec: every record is delivered once or reported, under a mix of outc
   CHECK(got.size() == expected_failures);
   for (const Record& r : records) {
     CAPTURE(r.key);
-    const std::string report = "swthrottle: exec: alert ssh-bruteforce key=" + r.key +
-                               ": gave up after 2 attempts: exit status 1";
+    const std::string report =
+        "swthrottle: exec: alert ssh-bruteforce key=" + r.key + ": gave up after 2 attempts: exit status 1";
     const auto reported = std::count(got.begin(), got.end(), report);
     if (fails(r.key)) {
       CHECK(reported == 1);
@@ -733,7 +729,8 @@ TEST_CASE("exec: the destructor waits for queued and running commands") {
     ExecOptions o = fast_options();
     o.jobs = 1;
     ExecPool pool(o);
-    for (int i = 0; i < 3; ++i) pool.submit(job(sh("sleep 0.05; echo \"$SWTHROTTLE_KEY\" >> \"$1/log\"", dir), "k" + std::to_string(i)));
+    for (int i = 0; i < 3; ++i)
+      pool.submit(job(sh("sleep 0.05; echo \"$SWTHROTTLE_KEY\" >> \"$1/log\"", dir), "k" + std::to_string(i)));
   }
   CHECK(slurp(dir.file("log")) == "k0\nk1\nk2\n");
 }

@@ -223,9 +223,7 @@ TEST_CASE("expr: the nginx example at its edges") {
       {1000, 51, true},   // 0.051
       {1000, 50, false},  // 0.05
       {200, 11, true},    // 0.055
-      {101, 6, true},
-      {100, 100, true},
-      {100, 0, false},
+      {101, 6, true},    {100, 100, true}, {100, 0, false},
   };
   for (const auto& r : rows) {
     CAPTURE(r.request);
@@ -289,8 +287,7 @@ TEST_CASE("expr: errors") {
           {"", 1, "empty expression"},
           {"   ", 1, "empty expression"},
           {"eror > 5", 1, "unknown event \"eror\" (events: request, error; did you mean \"error\"?)"},
-          {"request > 5 and eror > 1", 17,
-           "unknown event \"eror\" (events: request, error; did you mean \"error\"?)"},
+          {"request > 5 and eror > 1", 17, "unknown event \"eror\" (events: request, error; did you mean \"error\"?)"},
           {"foo > 5", 1, "unknown event \"foo\" (events: request, error)"},
           {"NOT error", 1, "unknown event \"NOT\" (operators are lowercase: and, or, not)"},
           {"request > 5 AND error > 1", 13, "unexpected \"AND\" (operators are lowercase: and, or, not)"},
@@ -305,8 +302,7 @@ TEST_CASE("expr: errors") {
           {"(request > 5 && error)", 14, "unexpected \"&&\" (use and)"},
           {"request > 5)", 12, "unmatched \")\""},
           {"request error", 9, "unexpected \"error\" (expected an operator, \"and\", \"or\" or the end)"},
-          {"request > 5 error > 1", 13,
-           "unexpected \"error\" (expected an operator, \"and\", \"or\" or the end)"},
+          {"request > 5 error > 1", 13, "unexpected \"error\" (expected an operator, \"and\", \"or\" or the end)"},
           {"request >", 10, "unexpected end (expected an event name, a number or \"(\")"},
           {"request > > 5", 11, "unexpected \">\" (expected an event name, a number or \"(\")"},
           {"and request", 1, "unexpected \"and\" (expected an event name, a number or \"(\")"},
@@ -321,8 +317,7 @@ TEST_CASE("expr: errors") {
           {"-(request > 1)", 11, "the result of \">\" is true or false and cannot be used as a number"},
           {"(request > 1) > 0", 10, "the result of \">\" is true or false and cannot be used as a number"},
           {"0 < (request > 1)", 14, "the result of \">\" is true or false and cannot be used as a number"},
-          {"(request and error) * 2", 10,
-           "the result of \"and\" is true or false and cannot be used as a number"},
+          {"(request and error) * 2", 10, "the result of \"and\" is true or false and cannot be used as a number"},
           {"(request or error) / 2", 10, "the result of \"or\" is true or false and cannot be used as a number"},
           {"(not request) + 1", 2, "the result of \"not\" is true or false and cannot be used as a number"},
           {"(0 < request < 5) * 2", 4, "the result of \"<\" is true or false and cannot be used as a number"},
@@ -338,9 +333,7 @@ TEST_CASE("expr: errors") {
       kNginx);
 }
 
-TEST_CASE("expr: unknown event without event names") {
-  run_errors({{"x > 1", 1, "unknown event \"x\""}}, {});
-}
+TEST_CASE("expr: unknown event without event names") { run_errors({{"x > 1", 1, "unknown event \"x\""}}, {}); }
 
 TEST_CASE("expr: nesting limit") {
   const std::vector<std::string> names = {"request"};

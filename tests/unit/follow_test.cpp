@@ -38,8 +38,8 @@ struct doctest::StringMaker<std::vector<std::string>> {
   }
 };
 
-using swthrottle::input::FollowOptions;
 using swthrottle::input::Follower;
+using swthrottle::input::FollowOptions;
 using swthrottle::test::TempDir;
 
 namespace {
@@ -51,7 +51,8 @@ constexpr int kWaitMs = 5000;  // a bound for a line that is surely coming; norm
 // A program writing a log: opens once (appending, creating), keeps its descriptor.
 class Writer {
  public:
-  explicit Writer(const std::string& path) : fd_(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) {
+  explicit Writer(const std::string& path)
+      : fd_(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) {
     REQUIRE(fd_ >= 0);
   }
   ~Writer() { close(); }
@@ -375,10 +376,10 @@ TEST_CASE("follow: truncation (copytruncate) restarts at offset 0") {
   for (bool inotify : modes) {
     CAPTURE(inotify);
     struct Case {
-      std::string_view before;        // written and read before the truncation
+      std::string_view before;  // written and read before the truncation
       Lines before_lines;
-      std::string_view after;         // written right after the truncation, before the follower looks
-      Lines want;                     // lines then
+      std::string_view after;  // written right after the truncation, before the follower looks
+      Lines want;              // lines then
     } cases[] = {
         {"aaaa\nbbbb\n", {"aaaa", "bbbb"}, "x\n", {"x"}},
         {"aaaa\nbbbb\n", {"aaaa", "bbbb"}, "", {}},
@@ -519,13 +520,37 @@ TEST_CASE("follow: a blocked next() wakes for every kind of change made meanwhil
     std::binary_semaphore go(0);
     std::vector<std::pair<std::string, std::function<void()>>> steps = {
         {"1", [&] { w->write("1\n"); }},
-        {"2", [&] { CHECK(::rename(path.c_str(), rotated.c_str()) == 0); w->write("2\n"); }},
+        {"2",
+         [&] {
+           CHECK(::rename(path.c_str(), rotated.c_str()) == 0);
+           w->write("2\n");
+         }},
         {"3", [&] { Writer(path).write("3\n"); }},  // the file is created (IN_CREATE), then written
-        {"4", [&] { w.emplace(path); w->write("4\n"); }},
-        {"5", [&] { CHECK(::truncate(path.c_str(), 0) == 0); w->write("5\n"); }},
-        {"6", [&] { CHECK(::unlink(path.c_str()) == 0); w->write("6\n"); }},
-        {"7", [&] { w.emplace(path); w->write("7\n"); }},
-        {"8", [&] { w->write("8"); w->write("\n"); }},
+        {"4",
+         [&] {
+           w.emplace(path);
+           w->write("4\n");
+         }},
+        {"5",
+         [&] {
+           CHECK(::truncate(path.c_str(), 0) == 0);
+           w->write("5\n");
+         }},
+        {"6",
+         [&] {
+           CHECK(::unlink(path.c_str()) == 0);
+           w->write("6\n");
+         }},
+        {"7",
+         [&] {
+           w.emplace(path);
+           w->write("7\n");
+         }},
+        {"8",
+         [&] {
+           w->write("8");
+           w->write("\n");
+         }},
     };
     std::thread writer([&] {
       for (auto& step : steps) {
@@ -628,8 +653,8 @@ TEST_CASE("follow: random rotations and truncations lose and repeat no line") {
 
     Lines want;
     std::string partial;
-    std::size_t size = 0;    // of the writer's file
-    bool at_path = true;     // the writer's file is the one at the path
+    std::size_t size = 0;  // of the writer's file
+    bool at_path = true;   // the writer's file is the one at the path
     int rotated = 0;
     auto flush = [&] {
       if (!partial.empty()) want.push_back(std::exchange(partial, {}));
@@ -640,10 +665,8 @@ TEST_CASE("follow: random rotations and truncations lose and repeat no line") {
       w->write(s);
       size += s.size();
       for (char ch : s) {
-        if (ch == '\n')
-          want.push_back(std::exchange(partial, {}));
-        else
-          partial += ch;
+        if (ch == '\n') want.push_back(std::exchange(partial, {}));
+        else partial += ch;
       }
     };
     Lines got;

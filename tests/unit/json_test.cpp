@@ -108,24 +108,28 @@ TEST_CASE("json: valid UTF-8 is kept as raw bytes") {
 
 TEST_CASE("json: invalid UTF-8 becomes U+FFFD per maximal subpart") {
   const Case cases[] = {
-      {"\x80", FFFD},                        // lone continuation byte
-      {"\xBF\x80", FFFD FFFD},               // each stray continuation is one
-      {"\xC0\xAF", FFFD FFFD},               // overlong '/': C0 never starts a sequence
-      {"\xC1\xBF", FFFD FFFD},               // overlong, C1 neither
-      {"\xE0\x80\x80", FFFD FFFD FFFD},      // overlong 3-byte: E0 wants A0..BF
-      {"\xE0\x9F\xBF", FFFD FFFD FFFD},      // overlong U+07FF
+      {"\x80", FFFD},                             // lone continuation byte
+      {"\xBF\x80", FFFD FFFD},                    // each stray continuation is one
+      {"\xC0\xAF", FFFD FFFD},                    // overlong '/': C0 never starts a sequence
+      {"\xC1\xBF", FFFD FFFD},                    // overlong, C1 neither
+      {"\xE0\x80\x80", FFFD FFFD FFFD},           // overlong 3-byte: E0 wants A0..BF
+      {"\xE0\x9F\xBF", FFFD FFFD FFFD},           // overlong U+07FF
       {"\xF0\x8F\xBF\xBF", FFFD FFFD FFFD FFFD},  // overlong 4-byte: F0 wants 90..BF
-      {"\xED\xA0\x80", FFFD FFFD FFFD},      // surrogate U+D800
-      {"\xED\xBF\xBF", FFFD FFFD FFFD},      // surrogate U+DFFF
+      {"\xED\xA0\x80", FFFD FFFD FFFD},           // surrogate U+D800
+      {"\xED\xBF\xBF", FFFD FFFD FFFD},           // surrogate U+DFFF
       {"\xF4\x90\x80\x80", FFFD FFFD FFFD FFFD},  // U+110000
       {"\xF5\x80\x80\x80", FFFD FFFD FFFD FFFD},  // F5..FF never start a sequence
       {"\xFE", FFFD},
       {"\xFF", FFFD},
-      {"\xC3", FFFD},                        // truncated at the end of input
-      {"\xE2\x82", FFFD},                    // one U+FFFD for lead + the continuation it got
+      {"\xC3", FFFD},      // truncated at the end of input
+      {"\xE2\x82", FFFD},  // one U+FFFD for lead + the continuation it got
       {"\xF0\x9F\x98", FFFD},
-      {"\xE2\x82" "A", FFFD "A"},            // cut short by ASCII
-      {"\xE2" "A", FFFD "A"},
+      {"\xE2\x82"
+       "A",
+       FFFD "A"},  // cut short by ASCII
+      {"\xE2"
+       "A",
+       FFFD "A"},
       {"\xF0\x9F\x98\xF0\x9F\x98\x80", FFFD "\xF0\x9F\x98\x80"},  // cut short by a valid sequence
       {"\xC3\xC3\xA9", FFFD "\xC3\xA9"},
       // The example of Unicode §3.9 (Table 3-8).

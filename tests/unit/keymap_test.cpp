@@ -95,9 +95,9 @@ TEST_CASE("keymap: at max_keys, get evicts the least recently updated key and re
     KeyMap::Lookup d = km.get("d");
     CHECK(d.created);
     REQUIRE(d.evicted != nullptr);
-    CHECK(d.evicted == b);              // the victim itself, still alive for its holders
+    CHECK(d.evicted == b);  // the victim itself, still alive for its holders
     CHECK(d.evicted->key() == "b");
-        CHECK(km.size() == 3);
+    CHECK(km.size() == 3);
     CHECK(keys_of(km.all()) == std::vector<std::string>{"a", "c", "d"});
     // b comes back as a new slot (a fresh window) and pushes out c: b d a.
     KeyMap::Lookup b2 = km.get("b");

@@ -131,9 +131,9 @@ TEST_CASE("line_reader: line endings, empty lines, NUL") {
       {"a\n\nb"sv, {{"a", false}, {"", false}, {"b", false}}},
       {"a\r\nb\r\n"sv, {{"a", false}, {"b", false}}},
       {"\r\n"sv, {{"", false}}},
-      {"a\rb\n"sv, {{"a\rb", false}}},      // a lone CR stays
-      {"a\r\r\n"sv, {{"a\r", false}}},      // only the CR right before LF goes
-      {"a\r"sv, {{"a\r", false}}},          // no LF at the end: the CR stays
+      {"a\rb\n"sv, {{"a\rb", false}}},  // a lone CR stays
+      {"a\r\r\n"sv, {{"a\r", false}}},  // only the CR right before LF goes
+      {"a\r"sv, {{"a\r", false}}},      // no LF at the end: the CR stays
       {"\r"sv, {{"\r", false}}},
       {"a\0b\n\0\n"sv, {{"a\0b"s, false}, {"\0"s, false}}},
       {"x\ny"sv, {{"x", false}, {"y", false}}},
@@ -158,7 +158,7 @@ TEST_CASE("line_reader: lines at and past max_line") {
       {"abcde\n"sv, {{"abcd", true}}},
       {"abcde"sv, {{"abcd", true}}},
       {"abcde\r\n"sv, {{"abcd", true}}},
-      {"abcd\r"sv, {{"abcd", true}}},     // a lone CR at the end does count
+      {"abcd\r"sv, {{"abcd", true}}},  // a lone CR at the end does count
       {"abcd\rx\n"sv, {{"abcd", true}}},
       {"abcdefghijklmnop\nxy\n"sv, {{"abcd", true}, {"xy", false}}},
       {"abcdefghijklmnop\r\nxy"sv, {{"abcd", true}, {"xy", false}}},
@@ -175,9 +175,8 @@ TEST_CASE("line_reader: lines at and past max_line") {
 }
 
 TEST_CASE("line_reader: every buffer size and max_line agrees with the plain rules") {
-  const std::string data =
-      "one\ntwo\r\n\nthree three\r\r\n\r\nfour\rfour\n" + std::string(37, 'L') + "\n" + std::string(9, 'M') +
-      "\r\n" + std::string("n\0ul\n", 5) + "x\ny\r\nlast without newline";
+  const std::string data = "one\ntwo\r\n\nthree three\r\r\n\r\nfour\rfour\n" + std::string(37, 'L') + "\n" +
+                           std::string(9, 'M') + "\r\n" + std::string("n\0ul\n", 5) + "x\ny\r\nlast without newline";
   for (std::size_t max_line = 0; max_line <= 12; ++max_line) {
     const Lines want = reference(data, max_line);
     for (std::size_t buffer = 1; buffer <= 20; ++buffer) {

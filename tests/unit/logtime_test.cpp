@@ -29,8 +29,8 @@ using Form = TimestampSpec::Form;
 
 namespace {
 
-constexpr int64_t kNone = -1;                       // "no timestamp" in the tables
-constexpr int64_t kNow = 1795262400000;             // 2026-11-21 12:00:00Z
+constexpr int64_t kNone = -1;                        // "no timestamp" in the tables
+constexpr int64_t kNow = 1795262400000;              // 2026-11-21 12:00:00Z
 constexpr int64_t k20261121_100005 = 1795255205000;  // 2026-11-21 10:00:05Z
 constexpr int64_t k20261121_100000 = 1795255200000;  // 2026-11-21 10:00:00Z
 
@@ -107,156 +107,158 @@ class ScopedTz {
 
 TEST_CASE("logtime: RFC 3339 / ISO 8601") {
   const LogTime lt = make(spec(Form::Auto));
-  check_rows(lt, {
-      {"2026-11-21T10:00:05Z", k20261121_100005},
-      {"2026-11-21t10:00:05z", k20261121_100005},
-      {"2026-11-21 10:00:05", k20261121_100005},  // no offset: the configured zone (UTC here)
-      {"2026-11-21 10:00:05,123", k20261121_100005 + 123},
-      {"2026-11-21 10:00:05.123 INFO x", k20261121_100005 + 123},
-      {"2026-11-21T10:00:05.5Z", k20261121_100005 + 500},
-      {"2026-11-21T10:00:05.12Z", k20261121_100005 + 120},
-      {"2026-11-21T10:00:05.123456789Z", k20261121_100005 + 123},  // truncated, not rounded
-      {"2026-11-21T10:00:05.999999+00:00", k20261121_100005 + 999},
-      {"2026-11-21T10:00:05.123456+02:00", 1795248005000 + 123},  // 08:00:05.123Z
-      {"2026-11-21T10:00:05+0200", 1795248005000},
-      {"2026-11-21T10:00:05+02", 1795248005000},
-      {"2026-11-21T10:00:05,25+02", 1795248005000 + 250},
-      {"2026-11-21T10:00:05-05:30", 1795275005000},  // 15:30:05Z
-      {"2026-11-21T10:00Z", k20261121_100000},        // seconds may be left out
-      {"2026-11-21 10:00:05.", k20261121_100005},     // a full stop ending a sentence
-      {"2026-11-21 10:00:05 +0200", k20261121_100005},  // an offset must be attached
-      {"2015-07-29 17:41:44,747 - INFO  [QuorumPeer[myid=1]/0:0:0:0:0:0:0:0:2181:FastLeaderElection@774]",
-       1438191704000 + 747},  // Zookeeper (loghub)
-      {"2015-10-18 18:01:47,978 INFO [main] org.apache.hadoop.mapreduce.v2.app.MRAppMaster: Created",
-       1445191307000 + 978},  // Hadoop (loghub)
-      {"level=info ts=2026-11-21T10:00:05Z msg=\"up\"", k20261121_100005},
-      {"T2026-11-21T10:00:05Z", k20261121_100005},
-  });
+  check_rows(lt,
+             {
+                 {"2026-11-21T10:00:05Z", k20261121_100005},
+                 {"2026-11-21t10:00:05z", k20261121_100005},
+                 {"2026-11-21 10:00:05", k20261121_100005},  // no offset: the configured zone (UTC here)
+                 {"2026-11-21 10:00:05,123", k20261121_100005 + 123},
+                 {"2026-11-21 10:00:05.123 INFO x", k20261121_100005 + 123},
+                 {"2026-11-21T10:00:05.5Z", k20261121_100005 + 500},
+                 {"2026-11-21T10:00:05.12Z", k20261121_100005 + 120},
+                 {"2026-11-21T10:00:05.123456789Z", k20261121_100005 + 123},  // truncated, not rounded
+                 {"2026-11-21T10:00:05.999999+00:00", k20261121_100005 + 999},
+                 {"2026-11-21T10:00:05.123456+02:00", 1795248005000 + 123},  // 08:00:05.123Z
+                 {"2026-11-21T10:00:05+0200", 1795248005000},
+                 {"2026-11-21T10:00:05+02", 1795248005000},
+                 {"2026-11-21T10:00:05,25+02", 1795248005000 + 250},
+                 {"2026-11-21T10:00:05-05:30", 1795275005000},     // 15:30:05Z
+                 {"2026-11-21T10:00Z", k20261121_100000},          // seconds may be left out
+                 {"2026-11-21 10:00:05.", k20261121_100005},       // a full stop ending a sentence
+                 {"2026-11-21 10:00:05 +0200", k20261121_100005},  // an offset must be attached
+                 {"2015-07-29 17:41:44,747 - INFO  [QuorumPeer[myid=1]/0:0:0:0:0:0:0:0:2181:FastLeaderElection@774]",
+                  1438191704000 + 747},  // Zookeeper (loghub)
+                 {"2015-10-18 18:01:47,978 INFO [main] org.apache.hadoop.mapreduce.v2.app.MRAppMaster: Created",
+                  1445191307000 + 978},  // Hadoop (loghub)
+                 {"level=info ts=2026-11-21T10:00:05Z msg=\"up\"", k20261121_100005},
+                 {"T2026-11-21T10:00:05Z", k20261121_100005},
+             });
 }
 
 TEST_CASE("logtime: RFC 3339 stamps that are not there or out of range") {
   const LogTime lt = make(spec(Form::Rfc3339));
   check_rows(lt, {
-      {"", kNone},
-      {"no stamp here", kNone},
-      {"backup of 2026-11-21 failed", kNone},  // a date alone is not a time
-      {"2026-11-21T", kNone},
-      {"2026-11-21T10", kNone},
-      {"2026-11-21T10:0", kNone},
-      {"12026-11-21 10:00:05Z", kNone},  // five-digit year
-      {"2026-11-21 10:00:055", kNone},
-      {"2026-11-21 10:00:05:", k20261121_100005},
-      {"2026-11-21 10:00:5", kNone},
-      {"2026-1-21 10:00:05", kNone},
-      {"2026-13-01 10:00:00", kNone},
-      {"2026-00-10 10:00:00", kNone},
-      {"2026-11-00 10:00:00", kNone},
-      {"2026-11-31 10:00:00", kNone},
-      {"2026-04-31 10:00:00", kNone},
-      {"2026-02-29 10:00:00", kNone},  // 2026 is not a leap year
-      {"2028-02-29 10:00:00", 1835431200000},
-      {"2026-11-21 24:00:00", kNone},
-      {"2026-11-21 10:60:00", kNone},
-      {"2026-11-21 10:00:61", kNone},
-      {"2026-11-21 23:59:60", 1795305599000 + 999},  // leap second: :59.999
-      {"2026-11-21 23:59:60.5", 1795305599000 + 999},
-      {"2026-11-21T10:00:05+24:00", kNone},
-      {"2026-11-21T10:00:05+02:60", kNone},
-      {"2026-11-21T10:00:05+02001", kNone},
-      // an invalid stamp is skipped and the search goes on to the right
-      {"2026-13-01 00:00:00 then 2026-11-21 10:00:05Z", k20261121_100005},
-      {"2026-11-21T10:00:05+24:00 2026-11-21T10:00:05+02", 1795248005000},
-  });
+                     {"", kNone},
+                     {"no stamp here", kNone},
+                     {"backup of 2026-11-21 failed", kNone},  // a date alone is not a time
+                     {"2026-11-21T", kNone},
+                     {"2026-11-21T10", kNone},
+                     {"2026-11-21T10:0", kNone},
+                     {"12026-11-21 10:00:05Z", kNone},  // five-digit year
+                     {"2026-11-21 10:00:055", kNone},
+                     {"2026-11-21 10:00:05:", k20261121_100005},
+                     {"2026-11-21 10:00:5", kNone},
+                     {"2026-1-21 10:00:05", kNone},
+                     {"2026-13-01 10:00:00", kNone},
+                     {"2026-00-10 10:00:00", kNone},
+                     {"2026-11-00 10:00:00", kNone},
+                     {"2026-11-31 10:00:00", kNone},
+                     {"2026-04-31 10:00:00", kNone},
+                     {"2026-02-29 10:00:00", kNone},  // 2026 is not a leap year
+                     {"2028-02-29 10:00:00", 1835431200000},
+                     {"2026-11-21 24:00:00", kNone},
+                     {"2026-11-21 10:60:00", kNone},
+                     {"2026-11-21 10:00:61", kNone},
+                     {"2026-11-21 23:59:60", 1795305599000 + 999},  // leap second: :59.999
+                     {"2026-11-21 23:59:60.5", 1795305599000 + 999},
+                     {"2026-11-21T10:00:05+24:00", kNone},
+                     {"2026-11-21T10:00:05+02:60", kNone},
+                     {"2026-11-21T10:00:05+02001", kNone},
+                     // an invalid stamp is skipped and the search goes on to the right
+                     {"2026-13-01 00:00:00 then 2026-11-21 10:00:05Z", k20261121_100005},
+                     {"2026-11-21T10:00:05+24:00 2026-11-21T10:00:05+02", 1795248005000},
+                 });
 }
 
 TEST_CASE("logtime: syslog") {
   const LogTime lt = make(spec(Form::Syslog), zone(0), 2026);
   check_rows(lt, {
-      {"Nov 21 10:00:00 host sshd[1]: x", k20261121_100000},
-      {"Nov 21 10:00:00", k20261121_100000},
-      {"Jul  1 09:00:55 calvisitor-10-105-160-95 kernel[0]: IOThunderboltSwitch", 1782896455000},  // Mac
-      {"Jul 1 09:00:55 host", 1782896455000},
-      {"Jul 01 09:00:55 host", 1782896455000},
-      {"Nov 21 10:00:00.250 host", k20261121_100000 + 250},
-      {"Nov 21 10:00:00,250123 host", k20261121_100000 + 250},
-      {"<34>Nov 21 10:00:00 host", k20261121_100000},
-      {"[Sun Dec 04 04:47:44 2005] [notice]", 1133671664000},  // ctime(): the year is in the line
-      {"Dec 04 04:47:44 2005", 1133671664000},
-      {"Dec 04 04:47:44 2005x", 1796359664000},  // "2005x" is not a year: 2026-12-04, then text
-      {"Nov 21 10:00:00 2026host", k20261121_100000},
-      {"Nov 21 10:00:00 20261 x", k20261121_100000},
-      {"Dec 10 06:55:46 LabSZ sshd[24200]: reverse mapping checking", 1796885746000},  // OpenSSH
-      {"Jun 14 15:16:01 combo sshd(pam_unix)[19939]: authentication failure;", 1781450161000},  // Linux
-      {"Feb 29 10:00:00 host", kNone},
-      {"Feb 30 10:00:00 host", kNone},
-      {"Nov 31 10:00:00 host", kNone},
-      {"Nov 21 25:00:00 host", kNone},
-      {"Nov 21 10:00:000 host", kNone},
-      {"Nov  21 10:00:00 host", kNone},
-      {"Nov 123 10:00:00 host", kNone},
-      {"Nov 21  10:00:00 host", kNone},
-      {"xNov 21 10:00:00", kNone},
-      {"November 21 10:00:00", kNone},
-      {"NOV 21 10:00:00", kNone},
-      {"Nov 21 10:00", kNone},
-      {"Now 21 10:00:00", kNone},
-      {"Nov 21 24:00:00 then Nov 21 10:00:00", k20261121_100000},
-  });
+                     {"Nov 21 10:00:00 host sshd[1]: x", k20261121_100000},
+                     {"Nov 21 10:00:00", k20261121_100000},
+                     {"Jul  1 09:00:55 calvisitor-10-105-160-95 kernel[0]: IOThunderboltSwitch", 1782896455000},  // Mac
+                     {"Jul 1 09:00:55 host", 1782896455000},
+                     {"Jul 01 09:00:55 host", 1782896455000},
+                     {"Nov 21 10:00:00.250 host", k20261121_100000 + 250},
+                     {"Nov 21 10:00:00,250123 host", k20261121_100000 + 250},
+                     {"<34>Nov 21 10:00:00 host", k20261121_100000},
+                     {"[Sun Dec 04 04:47:44 2005] [notice]", 1133671664000},  // ctime(): the year is in the line
+                     {"Dec 04 04:47:44 2005", 1133671664000},
+                     {"Dec 04 04:47:44 2005x", 1796359664000},  // "2005x" is not a year: 2026-12-04, then text
+                     {"Nov 21 10:00:00 2026host", k20261121_100000},
+                     {"Nov 21 10:00:00 20261 x", k20261121_100000},
+                     {"Dec 10 06:55:46 LabSZ sshd[24200]: reverse mapping checking", 1796885746000},  // OpenSSH
+                     {"Jun 14 15:16:01 combo sshd(pam_unix)[19939]: authentication failure;", 1781450161000},  // Linux
+                     {"Feb 29 10:00:00 host", kNone},
+                     {"Feb 30 10:00:00 host", kNone},
+                     {"Nov 31 10:00:00 host", kNone},
+                     {"Nov 21 25:00:00 host", kNone},
+                     {"Nov 21 10:00:000 host", kNone},
+                     {"Nov  21 10:00:00 host", kNone},
+                     {"Nov 123 10:00:00 host", kNone},
+                     {"Nov 21  10:00:00 host", kNone},
+                     {"xNov 21 10:00:00", kNone},
+                     {"November 21 10:00:00", kNone},
+                     {"NOV 21 10:00:00", kNone},
+                     {"Nov 21 10:00", kNone},
+                     {"Now 21 10:00:00", kNone},
+                     {"Nov 21 24:00:00 then Nov 21 10:00:00", k20261121_100000},
+                 });
 }
 
 TEST_CASE("logtime: common log format") {
   const LogTime lt = make(spec(Form::Clf), zone(120));
   check_rows(lt, {
-      {"127.0.0.1 - - [21/Nov/2026:10:00:00 +0000] \"GET / HTTP/1.1\" 200 5", k20261121_100000},
-      {"[21/Nov/2026:10:00:00 -0700]", 1795280400000},  // 17:00Z
-      {"[21/Nov/2026:10:00:00 +02:00]", k20261121_100000 - 7200000},
-      {"[21/Nov/2026:10:00:00]", k20261121_100000 - 7200000},  // no offset: the configured +02:00
-      {"[21/Nov/2026:10:00:00 +0000", kNone},
-      {"[21/Nov/2026:10:00:00 +00000]", kNone},
-      {"[21/Nov/2026:10:00:00 x]", kNone},
-      {"[31/Nov/2026:10:00:00 +0000]", kNone},
-      {"[21/nov/2026:10:00:00 +0000]", kNone},
-      {"[1/Nov/2026:10:00:00 +0000]", kNone},
-      {"[x] [21/Nov/2026:10:00:00 +0000]", k20261121_100000},
-  });
+                     {"127.0.0.1 - - [21/Nov/2026:10:00:00 +0000] \"GET / HTTP/1.1\" 200 5", k20261121_100000},
+                     {"[21/Nov/2026:10:00:00 -0700]", 1795280400000},  // 17:00Z
+                     {"[21/Nov/2026:10:00:00 +02:00]", k20261121_100000 - 7200000},
+                     {"[21/Nov/2026:10:00:00]", k20261121_100000 - 7200000},  // no offset: the configured +02:00
+                     {"[21/Nov/2026:10:00:00 +0000", kNone},
+                     {"[21/Nov/2026:10:00:00 +00000]", kNone},
+                     {"[21/Nov/2026:10:00:00 x]", kNone},
+                     {"[31/Nov/2026:10:00:00 +0000]", kNone},
+                     {"[21/nov/2026:10:00:00 +0000]", kNone},
+                     {"[1/Nov/2026:10:00:00 +0000]", kNone},
+                     {"[x] [21/Nov/2026:10:00:00 +0000]", k20261121_100000},
+                 });
 }
 
 TEST_CASE("logtime: epoch only at the start of the line") {
   const LogTime lt = make(spec(Form::Epoch));
   check_rows(lt, {
-      {"1700000000 x", 1700000000000},
-      {"1700000000", 1700000000000},
-      {"1700000000.5 x", 1700000000500},
-      {"1700000000.123456 x", 1700000000123},
-      {"1700000000. x", 1700000000000},
-      {"1700000000,5 x", 1700000000000},  // only '.' starts a fraction
-      {"1700000000123 x", 1700000000123},
-      {"1700000000123", 1700000000123},
-      {"1700000000abc", 1700000000000},
-      {"170000000 x", kNone},     // 9 digits
-      {"17000000000 x", kNone},   // 11 digits
-      {"170000000012 x", kNone},  // 12 digits
-      {"17000000001234 x", kNone},
-      {"x 1700000000", kNone},
-      {" 1700000000", kNone},
-      {"2026-11-21T10:00:05Z", kNone},
-  });
+                     {"1700000000 x", 1700000000000},
+                     {"1700000000", 1700000000000},
+                     {"1700000000.5 x", 1700000000500},
+                     {"1700000000.123456 x", 1700000000123},
+                     {"1700000000. x", 1700000000000},
+                     {"1700000000,5 x", 1700000000000},  // only '.' starts a fraction
+                     {"1700000000123 x", 1700000000123},
+                     {"1700000000123", 1700000000123},
+                     {"1700000000abc", 1700000000000},
+                     {"170000000 x", kNone},     // 9 digits
+                     {"17000000000 x", kNone},   // 11 digits
+                     {"170000000012 x", kNone},  // 12 digits
+                     {"17000000001234 x", kNone},
+                     {"x 1700000000", kNone},
+                     {" 1700000000", kNone},
+                     {"2026-11-21T10:00:05Z", kNone},
+                 });
 }
 
 TEST_CASE("logtime: auto takes the leftmost stamp of any form") {
   const LogTime lt = make(spec(Form::Auto), zone(0), 2026);
   check_rows(lt, {
-      {"Nov 21 10:00:00 host app: started at 2026-11-22T00:00:00Z", k20261121_100000},
-      {"2026-11-22T00:00:00Z seen Nov 21 10:00:00", 1795305600000},
-      {"1700000000 2026-11-21T10:00:05Z", 1700000000000},
-      {"x 1700000000 2026-11-21T10:00:05Z", k20261121_100005},  // epoch not mid-line
-      {"job 170000000 at Nov 21 10:00:00", k20261121_100000},
-      {"[21/Nov/2026:10:00:00 +0000] Nov 22 10:00:00 2026-11-23T00:00:00Z", k20261121_100000},
-      {"id=17 Nov 21 10:00:00 [21/Nov/2026:00:00:00 +0000]", k20261121_100000},
-      {"[Sun Dec 04 04:47:44 2005] [error] mod_jk child workerEnv in error state 6", 1133671664000},
-      {"081109 203615 148 INFO dfs.DataNode$PacketResponder: PacketResponder 1", kNone},  // HDFS: not a known form
-      {"Feb 30 10:00:00 then 2026-11-21 10:00:05", k20261121_100005},
-  });
+                     {"Nov 21 10:00:00 host app: started at 2026-11-22T00:00:00Z", k20261121_100000},
+                     {"2026-11-22T00:00:00Z seen Nov 21 10:00:00", 1795305600000},
+                     {"1700000000 2026-11-21T10:00:05Z", 1700000000000},
+                     {"x 1700000000 2026-11-21T10:00:05Z", k20261121_100005},  // epoch not mid-line
+                     {"job 170000000 at Nov 21 10:00:00", k20261121_100000},
+                     {"[21/Nov/2026:10:00:00 +0000] Nov 22 10:00:00 2026-11-23T00:00:00Z", k20261121_100000},
+                     {"id=17 Nov 21 10:00:00 [21/Nov/2026:00:00:00 +0000]", k20261121_100000},
+                     {"[Sun Dec 04 04:47:44 2005] [error] mod_jk child workerEnv in error state 6", 1133671664000},
+                     {"081109 203615 148 INFO dfs.DataNode$PacketResponder: PacketResponder 1",
+                      kNone},  // HDFS: not a known form
+                     {"Feb 30 10:00:00 then 2026-11-21 10:00:05", k20261121_100005},
+                 });
 }
 
 TEST_CASE("logtime: a named form looks only for that form") {
@@ -276,8 +278,7 @@ TEST_CASE("logtime: strptime formats at the start of the line") {
   };
   const std::vector<Case> cases = {
       {"%y%m%d %H%M%S", "081109 203615 148 INFO dfs.DataNode$PacketResponder: PacketResponder 1", 1226262975000},
-      {"%y/%m/%d %H:%M:%S", "17/06/09 20:10:40 INFO executor.CoarseGrainedExecutorBackend: Registered",
-       1497039040000},
+      {"%y/%m/%d %H:%M:%S", "17/06/09 20:10:40 INFO executor.CoarseGrainedExecutorBackend: Registered", 1497039040000},
       {"%d/%b/%Y:%H:%M:%S %z", "21/Nov/2026:10:00:00 +0100 GET", k20261121_100000 - 3600000},
       {"%Y-%m-%dT%H:%M:%S.%f%z", "2026-11-21T10:00:05.123456-0130", 1795260605000 + 123},  // 11:30:05.123Z
       {"%Y-%m-%dT%H:%M:%S%z", "2026-11-21T10:00:05Z", k20261121_100005},
@@ -323,11 +324,11 @@ TEST_CASE("logtime: strptime formats at the start of the line") {
 TEST_CASE("logtime: %Z names UTC, other zone names are read and ignored") {
   const LogTime lt = make(spec(Form::Strptime, "%A, %d %B %Y %H:%M:%S %Z"), zone(120));
   check_rows(lt, {
-      {"Saturday, 21 November 2026 10:00:00 GMT", k20261121_100000},
-      {"Saturday, 21 November 2026 10:00:00 UTC", k20261121_100000},
-      {"Saturday, 21 November 2026 10:00:00 CET", k20261121_100000 - 7200000},  // the configured +02:00
-      {"Saturday, 21 November 2026 10:00:00 +0100", kNone},
-  });
+                     {"Saturday, 21 November 2026 10:00:00 GMT", k20261121_100000},
+                     {"Saturday, 21 November 2026 10:00:00 UTC", k20261121_100000},
+                     {"Saturday, 21 November 2026 10:00:00 CET", k20261121_100000 - 7200000},  // the configured +02:00
+                     {"Saturday, 21 November 2026 10:00:00 +0100", kNone},
+                 });
 }
 
 TEST_CASE("logtime: a fixed zone applies only to stamps without an offset") {
@@ -343,20 +344,19 @@ TEST_CASE("logtime: match + format parses the first capture group") {
   // Apache (loghub)
   const LogTime apache = make(spec(Form::Strptime, "%a %b %d %H:%M:%S %Y", R"(^\[(.*?)\])"));
   check_rows(apache, {
-      {"[Sun Dec 04 04:47:44 2005] [notice] workerEnv.init() ok /etc/httpd/conf/workers2.properties",
-       1133671664000},
-      {"x [Sun Dec 04 04:47:44 2005]", kNone},   // the regex does not match
-      {"[Sun Dec 04 04:47:44] x", kNone},        // the format does not match the capture
-      {"[Sun Dec 32 04:47:44 2005]", kNone},
-  });
+                         {"[Sun Dec 04 04:47:44 2005] [notice] workerEnv.init() ok /etc/httpd/conf/workers2.properties",
+                          1133671664000},
+                         {"x [Sun Dec 04 04:47:44 2005]", kNone},  // the regex does not match
+                         {"[Sun Dec 04 04:47:44] x", kNone},       // the format does not match the capture
+                         {"[Sun Dec 32 04:47:44 2005]", kNone},
+                     });
 
   const LogTime named = make(spec(Form::Strptime, "rfc3339", R"(ts=(\S+))"));
   CHECK(named.parse("a=2026-01-01T00:00:00Z ts=2026-11-21T10:00:05Z", kNow).value_or(kNone) == k20261121_100005);
   CHECK(named.parse("ts=none, 2026-11-21T10:00:05Z", kNow).value_or(kNone) == kNone);
 
   const LogTime rfc_form = make(spec(Form::Rfc3339, "", R"(ts=(\S+))"));
-  CHECK(rfc_form.parse("a=2026-01-01T00:00:00Z ts=2026-11-21T10:00:05Z", kNow).value_or(kNone) ==
-        k20261121_100005);
+  CHECK(rfc_form.parse("a=2026-01-01T00:00:00Z ts=2026-11-21T10:00:05Z", kNow).value_or(kNone) == k20261121_100005);
 
   // epoch is at the start of the capture, not of the line
   const LogTime epoch = make(spec(Form::Strptime, "epoch", R"(at (\d+))"));
@@ -392,8 +392,7 @@ TEST_CASE("logtime: errors") {
         "invalid timestamp format \"%d %H:%M:%S\": it has no date (it needs %d with %m or %b, or %F, %D, %j or %s)");
   CHECK(make_error(spec(Form::Strptime, "")) ==
         "invalid timestamp format \"\": it has no date (it needs %d with %m or %b, or %F, %D, %j or %s)");
-  CHECK(make_error(spec(Form::Strptime, "%Y-%m-%d", "abc(")) ==
-        "invalid timestamp match 'abc(': missing ): abc(");
+  CHECK(make_error(spec(Form::Strptime, "%Y-%m-%d", "abc(")) == "invalid timestamp match 'abc(': missing ): abc(");
   CHECK(make_error(spec(Form::Strptime, "%Y-%m-%d", R"(\[.*?\])")) ==
         "timestamp match '\\[.*?\\]' has no capture group: put the timestamp in ( )");
   CHECK(make_error(spec(Form::Auto, "", "(?:x)")) ==
@@ -447,19 +446,19 @@ TEST_CASE("logtime: the local zone follows TZ, across DST changes") {
   const ScopedTz tz("CET-1CEST,M3.5.0,M10.5.0/3");  // a POSIX rule: needs no tzdata files
   const LogTime lt = make(spec(Form::Auto), local_zone(), 0);
   check_rows(lt, {
-      {"2026-07-01 12:00:00", 1782900000000},  // CEST: 10:00Z
-      {"2026-01-15 12:00:00", 1768474800000},  // CET: 11:00Z
-      {"2026-03-29 01:59:59", 1774745999000},  // the last second of CET
-      {"2026-03-29 03:00:00", 1774746000000},  // the first of CEST
-      {"2026-10-25 03:00:00", 1792893600000},  // CET again
-      {"2026-07-01 12:00:00Z", 1782900000000 + 7200000},  // an offset in the stamp wins
-      {"[21/Nov/2026:10:00:00 +0000]", k20261121_100000},
-  });
+                     {"2026-07-01 12:00:00", 1782900000000},             // CEST: 10:00Z
+                     {"2026-01-15 12:00:00", 1768474800000},             // CET: 11:00Z
+                     {"2026-03-29 01:59:59", 1774745999000},             // the last second of CET
+                     {"2026-03-29 03:00:00", 1774746000000},             // the first of CEST
+                     {"2026-10-25 03:00:00", 1792893600000},             // CET again
+                     {"2026-07-01 12:00:00Z", 1782900000000 + 7200000},  // an offset in the stamp wins
+                     {"[21/Nov/2026:10:00:00 +0000]", k20261121_100000},
+                 });
   // the same lines again come from the cache
   check_rows(lt, {
-      {"2026-07-01 12:00:00", 1782900000000},
-      {"2026-01-15 12:00:00", 1768474800000},
-  });
+                     {"2026-07-01 12:00:00", 1782900000000},
+                     {"2026-01-15 12:00:00", 1768474800000},
+                 });
   // year inference in the local zone: 2026-12-31 23:30Z is 2027-01-01 00:30 CET
   const LogTime syslog = make(spec(Form::Syslog), local_zone(), 0);
   CHECK(syslog.parse("Jan  1 00:10:00 host", 1798759800000).value_or(kNone) == 1798758600000);
@@ -502,8 +501,7 @@ TEST_CASE("logtime: loghub first lines") {
        "INT]",
        1497039040000},
       {spec(Form::Strptime, "%a %b %d %H:%M:%S %Y", R"(^\[(.*?)\])"), 0,
-       "[Sun Dec 04 04:47:44 2005] [notice] workerEnv.init() ok /etc/httpd/conf/workers2.properties",
-       1133671664000},
+       "[Sun Dec 04 04:47:44 2005] [notice] workerEnv.init() ok /etc/httpd/conf/workers2.properties", 1133671664000},
   };
   for (const Case& c : cases) {
     const std::string line = c.line;
@@ -551,7 +549,9 @@ class LineMaker {
   size_t pick(size_t n) { return static_cast<size_t>(rng_() % n); }
   bool one_in(size_t n) { return pick(n) == 0; }
   template <size_t N>
-  const char* any(const char* const (&options)[N]) { return options[pick(N)]; }
+  const char* any(const char* const (&options)[N]) {
+    return options[pick(N)];
+  }
 
   std::string digits(size_t n) {
     std::string s;
@@ -589,14 +589,15 @@ class LineMaker {
     switch (pick(8)) {
       case 0: return ".";
       case 1: return "," + digits(1 + pick(9));
-      case 2: case 3: return "." + digits(3);
+      case 2:
+      case 3: return "." + digits(3);
       case 4: return "." + digits(1 + pick(9));
       default: return "";
     }
   }
   std::string offset() {
-    static const char* const kOffsets[] = {"Z", "z", "+00:00", "+02:00", "-05:30", "+0200", "+02", "-0700",
-                                           "+24:00", "+02:60", "+02001", "+2", "+", "-", "Zx", "+14:45"};
+    static const char* const kOffsets[] = {"Z",      "z",      "+00:00", "+02:00", "-05:30", "+0200", "+02", "-0700",
+                                           "+24:00", "+02:60", "+02001", "+2",     "+",      "-",     "Zx",  "+14:45"};
     return one_in(3) ? "" : any(kOffsets);
   }
   // Swaps one byte of a stamp for one that often appears in stamps.
@@ -641,11 +642,11 @@ class LineMaker {
   }
   std::string clf() {
     if (clf_head_.empty() || pick(10) >= 7) {
-      clf_head_ = mangle("[" + (one_in(30) ? std::to_string(1 + pick(9)) : field(1, 31)) + "/" + month_abbr() +
-                         "/" + year() + ":" + hms());
+      clf_head_ = mangle("[" + (one_in(30) ? std::to_string(1 + pick(9)) : field(1, 31)) + "/" + month_abbr() + "/" +
+                         year() + ":" + hms());
     }
-    static const char* const kEnds[] = {" +0000]", " +0000]", " -0700]", " +02:00]", "]", " +00000]", " x]",
-                                        " +0000",  " +2400]", " Z]",     "",  " -0130]"};
+    static const char* const kEnds[] = {" +0000]", " +0000]", " -0700]", " +02:00]", "]", " +00000]",
+                                        " x]",     " +0000",  " +2400]", " Z]",      "",  " -0130]"};
     return clf_head_ + any(kEnds);
   }
   std::string epoch() {
@@ -662,18 +663,21 @@ class LineMaker {
     return s;
   }
   std::string noise() {
-    static const char* const kWords[] = {"Nov", "Dec", "Jan", "abc", "com", "INFO", "ERROR", "sshd", "host",
-                                         "at", "T", "Z", "web-02", "java", "Caused", "by", "x", "Sun", "May"};
-    static const char* const kClocks[] = {"10:00", "12:34:56", "99:99", "1:2", "0:0:0:0", "00:00:00:00", "23:59",
-                                          "port 49772:11:", "java:682)", "::", "1:23:45"};
+    static const char* const kWords[] = {"Nov",    "Dec",  "Jan", "abc", "com", "INFO",   "ERROR",
+                                         "sshd",   "host", "at",  "T",   "Z",   "web-02", "java",
+                                         "Caused", "by",   "x",   "Sun", "May"};
+    static const char* const kClocks[] = {"10:00", "12:34:56",       "99:99",     "1:2", "0:0:0:0", "00:00:00:00",
+                                          "23:59", "port 49772:11:", "java:682)", "::",  "1:23:45"};
     static const char kPunct[] = " -[]():/.,+Z\tT=\"'<>|";
     switch (pick(9)) {
-      case 0: case 1: return any(kWords);
+      case 0:
+      case 1: return any(kWords);
       case 2: return digits(1 + pick(14));
       case 3: return any(kClocks);
       case 4: return std::string(1, kPunct[pick(sizeof kPunct - 1)]);
-      case 5: return std::to_string(pick(256)) + "." + std::to_string(pick(256)) + "." + std::to_string(pick(256)) +
-                     "." + std::to_string(pick(256));
+      case 5:
+        return std::to_string(pick(256)) + "." + std::to_string(pick(256)) + "." + std::to_string(pick(256)) + "." +
+               std::to_string(pick(256));
       case 6: return std::string(1, static_cast<char>(pick(256)));  // any byte, NUL and >= 0x80 too
       case 7: return "\tat com.example.orders.OrderService.place(OrderService.java:" + digits(3) + ")";
       default: return digits(2) + ":" + digits(2);
@@ -681,7 +685,8 @@ class LineMaker {
   }
   std::string separator() {
     switch (pick(10)) {
-      case 0: case 1: return "";
+      case 0:
+      case 1: return "";
       case 2: return "\t";
       case 3: return std::string(1, "-[]:/,"[pick(6)]);
       default: return " ";
@@ -702,10 +707,10 @@ std::vector<std::string> read_lines(const std::string& path) {
 std::vector<std::string> real_lines() {
   std::vector<std::string> lines;
   const std::string root = SWTHROTTLE_SOURCE_DIR;
-  for (const char* f : {"tests/data/loghub/Apache_2k.log", "tests/data/loghub/Linux_2k.log",
-                        "tests/data/loghub/OpenSSH_2k.log", "examples/app.log", "examples/cron.txt",
-                        "examples/app-errors/app.log", "examples/kernel/syslog", "examples/nginx/access.log",
-                        "examples/sshd/auth.log", "examples/systemd/journal.txt"}) {
+  for (const char* f :
+       {"tests/data/loghub/Apache_2k.log", "tests/data/loghub/Linux_2k.log", "tests/data/loghub/OpenSSH_2k.log",
+        "examples/app.log", "examples/cron.txt", "examples/app-errors/app.log", "examples/kernel/syslog",
+        "examples/nginx/access.log", "examples/sshd/auth.log", "examples/systemd/journal.txt"}) {
     const auto file = read_lines(root + "/" + f);
     INFO(f);
     CHECK(!file.empty());
@@ -717,9 +722,9 @@ std::vector<std::string> real_lines() {
 // "Now" for each line: a value held for a run of lines (the program reads the
 // clock now and then), around New Year, Feb 29, the epoch, and anywhere.
 std::vector<int64_t> walls_for(size_t n, uint64_t seed) {
-  static const int64_t kWalls[] = {kNow,          1798763400000,   1798758000000, 1867017600000, 1803859200000,
-                                   1835438400000, 1767227400000,   0,             -34560000000,  1782896455000,
-                                   1774746000000, 253402300799000, 1438191704747};
+  static const int64_t kWalls[] = {
+      kNow, 1798763400000, 1798758000000, 1867017600000, 1803859200000,   1835438400000, 1767227400000,
+      0,    -34560000000,  1782896455000, 1774746000000, 253402300799000, 1438191704747};
   std::mt19937_64 rng(seed);
   std::vector<int64_t> walls;
   while (walls.size() < n) {
@@ -793,12 +798,12 @@ size_t compare_all(const Kind& kind, const Zone& zone, int year, const std::vect
     const auto got = lt.parse(line, walls[k]);
     stamps += want.has_value();
     if (want != got && differ++ == 0) {
-      first = "line " + std::to_string(k) + " \"" + escaped(line) + "\" now=" + std::to_string(walls[k]) +
-              ": want " + (want ? std::to_string(*want) : "none") + ", got " + (got ? std::to_string(*got) : "none");
+      first = "line " + std::to_string(k) + " \"" + escaped(line) + "\" now=" + std::to_string(walls[k]) + ": want " +
+              (want ? std::to_string(*want) : "none") + ", got " + (got ? std::to_string(*got) : "none");
     }
   }
   INFO(std::string(kind.name) << ", zone " << std::string(zone.name) << ", year " << year << ": " << differ
-                               << " differ; first: " << first);
+                              << " differ; first: " << first);
   CHECK(differ == 0);
   return stamps;
 }
@@ -919,61 +924,61 @@ TEST_CASE("logtime: threads sharing one LogTime get the model's results") {
 TEST_CASE("logtime: stamps after other clocks, digit runs and words") {
   const LogTime lt = make(spec(Form::Auto), zone(0), 2026);
   check_rows(lt, {
-      {"12345678901234567890 Nov 21 10:00:00 host", k20261121_100000},
-      {"abcdefghijklmnopqrstuvwxyz2026-11-21T10:00:05Z", k20261121_100005},
-      {"abcdefghijklmnopqrstuvwxyzNov 21 10:00:00", kNone},  // one word, not "Nov"
-      {"1234567890123452026-11-21T10:00:05Z", kNone},          // one run of digits, not a year
-      {"id 12:3 and 1:23:45 then [21/Nov/2026:10:00:00 +0000]", k20261121_100000},
-      {"12:34 2026-11-21T10:00:05Z", k20261121_100005},
-      {"took 12:34 ms on port 80:443", kNone},
-      {"\tat com.example.orders.OrderService.place(OrderService.java:682)", kNone},
-      {"x 2026-11-21T10:00", k20261121_100000},  // the stamp ends the line
-      {"2026-11-21T10:00", k20261121_100000},
-      {"Nov 21 10:00:00", k20261121_100000},
-      {"10:00:00 Nov 21 10:00:01", k20261121_100000 + 1000},
-      {"::::::::::: 2026-11-21 10:00:05", k20261121_100005},
-  });
+                     {"12345678901234567890 Nov 21 10:00:00 host", k20261121_100000},
+                     {"abcdefghijklmnopqrstuvwxyz2026-11-21T10:00:05Z", k20261121_100005},
+                     {"abcdefghijklmnopqrstuvwxyzNov 21 10:00:00", kNone},  // one word, not "Nov"
+                     {"1234567890123452026-11-21T10:00:05Z", kNone},        // one run of digits, not a year
+                     {"id 12:3 and 1:23:45 then [21/Nov/2026:10:00:00 +0000]", k20261121_100000},
+                     {"12:34 2026-11-21T10:00:05Z", k20261121_100005},
+                     {"took 12:34 ms on port 80:443", kNone},
+                     {"\tat com.example.orders.OrderService.place(OrderService.java:682)", kNone},
+                     {"x 2026-11-21T10:00", k20261121_100000},  // the stamp ends the line
+                     {"2026-11-21T10:00", k20261121_100000},
+                     {"Nov 21 10:00:00", k20261121_100000},
+                     {"10:00:00 Nov 21 10:00:01", k20261121_100000 + 1000},
+                     {"::::::::::: 2026-11-21 10:00:05", k20261121_100005},
+                 });
 }
 
 // The memo of the last head: what follows the head is read anew every time.
 TEST_CASE("logtime: lines that repeat a stamp's date and time") {
   const LogTime lt = make(spec(Form::Auto), zone(120), 2026);
   check_rows(lt, {
-      {"2026-11-21T10:00:05.123Z a", k20261121_100005 + 123},
-      {"2026-11-21T10:00:05.5+02:00 b", 1795248005000 + 500},  // 08:00:05.5Z
-      {"2026-11-21T10:00:05 c", 1795248005000},                // the configured +02:00
-      {"2026-11-21T10:00:05,7-05:30 d", 1795275005000 + 700},  // 15:30:05.7Z
-      {"2026-11-21T10:00:059", kNone},                         // a digit after the seconds
-      {"2026-11-21T10:00:05+24:00 then Nov 21 10:00:00", k20261121_100000 - 7200000},
-      {"2026-11-21T10:00:05.250Z", k20261121_100005 + 250},
-      {"2026-11-21T10:00Z", k20261121_100000},  // no seconds: not the memo's head
-      {"2026-11-21T10:00:05Z", k20261121_100005},
-      {"x 2026-11-21T10:00:05Z", k20261121_100005},  // the same head further on
-      {"2026-11-21 23:59:60.5Z", 1795305599999},     // a leap second, twice
-      {"2026-11-21 23:59:60.5Z", 1795305599999},
-      {"2026-11-21 23:59:60+01:00", 1795301999999},  // 22:59:59.999Z
-      {"[21/Nov/2026:10:00:00 +0000]", k20261121_100000},
-      {"[21/Nov/2026:10:00:00 -0700]", 1795280400000},  // 17:00Z
-      {"[21/Nov/2026:10:00:00]", 1795248000000},        // the configured +02:00
-      {"[21/Nov/2026:10:00:00 +0000", kNone},
-      {"[21/Nov/2026:10:00:00 +00000]", kNone},
-      {"[21/Nov/2026:10:00:00 +0000]", k20261121_100000},
-  });
+                     {"2026-11-21T10:00:05.123Z a", k20261121_100005 + 123},
+                     {"2026-11-21T10:00:05.5+02:00 b", 1795248005000 + 500},  // 08:00:05.5Z
+                     {"2026-11-21T10:00:05 c", 1795248005000},                // the configured +02:00
+                     {"2026-11-21T10:00:05,7-05:30 d", 1795275005000 + 700},  // 15:30:05.7Z
+                     {"2026-11-21T10:00:059", kNone},                         // a digit after the seconds
+                     {"2026-11-21T10:00:05+24:00 then Nov 21 10:00:00", k20261121_100000 - 7200000},
+                     {"2026-11-21T10:00:05.250Z", k20261121_100005 + 250},
+                     {"2026-11-21T10:00Z", k20261121_100000},  // no seconds: not the memo's head
+                     {"2026-11-21T10:00:05Z", k20261121_100005},
+                     {"x 2026-11-21T10:00:05Z", k20261121_100005},  // the same head further on
+                     {"2026-11-21 23:59:60.5Z", 1795305599999},     // a leap second, twice
+                     {"2026-11-21 23:59:60.5Z", 1795305599999},
+                     {"2026-11-21 23:59:60+01:00", 1795301999999},  // 22:59:59.999Z
+                     {"[21/Nov/2026:10:00:00 +0000]", k20261121_100000},
+                     {"[21/Nov/2026:10:00:00 -0700]", 1795280400000},  // 17:00Z
+                     {"[21/Nov/2026:10:00:00]", 1795248000000},        // the configured +02:00
+                     {"[21/Nov/2026:10:00:00 +0000", kNone},
+                     {"[21/Nov/2026:10:00:00 +00000]", kNone},
+                     {"[21/Nov/2026:10:00:00 +0000]", k20261121_100000},
+                 });
 }
 
 // A syslog stamp's year depends on now: the memo of its head is good for one
 // value of now only.
 TEST_CASE("logtime: lines that repeat a syslog stamp as now moves") {
   const LogTime lt = make(spec(Form::Syslog), zone(0), 0);
-  const int64_t new_year = 1798763400000;  // 2027-01-01 00:30:00Z
-  CHECK(lt.parse("Jan  2 00:30:00 host", new_year).value_or(kNone) == 1798849800000);  // a day ahead: 2027
+  const int64_t new_year = 1798763400000;                                                  // 2027-01-01 00:30:00Z
+  CHECK(lt.parse("Jan  2 00:30:00 host", new_year).value_or(kNone) == 1798849800000);      // a day ahead: 2027
   CHECK(lt.parse("Jan  2 00:30:00 host", new_year - 1).value_or(kNone) == 1767313800000);  // more: 2026
   CHECK(lt.parse("Jan  2 00:30:00 host", new_year).value_or(kNone) == 1798849800000);
   CHECK(lt.parse("Jan  2 00:30:00.001 host", new_year).value_or(kNone) == 1767313800001);
   CHECK(lt.parse("Feb 29 12:00:00 host", 1867017600000).value_or(kNone) == 1835438400000);  // now 2029-03-01
   CHECK(lt.parse("Feb 29 12:00:00 host", 1803859200000).value_or(kNone) == kNone);          // now 2027-03-01
   CHECK(lt.parse("Feb 29 12:00:00 host", 1867017600000).value_or(kNone) == 1835438400000);
-  CHECK(lt.parse("Dec 04 04:47:44 host", kNow).value_or(kNone) == 1764823664000);  // 2026-12-04 is 13 days ahead
+  CHECK(lt.parse("Dec 04 04:47:44 host", kNow).value_or(kNone) == 1764823664000);       // 2026-12-04 is 13 days ahead
   CHECK(lt.parse("Dec 04 04:47:44 2005 host", kNow).value_or(kNone) == 1133671664000);  // the year in the line
   CHECK(lt.parse("Dec 04 04:47:44.5 host", kNow).value_or(kNone) == 1764823664500);
   CHECK(lt.parse("Dec 04 04:47:445 host", kNow).value_or(kNone) == kNone);

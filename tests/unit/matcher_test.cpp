@@ -48,8 +48,7 @@ Rule make_rule(std::string name, std::vector<Ev> events, std::string ignore = ""
     for (const auto& [group_name, group] : re.NamedCapturingGroups()) by_group[group] = group_name;
     for (const auto& [group, group_name] : by_group) {
       ev.captures.push_back(group_name);
-      if (std::find(rule.capture_names.begin(), rule.capture_names.end(), group_name) ==
-          rule.capture_names.end()) {
+      if (std::find(rule.capture_names.begin(), rule.capture_names.end(), group_name) == rule.capture_names.end()) {
         rule.capture_names.push_back(group_name);
       }
     }
@@ -61,8 +60,7 @@ Rule make_rule(std::string name, std::vector<Ev> events, std::string ignore = ""
 }
 
 Template make_template(const Rule& rule, std::string_view text) {
-  std::vector<std::string> known = {"rule", "event", "count", "threshold",
-                                    "window", "key", "line", "suppressed"};
+  std::vector<std::string> known = {"rule", "event", "count", "threshold", "window", "key", "line", "suppressed"};
   known.insert(known.end(), rule.capture_names.begin(), rule.capture_names.end());
   auto resolve = [&known](std::string_view name) {
     const auto it = std::find(known.begin(), known.end(), name);
@@ -141,24 +139,23 @@ TEST_CASE("matcher: a line counts once for every event that finds it, in every r
   RuleSet rules;
   rules.rules.push_back(make_rule("nginx-5xx", {kRequest, kError}));
   rules.rules.push_back(with_key(
-      make_rule("ssh",
-                {{"failed", R"(Failed password for (?:invalid user )?(?P<user>\S+) from (?P<ip>[0-9.]+))"},
-                 {"invalid", R"(Invalid user (?P<user>\S+) from (?P<ip>[0-9.]+))"}}),
+      make_rule("ssh", {{"failed", R"(Failed password for (?:invalid user )?(?P<user>\S+) from (?P<ip>[0-9.]+))"},
+                        {"invalid", R"(Invalid user (?P<user>\S+) from (?P<ip>[0-9.]+))"}}),
       "{ip}"));
   rules.rules.push_back(make_rule("any-get", {{"get", R"("GET )"}}));
-  check_rows(rules, {
-      {R"(1.2.3.4 - - [21/Nov/2026:10:00:00 +0000] "GET /a HTTP/1.1" 200 512)",
-       "nginx-5xx{request} any-get{get}"},
-      {R"(1.2.3.4 - - [21/Nov/2026:10:00:00 +0000] "GET /a HTTP/1.1" 503 0)",
-       "nginx-5xx{request,error} any-get{get}"},
-      {R"(1.2.3.4 - - [21/Nov/2026:10:00:00 +0000] "POST /a HTTP/2.0" 500 0)",
-       "nginx-5xx{request,error}"},
-      {"sshd[1]: Failed password for invalid user admin from 1.2.3.4 port 22 ssh2",
-       "ssh{failed}[user=admin,ip=1.2.3.4]"},
-      {"sshd[1]: Invalid user admin from 5.6.7.8", "ssh{invalid}[user=admin,ip=5.6.7.8]"},
-      {"sshd[1]: Accepted password for root from 1.2.3.4 port 22 ssh2", ""},
-      {"", ""},
-  });
+  check_rows(
+      rules,
+      {
+          {R"(1.2.3.4 - - [21/Nov/2026:10:00:00 +0000] "GET /a HTTP/1.1" 200 512)", "nginx-5xx{request} any-get{get}"},
+          {R"(1.2.3.4 - - [21/Nov/2026:10:00:00 +0000] "GET /a HTTP/1.1" 503 0)",
+           "nginx-5xx{request,error} any-get{get}"},
+          {R"(1.2.3.4 - - [21/Nov/2026:10:00:00 +0000] "POST /a HTTP/2.0" 500 0)", "nginx-5xx{request,error}"},
+          {"sshd[1]: Failed password for invalid user admin from 1.2.3.4 port 22 ssh2",
+           "ssh{failed}[user=admin,ip=1.2.3.4]"},
+          {"sshd[1]: Invalid user admin from 5.6.7.8", "ssh{invalid}[user=admin,ip=5.6.7.8]"},
+          {"sshd[1]: Accepted password for root from 1.2.3.4 port 22 ssh2", ""},
+          {"", ""},
+      });
 }
 
 TEST_CASE("matcher: hits come in rule order, whatever order the set reports") {
@@ -168,121 +165,119 @@ TEST_CASE("matcher: hits come in rule order, whatever order the set reports") {
   rules.rules.push_back(make_rule("r2", {{"x", "zzz"}}));
   rules.rules.push_back(make_rule("r3", {{"x", "c"}, {"y", "b"}, {"z", "a"}}));
   check_rows(rules, {
-      {"cba", "r0{y} r1{x} r3{x,y,z}"},
-      {"c", "r3{x}"},
-      {"zzz", "r0{x} r2{x}"},
-      {"d", ""},
-  });
+                        {"cba", "r0{y} r1{x} r3{x,y,z}"},
+                        {"c", "r3{x}"},
+                        {"zzz", "r0{x} r2{x}"},
+                        {"d", ""},
+                    });
 }
 
 TEST_CASE("matcher: ignore removes the rule's hit, and only that rule's") {
   RuleSet rules;
-  rules.rules.push_back(make_rule("ssh", {{"failed", "Failed password"}, {"port", R"(port \d+)"}},
-                                  R"(from 10\.0\.0\.)"));
+  rules.rules.push_back(
+      make_rule("ssh", {{"failed", "Failed password"}, {"port", R"(port \d+)"}}, R"(from 10\.0\.0\.)"));
   rules.rules.push_back(make_rule("all-failed", {{"failed", "Failed password"}}));
   check_rows(rules, {
-      {"Failed password for root from 10.0.0.7 port 22", "all-failed{failed}"},
-      {"Failed password for root from 10.0.0.7", "all-failed{failed}"},
-      {"Failed password for root from 10.1.0.7 port 22", "ssh{failed,port} all-failed{failed}"},
-      {"Accepted key for root from 10.0.0.7", ""},  // only the ignore matches
-      {"Accepted key for root from 10.0.0.7 port 22", ""},
-  });
+                        {"Failed password for root from 10.0.0.7 port 22", "all-failed{failed}"},
+                        {"Failed password for root from 10.0.0.7", "all-failed{failed}"},
+                        {"Failed password for root from 10.1.0.7 port 22", "ssh{failed,port} all-failed{failed}"},
+                        {"Accepted key for root from 10.0.0.7", ""},  // only the ignore matches
+                        {"Accepted key for root from 10.0.0.7 port 22", ""},
+                    });
 }
 
 TEST_CASE("matcher: captures come from the first matched event that defines them") {
   RuleSet rules;
-  rules.rules.push_back(with_key(
-      make_rule("auth",
-                {{"failed", R"(Failed password for (?P<user>\S+) from (?P<ip>\S+))"},
-                 {"invalid", R"(Invalid user (?P<user>\S*) from (?P<ip>\S+))"},
-                 {"port", R"(port (?P<port>\d+))"}}),
-      "{ip}:{port}"));
-  check_rows(rules, {
-      {"Invalid user admin from 5.6.7.8 port 2222", "auth{invalid,port}[user=admin,ip=5.6.7.8,port=2222]"},
-      // Both name-defining events match: the first in event order wins, for every name.
-      {"Invalid user eve from 2.2.2.2; Failed password for bob from 1.1.1.1",
-       "auth{failed,invalid}[user=bob,ip=1.1.1.1,port=]"},
-      {"Failed password for bob from 1.1.1.1 port 7", "auth{failed,port}[user=bob,ip=1.1.1.1,port=7]"},
-      {"port 99", "auth{port}[user=,ip=,port=99]"},
-      // An empty group that took part counts as a value: "" from `invalid`.
-      {"Invalid user  from 3.3.3.3", "auth{invalid}[user=,ip=3.3.3.3,port=]"},
-  });
+  rules.rules.push_back(with_key(make_rule("auth", {{"failed", R"(Failed password for (?P<user>\S+) from (?P<ip>\S+))"},
+                                                    {"invalid", R"(Invalid user (?P<user>\S*) from (?P<ip>\S+))"},
+                                                    {"port", R"(port (?P<port>\d+))"}}),
+                                 "{ip}:{port}"));
+  check_rows(rules,
+             {
+                 {"Invalid user admin from 5.6.7.8 port 2222", "auth{invalid,port}[user=admin,ip=5.6.7.8,port=2222]"},
+                 // Both name-defining events match: the first in event order wins, for every name.
+                 {"Invalid user eve from 2.2.2.2; Failed password for bob from 1.1.1.1",
+                  "auth{failed,invalid}[user=bob,ip=1.1.1.1,port=]"},
+                 {"Failed password for bob from 1.1.1.1 port 7", "auth{failed,port}[user=bob,ip=1.1.1.1,port=7]"},
+                 {"port 99", "auth{port}[user=,ip=,port=99]"},
+                 // An empty group that took part counts as a value: "" from `invalid`.
+                 {"Invalid user  from 3.3.3.3", "auth{invalid}[user=,ip=3.3.3.3,port=]"},
+             });
 }
 
 TEST_CASE("matcher: a group that did not take part gives way to a later event, else \"\"") {
   RuleSet rules;
-  rules.rules.push_back(with_message(
-      make_rule("opt", {{"a", R"(user(?: (?P<name>[a-z]+))? done)"},
-                        {"b", R"(name=(?P<name>\w+))"},
-                        {"c", R"(user=(?P<name>[a-z]*);)"}}),
-      "{name}"));
+  rules.rules.push_back(with_message(make_rule("opt", {{"a", R"(user(?: (?P<name>[a-z]+))? done)"},
+                                                       {"b", R"(name=(?P<name>\w+))"},
+                                                       {"c", R"(user=(?P<name>[a-z]*);)"}}),
+                                     "{name}"));
   check_rows(rules, {
-      {"user done", "opt{a}[name=]"},
-      {"user bob done", "opt{a}[name=bob]"},
-      {"user done name=zed", "opt{a,b}[name=zed]"},
-      {"user bob done name=zed", "opt{a,b}[name=bob]"},
-      // `c` matched with an empty group; it comes after `b`, so `b` wins.
-      {"user=; name=zed", "opt{b,c}[name=zed]"},
-      {"user=;", "opt{c}[name=]"},
-  });
+                        {"user done", "opt{a}[name=]"},
+                        {"user bob done", "opt{a}[name=bob]"},
+                        {"user done name=zed", "opt{a,b}[name=zed]"},
+                        {"user bob done name=zed", "opt{a,b}[name=bob]"},
+                        // `c` matched with an empty group; it comes after `b`, so `b` wins.
+                        {"user=; name=zed", "opt{b,c}[name=zed]"},
+                        {"user=;", "opt{c}[name=]"},
+                    });
 
   // An empty group that took part is a value: it is not passed over for a later event.
   RuleSet empty_first;
   empty_first.rules.push_back(with_key(
       make_rule("empty-first", {{"c", R"(user=(?P<name>[a-z]*);)"}, {"b", R"(name=(?P<name>\w+))"}}), "{name}"));
   check_rows(empty_first, {
-      {"user=; name=zed", "empty-first{c,b}[name=]"},
-      {"user=ann; name=zed", "empty-first{c,b}[name=ann]"},
-  });
+                              {"user=; name=zed", "empty-first{c,b}[name=]"},
+                              {"user=ann; name=zed", "empty-first{c,b}[name=ann]"},
+                          });
 }
 
 TEST_CASE("matcher: ^ and $ are the ends of the line") {
   RuleSet rules;
-  rules.rules.push_back(make_rule(
-      "anchors", {{"start", "^start"}, {"end", "end$"}, {"whole", "^whole line$"}, {"word", R"(\bmid\b)"}}));
+  rules.rules.push_back(
+      make_rule("anchors", {{"start", "^start"}, {"end", "end$"}, {"whole", "^whole line$"}, {"word", R"(\bmid\b)"}}));
   check_rows(rules, {
-      {"start mid end", "anchors{start,end,word}"},
-      {"xstart end ", ""},
-      {" start middle xend", "anchors{end}"},
-      {"whole line", "anchors{whole}"},
-      {"whole line ", ""},
-      {" whole line", ""},
-  });
+                        {"start mid end", "anchors{start,end,word}"},
+                        {"xstart end ", ""},
+                        {" start middle xend", "anchors{end}"},
+                        {"whole line", "anchors{whole}"},
+                        {"whole line ", ""},
+                        {" whole line", ""},
+                    });
 }
 
 TEST_CASE("matcher: NUL bytes and invalid UTF-8 never hide a match") {
   RuleSet rules;
   rules.rules.push_back(
-      with_key(make_rule("ssh", {{"failed", R"(Failed password for (?P<user>\S+) from (?P<ip>[0-9.]+))"}}),
-               "{user}"));
+      with_key(make_rule("ssh", {{"failed", R"(Failed password for (?P<user>\S+) from (?P<ip>[0-9.]+))"}}), "{user}"));
   rules.rules.push_back(make_rule("dot", {{"cafe", "caf. ok"}, {"four", "^j.rg$"}, {"five", "^j..rg$"}}));
   rules.rules.push_back(with_key(make_rule("letter", {{"e", "caf(?P<c>.) ok"}}), "{c}"));
   rules.rules.push_back(make_rule("nul", {{"dot", "a.b"}, {"escaped", R"(^x\x00y$)"}}));
   rules.rules.push_back(make_rule("smile", {{"escape", R"(\x{263a})"}, {"literal", "\u263a!"}}));
-  check_rows(rules, {
-      // A Latin-1 byte inside \S+: RE2's UTF-8 reading alone would not match.
-      {"Failed password for j\xf6rg from 1.2.3.4 port 22", "ssh{failed}[user=j\xf6rg,ip=1.2.3.4]"},
-      {"\xff\xfe Failed password for root from 9.9.9.9 \xc0\xaf", "ssh{failed}[user=root,ip=9.9.9.9]"},
-      {"Failed password for \x80\x80 from 1.2.3.4", "ssh{failed}[user=\x80\x80,ip=1.2.3.4]"},
-      {"Failed password for root from 1.2.3.4 \xe2\x98", "ssh{failed}[user=root,ip=1.2.3.4]"},
-      {"Failed password for \xed\xa0\x80 from 1.2.3.4", "ssh{failed}[user=\xed\xa0\x80,ip=1.2.3.4]"},
-      // Valid UTF-8: `.` is one code point. Not UTF-8: `.` is one byte.
-      {"caf\xc3\xa9 ok", "dot{cafe} letter{e}[c=\xc3\xa9]"},
-      {"j\xc3\xb6rg", "dot{four}"},  // not `five`: a valid line gets no byte-wise reading
-      {"j\xf6rg", "dot{four}"},
-      {"j\xf6\xf6rg", "dot{five}"},
-      {"caf\xe9 ok", "dot{cafe} letter{e}[c=\xe9]"},
-      // Invalid elsewhere in the line: the UTF-8 reading still matches the é.
-      // Captures then come from the UTF-8 reading too.
-      {"caf\xc3\xa9 ok \xff", "dot{cafe} letter{e}[c=\xc3\xa9]"},
-      {"a\0b"s, "nul{dot}"},
-      {"x\0y"s, "nul{escaped}"},
-      {"x\0y\xff"s, ""},
-      {"xa\0b\xff"s, "nul{dot}"},
-      // \x{263a} has no Latin-1 reading; it still matches on a line that is not UTF-8.
-      {"\u263a!", "smile{escape,literal}"},
-      {"\xff \u263a!", "smile{escape,literal}"},
-  });
+  check_rows(rules,
+             {
+                 // A Latin-1 byte inside \S+: RE2's UTF-8 reading alone would not match.
+                 {"Failed password for j\xf6rg from 1.2.3.4 port 22", "ssh{failed}[user=j\xf6rg,ip=1.2.3.4]"},
+                 {"\xff\xfe Failed password for root from 9.9.9.9 \xc0\xaf", "ssh{failed}[user=root,ip=9.9.9.9]"},
+                 {"Failed password for \x80\x80 from 1.2.3.4", "ssh{failed}[user=\x80\x80,ip=1.2.3.4]"},
+                 {"Failed password for root from 1.2.3.4 \xe2\x98", "ssh{failed}[user=root,ip=1.2.3.4]"},
+                 {"Failed password for \xed\xa0\x80 from 1.2.3.4", "ssh{failed}[user=\xed\xa0\x80,ip=1.2.3.4]"},
+                 // Valid UTF-8: `.` is one code point. Not UTF-8: `.` is one byte.
+                 {"caf\xc3\xa9 ok", "dot{cafe} letter{e}[c=\xc3\xa9]"},
+                 {"j\xc3\xb6rg", "dot{four}"},  // not `five`: a valid line gets no byte-wise reading
+                 {"j\xf6rg", "dot{four}"},
+                 {"j\xf6\xf6rg", "dot{five}"},
+                 {"caf\xe9 ok", "dot{cafe} letter{e}[c=\xe9]"},
+                 // Invalid elsewhere in the line: the UTF-8 reading still matches the é.
+                 // Captures then come from the UTF-8 reading too.
+                 {"caf\xc3\xa9 ok \xff", "dot{cafe} letter{e}[c=\xc3\xa9]"},
+                 {"a\0b"s, "nul{dot}"},
+                 {"x\0y"s, "nul{escaped}"},
+                 {"x\0y\xff"s, ""},
+                 {"xa\0b\xff"s, "nul{dot}"},
+                 // \x{263a} has no Latin-1 reading; it still matches on a line that is not UTF-8.
+                 {"\u263a!", "smile{escape,literal}"},
+                 {"\xff \u263a!", "smile{escape,literal}"},
+             });
 }
 
 TEST_CASE("matcher: 64 events in one rule, bit 63 included") {
@@ -376,12 +371,12 @@ TEST_CASE("matcher: a MatchResult reused across lines holds only the latest line
 TEST_CASE("matcher: needs_captures follows the key and message templates") {
   RuleSet rules;
   const Rule base = make_rule("r", {{"e", R"((?P<ip>\S+) (?P<user>\S+))"}});
-  rules.rules.push_back(base);                                              // 0: no templates
-  rules.rules.push_back(with_key(base, "{rule}/{event}"));                  // 1: built-ins only
-  rules.rules.push_back(with_message(base, "{count} lines: {line}"));       // 2: built-ins only
-  rules.rules.push_back(with_key(base, "{ip}"));                            // 3
-  rules.rules.push_back(with_message(base, "{count} from {user}"));         // 4
-  rules.rules.push_back(with_message(with_key(base, "{rule}"), "{ip}"));    // 5
+  rules.rules.push_back(base);                                                 // 0: no templates
+  rules.rules.push_back(with_key(base, "{rule}/{event}"));                     // 1: built-ins only
+  rules.rules.push_back(with_message(base, "{count} lines: {line}"));          // 2: built-ins only
+  rules.rules.push_back(with_key(base, "{ip}"));                               // 3
+  rules.rules.push_back(with_message(base, "{count} from {user}"));            // 4
+  rules.rules.push_back(with_message(with_key(base, "{rule}"), "{ip}"));       // 5
   rules.rules.push_back(with_key(make_rule("none", {{"e", "x"}}), "{rule}"));  // 6: no captures at all
   Matcher matcher = make_matcher(rules);
   const std::vector<bool> expected = {false, false, false, true, true, true, false};
@@ -506,16 +501,15 @@ class Reference {
     return false;
   }
 
-  static std::string capture(const std::string& name, const std::vector<const RE2*>& by,
-                             std::string_view line) {
+  static std::string capture(const std::string& name, const std::vector<const RE2*>& by, std::string_view line) {
     for (const RE2* re : by) {
       if (!re) continue;
       const auto& named = re->NamedCapturingGroups();
       const auto it = named.find(name);
       if (it == named.end()) continue;
       std::vector<re2::StringPiece> groups(static_cast<std::size_t>(re->NumberOfCapturingGroups()) + 1);
-      REQUIRE(re->Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED,
-                        groups.data(), static_cast<int>(groups.size())));
+      REQUIRE(re->Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, groups.data(),
+                        static_cast<int>(groups.size())));
       const re2::StringPiece& g = groups[static_cast<std::size_t>(it->second)];
       if (g.data() != nullptr) return std::string(g.data(), g.size());
     }
@@ -549,34 +543,36 @@ std::vector<std::string> corpus_lines(const std::string& file, const std::vector
 RuleSet differential_rules() {
   RuleSet rules;
   rules.rules.push_back(with_key(
-      make_rule("ssh",
-                {{"failed", R"(Failed password for (?:invalid user )?(?P<user>\S+) from (?P<ip>[0-9a-fA-F.:]+) port (?P<port>\d+))"},
-                 {"invalid", R"(Invalid user (?P<user>\S*) from (?P<ip>[0-9a-fA-F.:]+))"},
-                 {"authfail", R"(authentication failure;.* rhost=(?P<ip>\S+)(?: user=(?P<user>\S+))?)"}},
-                R"(from 183\.62\.140\.253 )"),
+      make_rule(
+          "ssh",
+          {{"failed",
+            R"(Failed password for (?:invalid user )?(?P<user>\S+) from (?P<ip>[0-9a-fA-F.:]+) port (?P<port>\d+))"},
+           {"invalid", R"(Invalid user (?P<user>\S*) from (?P<ip>[0-9a-fA-F.:]+))"},
+           {"authfail", R"(authentication failure;.* rhost=(?P<ip>\S+)(?: user=(?P<user>\S+))?)"}},
+          R"(from 183\.62\.140\.253 )"),
       "{user}@{ip}"));
-  rules.rules.push_back(make_rule(
-      "disconnect", {{"bye", R"(Received disconnect from (?P<ip>\S+): (?P<code>\d+):)"}, {"preauth", R"(\[preauth\]$)"}}));
-  rules.rules.push_back(make_rule(
-      "anchored", {{"morning", "^Dec 10 0[6-9]:"}, {"ssh2", "ssh2$"}, {"breakin", "(?i)POSSIBLE break-in"}}));
-  rules.rules.push_back(with_key(make_rule("bytes", {{"three", R"(sshd\[\d+\]: .{3})"}, {"word", R"(user (\w+))"}}),
-                                 "{rule}"));
-  rules.rules.push_back(with_message(
-      make_rule("closed", {{"bye", R"(Received disconnect from (?P<ip>\S+): (?P<code>\d+))"},
-                           {"closed", R"(Connection closed by (?P<ip>\S+))"}}),
-      "{code} {ip}"));
-  rules.rules.push_back(with_key(
-      make_rule("level", {{"any", R"(^\[[^\]]+\] \[(?P<level>error|notice|warn)\])"}, {"error", R"(\[(?P<level>error)\])"}}),
-      "{level}"));
+  rules.rules.push_back(make_rule("disconnect", {{"bye", R"(Received disconnect from (?P<ip>\S+): (?P<code>\d+):)"},
+                                                 {"preauth", R"(\[preauth\]$)"}}));
+  rules.rules.push_back(
+      make_rule("anchored", {{"morning", "^Dec 10 0[6-9]:"}, {"ssh2", "ssh2$"}, {"breakin", "(?i)POSSIBLE break-in"}}));
+  rules.rules.push_back(
+      with_key(make_rule("bytes", {{"three", R"(sshd\[\d+\]: .{3})"}, {"word", R"(user (\w+))"}}), "{rule}"));
+  rules.rules.push_back(
+      with_message(make_rule("closed", {{"bye", R"(Received disconnect from (?P<ip>\S+): (?P<code>\d+))"},
+                                        {"closed", R"(Connection closed by (?P<ip>\S+))"}}),
+                   "{code} {ip}"));
+  rules.rules.push_back(with_key(make_rule("level", {{"any", R"(^\[[^\]]+\] \[(?P<level>error|notice|warn)\])"},
+                                                     {"error", R"(\[(?P<level>error)\])"}}),
+                                 "{level}"));
   rules.rules.push_back(with_message(
       make_rule("jk",
                 {{"state", R"(mod_jk child (?P<child>\S+) in error state (?P<state>\d+))"},
                  {"found", R"(jk2_init\(\) Found child (?P<child>\d+) in scoreboard slot (?P<slot>\d+)$)"}},
                 R"(slot 1\d$)"),
       "{child} {state} {slot}"));
-  rules.rules.push_back(make_rule("dir", {{"forbidden", R"(Directory index forbidden by rule: (\S+))"},
-                                          {"sunday", "(?i)^\\[sun "},
-                                          {"cafe", "caf. ok"}}));
+  rules.rules.push_back(make_rule(
+      "dir",
+      {{"forbidden", R"(Directory index forbidden by rule: (\S+))"}, {"sunday", "(?i)^\\[sun "}, {"cafe", "caf. ok"}}));
   return rules;
 }
 
@@ -591,7 +587,8 @@ TEST_CASE("matcher: the set gives what one RE2 at a time gives, on OpenSSH and A
 
   std::vector<std::string> lines = corpus_lines(
       "OpenSSH_2k.log",
-      {"Dec 10 06:55:48 LabSZ sshd[24200]: Failed password for invalid user webmaster from 173.234.31.186 port 38926 ssh2",
+      {"Dec 10 06:55:48 LabSZ sshd[24200]: Failed password for invalid user webmaster from 173.234.31.186 port 38926 "
+       "ssh2",
        "Dec 10 09:32:20 LabSZ sshd[24680]: Failed password for root from 183.62.140.253 port 38926 ssh2",
        "Dec 10 07:02:47 LabSZ sshd[24203]: Connection closed by 212.47.254.145 [preauth]",
        "Dec 10 06:55:46 LabSZ sshd[24200]: Invalid user webmaster from 173.234.31.186",

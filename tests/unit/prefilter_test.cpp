@@ -96,8 +96,9 @@ Compared compare(const RuleSet& rules, const std::vector<std::string>& lines, st
   std::vector<MatchResult> a(per), b(per);
   std::vector<int32_t> verdict;
   for (std::size_t from = 0; from < lines.size(); from += per) {
-    const std::vector<std::string> part(lines.begin() + static_cast<std::ptrdiff_t>(from),
-                                        lines.begin() + static_cast<std::ptrdiff_t>(std::min(lines.size(), from + per)));
+    const std::vector<std::string> part(
+        lines.begin() + static_cast<std::ptrdiff_t>(from),
+        lines.begin() + static_cast<std::ptrdiff_t>(std::min(lines.size(), from + per)));
     const Batch batch(part);
     with->match_batch(batch.text, batch.spans, a);
     without->match_batch(batch.text, batch.spans, b);
@@ -130,10 +131,13 @@ TEST_CASE("prefilter: off, with the reason, where it could drop a match") {
     std::string reason;
   };
   const Case cases[] = {
-      {{"OutOfMemoryError", "[0-9]+"},
-       "pattern '[0-9]+' has no literal of 3 bytes or more that every match contains"},
+      {{"OutOfMemoryError", "[0-9]+"}, "pattern '[0-9]+' has no literal of 3 bytes or more that every match contains"},
       {{"ab|cd"}, "pattern 'ab|cd' has no literal of 3 bytes or more that every match contains"},
-      {{"disk full", "Fehler: Datei \xC3\xBC" "ber"}, "literal 'fehler: datei \xC3\xBC" "ber' is not ASCII"},
+      {{"disk full",
+        "Fehler: Datei \xC3\xBC"
+        "ber"},
+       "literal 'fehler: datei \xC3\xBC"
+       "ber' is not ASCII"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.reason);
@@ -196,22 +200,22 @@ TEST_CASE("prefilter: literals never join across lines") {
 }
 
 TEST_CASE("prefilter: match_batch gives what match gives, with ignore and captures") {
-  const RuleSet rules = load(
-      rules_toml({"Failed password for (?P<user>\\S+) from (?P<ip>[0-9.]+)", "Invalid user (?P<user>\\S+)", "session opened"},
-                 {"from 10\\.0\\.", "", ""}));
+  const RuleSet rules = load(rules_toml(
+      {"Failed password for (?P<user>\\S+) from (?P<ip>[0-9.]+)", "Invalid user (?P<user>\\S+)", "session opened"},
+      {"from 10\\.0\\.", "", ""}));
   const std::vector<std::string> lines = {
       "sshd[1]: Failed password for root from 1.2.3.4 port 22",
       "sshd[1]: Failed password for root from 10.0.0.9 port 22",  // ignored
       "sshd[2]: Invalid user admin from 5.6.7.8",
       "sshd[3]: session opened for user bob",
       "sshd[4]: Accepted publickey for bob",
-      "sshd[5]: FAILED PASSWORD FOR root from 1.2.3.4",  // atoms match caselessly; RE2 does not
+      "sshd[5]: FAILED PASSWORD FOR root from 1.2.3.4",     // atoms match caselessly; RE2 does not
       "sshd[6]: Failed password for j\xF6rg from 1.2.3.4",  // not UTF-8: matched as Latin-1 too
   };
   const Compared c = compare(rules, lines, 3);
   CHECK(c.differ == 0);
   CHECK(c.first_difference.empty());
-  CHECK(c.hits == 4);  // lines 0, 2, 3, 6
+  CHECK(c.hits == 4);       // lines 0, 2, 3, 6
   CHECK(c.ruled_out == 1);  // line 4 only: line 1 is a candidate, then ignored by RE2
 }
 
@@ -222,7 +226,8 @@ TEST_CASE("prefilter: differential against RE2 alone over loghub and generated l
   for (const char* f : {"Apache_2k.log", "Linux_2k.log", "OpenSSH_2k.log"}) {
     for (auto& l : read_lines(std::string(SWTHROTTLE_SOURCE_DIR "/tests/data/loghub/") + f)) corpus.push_back(l);
   }
-  for (const char* f : {"app-errors/app.log", "kernel/syslog", "nginx/access.log", "sshd/auth.log", "systemd/journal.txt"}) {
+  for (const char* f :
+       {"app-errors/app.log", "kernel/syslog", "nginx/access.log", "sshd/auth.log", "systemd/journal.txt"}) {
     for (auto& l : read_lines(std::string(SWTHROTTLE_SOURCE_DIR "/examples/") + f)) corpus.push_back(l);
   }
   REQUIRE(corpus.size() > 6000);
@@ -240,20 +245,13 @@ TEST_CASE("prefilter: differential against RE2 alone over loghub and generated l
     switch (pick(5)) {
       case 0:
         for (auto& ch : l)
-          if (pick(4) == 0) ch = static_cast<char>(std::isupper(static_cast<unsigned char>(ch)) ? std::tolower(ch) : std::toupper(ch));
+          if (pick(4) == 0)
+            ch = static_cast<char>(std::isupper(static_cast<unsigned char>(ch)) ? std::tolower(ch) : std::toupper(ch));
         break;
-      case 1:
-        l.insert(pick(l.size() + 1), pick(2) ? "\xC3\xA9" : "\xFF");
-        break;
-      case 2:
-        l += " " + corpus[pick(corpus.size())];
-        break;
-      case 3:
-        l = l.substr(pick(l.size() + 1));
-        break;
-      default:
-        l = l.substr(0, pick(l.size() + 1));
-        break;
+      case 1: l.insert(pick(l.size() + 1), pick(2) ? "\xC3\xA9" : "\xFF"); break;
+      case 2: l += " " + corpus[pick(corpus.size())]; break;
+      case 3: l = l.substr(pick(l.size() + 1)); break;
+      default: l = l.substr(0, pick(l.size() + 1)); break;
     }
     lines.push_back(l);
   }

@@ -392,8 +392,8 @@ TEST_CASE("rules: fingerprints equal exactly when rules count the same way") {
 // that decides changed (config/rule_identity.h says why they differ).
 TEST_CASE("rules: a reload keeps windows more often than a state load") {
   auto rule = [](const std::string& body, const std::string& match = "x") {
-    RuleSet set = parse_ok("[[rule]]\nname = \"a\"\n" + body + "[[rule.event]]\nname = \"e\"\nmatch = '" + match +
-                           "'\n");
+    RuleSet set =
+        parse_ok("[[rule]]\nname = \"a\"\n" + body + "[[rule.event]]\nname = \"e\"\nmatch = '" + match + "'\n");
     return set.rules[0];
   };
   const Rule base = rule("kind = \"alert\"\nthreshold = \"5 per 1m\"\n");
@@ -456,8 +456,7 @@ TEST_CASE("rules: top-level errors") {
 TEST_CASE("rules: [settings] errors") {
   const std::string rule = alert_rule("threshold = \"1/1s\"\n");
   auto s = [&](const std::string& line) { return "[settings]\n" + line + "\n" + rule; };
-  const std::string ts_choices =
-      R"("auto", "rfc3339", "syslog", "epoch", "clf", a strptime format (containing %))";
+  const std::string ts_choices = R"("auto", "rfc3339", "syslog", "epoch", "clf", a strptime format (containing %))";
   check_errors({
       {"unknown key", s("bukets = 10"), 2, 1, R"(unknown key "bukets" in [settings] (did you mean "buckets"?))"},
       {"unknown key, nothing close", s("colour = 1"), 2, 1, R"(unknown key "colour" in [settings])"},
@@ -515,8 +514,9 @@ TEST_CASE("rules: [[rule]] errors") {
        R"(unknown key "treshold" in [[rule]] "ssh" (did you mean "threshold"?))"},
       {"unknown key in an unnamed rule", "[[rule]]\nnam = \"r\"\nkind = \"alert\"\n" + ev, 2, 1,
        R"(unknown key "nam" in [[rule]] #1 (did you mean "name"?))"},
-      {"unknown sub-table", "[[rule]]\nname = \"r\"\nkind = \"alert\"\nthreshold = \"1/1s\"\n[[rule.events]]\nname = \"e\"\n",
-       5, 8, R"(unknown key "events" in [[rule]] "r" (did you mean "event"?))"},
+      {"unknown sub-table",
+       "[[rule]]\nname = \"r\"\nkind = \"alert\"\nthreshold = \"1/1s\"\n[[rule.events]]\nname = \"e\"\n", 5, 8,
+       R"(unknown key "events" in [[rule]] "r" (did you mean "event"?))"},
       {"no name", "[[rule]]\nkind = \"alert\"\nthreshold = \"1/1s\"\n" + ev, 1, 1, "[[rule]] #1 has no name"},
       {"second rule has no name",
        "[[rule]]\nname = \"a\"\nkind = \"alert\"\nthreshold = \"1/1s\"\n" + ev +
@@ -584,7 +584,8 @@ TEST_CASE("rules: regex errors point into the pattern") {
       {"lookahead", m("'foo(?=bar)'"), 7, 13,
        R"(pattern uses a lookahead "(?=")" + why + "match the text that follows as part of the pattern"},
       {"negative lookahead", m("'foo(?!bar)'"), 7, 13,
-       R"(pattern uses a negative lookahead "(?!")" + why + "list what must not count in the rule's ignore pattern instead"},
+       R"(pattern uses a negative lookahead "(?!")" + why +
+           "list what must not count in the rule's ignore pattern instead"},
       {"lookbehind", m("'(?<=a)b'"), 7, 10,
        R"(pattern uses a lookbehind "(?<=")" + why + "match the text before as part of the pattern"},
       {"negative lookbehind", m("'(?<!a)b'"), 7, 10,
@@ -634,8 +635,7 @@ TEST_CASE("rules: condition errors") {
   auto throttle = [](const std::string& extra) {
     return "[[rule]]\nname = \"t\"\nkind = \"throttle\"\n" + extra + kEvent;
   };
-  const std::string not_both =
-      R"(; use threshold = "Y per X", or window = "X" with when = "EXPR", not both)";
+  const std::string not_both = R"(; use threshold = "Y per X", or window = "X" with when = "EXPR", not both)";
   check_errors({
       {"threshold and window", alert_rule("threshold = \"1/1s\"\nwindow = \"1m\"\n"), 5, 10,
        R"([[rule]] "r" has both threshold and window)" + not_both},
@@ -653,7 +653,8 @@ TEST_CASE("rules: condition errors") {
        R"([[rule]] "t" is a throttle rule: its window comes from threshold = "Y per X"; remove window)"},
       {"throttle without threshold", throttle(""), 1, 1,
        R"([[rule]] "t" has no threshold; a throttle rule needs threshold = "Y per X")"},
-      {"threshold type", alert_rule("threshold = 5\n"), 4, 13, R"(threshold must be a string such as "5 per 1m", not 5)"},
+      {"threshold type", alert_rule("threshold = 5\n"), 4, 13,
+       R"(threshold must be a string such as "5 per 1m", not 5)"},
       {"threshold unit", alert_rule("threshold = \"5 per 1x\"\n"), 4, 21,
        R"(invalid threshold "5 per 1x": window "1x": unknown unit "x" (units: ms, s, m, h, d))"},
       {"threshold zero", alert_rule("threshold = \"0 per 1m\"\n"), 4, 14,
@@ -728,8 +729,8 @@ TEST_CASE("rules: window and buckets must divide") {
 
 TEST_CASE("rules: load_rules merges files") {
   TempDir dir;
-  const std::string a = dir.write("a.toml", "[settings]\nbuckets = 6\ntimezone = \"UTC\"\n" +
-                                                alert_rule("threshold = \"1/1m\"\n"));
+  const std::string a =
+      dir.write("a.toml", "[settings]\nbuckets = 6\ntimezone = \"UTC\"\n" + alert_rule("threshold = \"1/1m\"\n"));
   const std::string b = dir.write("b.toml",
                                   "[settings]\ntimezone = \"+00:00\"\nbuckets = 6\n"
                                   "[[rule]]\nname = \"b\"\nkind = \"throttle\"\nthreshold = \"2/1m\"\n" +
@@ -772,17 +773,28 @@ TEST_CASE("rules: load_rules errors") {
   const std::string empty = dir.write("empty.toml", "");
   const std::string missing = dir.file("missing.toml");
   const std::vector<Case> cases = {
-      {"duplicate across files", {a, b_dup}, b_dup, 2, 8,
+      {"duplicate across files",
+       {a, b_dup},
+       b_dup,
+       2,
+       8,
        R"(duplicate rule name "r" (first defined at )" + a + ":2:8)"},
-      {"settings conflict", {a, b_conflict}, b_conflict, 2, 11,
+      {"settings conflict",
+       {a, b_conflict},
+       b_conflict,
+       2,
+       11,
        "buckets = 20 conflicts with buckets = 10 in " + a +
            ":9:11; a setting given in more than one rules file must have the same value in each"},
-      {"error in the second file", {a, b_bad}, b_bad, 2, 8,
-       R"(mode must be "efficient" or "accurate", not "fast")"},
+      {"error in the second file", {a, b_bad}, b_bad, 2, 8, R"(mode must be "efficient" or "accurate", not "fast")"},
       {"missing file", {a, missing}, missing, 0, 0, "cannot read rules file: No such file or directory"},
       {"directory", {dir.path()}, dir.path(), 0, 0, "cannot read rules file: Is a directory"},
       {"no rules in one file", {empty}, empty, 0, 0, "no [[rule]] defined"},
-      {"no rules in several files", {empty, b_same}, "", 0, 0,
+      {"no rules in several files",
+       {empty, b_same},
+       "",
+       0,
+       0,
        "no [[rule]] defined in any of " + empty + ", " + b_same},
       {"no files", {}, "", 0, 0, "no rules file given"},
   };

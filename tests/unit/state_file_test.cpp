@@ -22,8 +22,8 @@
 
 #include "state/state_file.h"
 #include "support/process.h"
-#include "support/temp_dir.h"
 #include "support/seed.h"
+#include "support/temp_dir.h"
 
 using swthrottle::engine::EngineState;
 using swthrottle::engine::RuleWindows;
@@ -173,8 +173,8 @@ EngineState big_state(int tag, int n) {
     WindowState w = window(1000000 + tag, {{100 + tag, {uint64_t(i), uint64_t(tag)}},  //
                                            {101 + tag, {7, uint64_t(i * tag)}}});
     w.pending = {uint64_t(tag), i, i + tag};
-    rw.windows.push_back({"key-" + std::to_string(tag) + "-" + std::to_string(i) + std::string(size_t(tag) * 20, 'x'),
-                          std::move(w)});
+    rw.windows.push_back(
+        {"key-" + std::to_string(tag) + "-" + std::to_string(i) + std::string(size_t(tag) * 20, 'x'), std::move(w)});
   }
   s.rules.push_back(std::move(rw));
   return s;
@@ -241,18 +241,18 @@ TEST_CASE("state: keys are stored as text when valid UTF-8, else as base64") {
       {"a \"b\" \\c", R"("a \"b\" \\c")"},
       {"a\0b"s, R"("a\u0000b")"},
       {"\n\t\x1f", R"("\n\t\u001f")"},
-      {"caf\xc3\xa9", "\"caf\xc3\xa9\""},                          // valid UTF-8 stays readable
-      {"\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\""},                // U+1F600, four bytes
-      {"\xf4\x8f\xbf\xbf", "\"\xf4\x8f\xbf\xbf\""},                // U+10FFFF, the last code point
-      {"\xff", R"({"base64":"/w=="})"},                            // a byte that is never UTF-8
-      {"a\xff", R"({"base64":"Yf8="})"},                           // two bytes: one pad
-      {"ab\xff", R"({"base64":"YWL/"})"},                          // three bytes: no pad
-      {"\xc0\x80", R"({"base64":"wIA="})"},                        // overlong NUL
-      {"\xe0\x80\x80", R"({"base64":"4ICA"})"},                    // overlong, three bytes
-      {"\xed\xa0\x80", R"({"base64":"7aCA"})"},                    // a surrogate (U+D800)
-      {"\xf4\x90\x80\x80", R"({"base64":"9JCAgA=="})"},            // above U+10FFFF
-      {"\xe2\x82", R"({"base64":"4oI="})"},                        // cut short
-      {"\xc3\xa9\x80", R"({"base64":"w6mA"})"},                    // a stray continuation byte
+      {"caf\xc3\xa9", "\"caf\xc3\xa9\""},                // valid UTF-8 stays readable
+      {"\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\""},      // U+1F600, four bytes
+      {"\xf4\x8f\xbf\xbf", "\"\xf4\x8f\xbf\xbf\""},      // U+10FFFF, the last code point
+      {"\xff", R"({"base64":"/w=="})"},                  // a byte that is never UTF-8
+      {"a\xff", R"({"base64":"Yf8="})"},                 // two bytes: one pad
+      {"ab\xff", R"({"base64":"YWL/"})"},                // three bytes: no pad
+      {"\xc0\x80", R"({"base64":"wIA="})"},              // overlong NUL
+      {"\xe0\x80\x80", R"({"base64":"4ICA"})"},          // overlong, three bytes
+      {"\xed\xa0\x80", R"({"base64":"7aCA"})"},          // a surrogate (U+D800)
+      {"\xf4\x90\x80\x80", R"({"base64":"9JCAgA=="})"},  // above U+10FFFF
+      {"\xe2\x82", R"({"base64":"4oI="})"},              // cut short
+      {"\xc3\xa9\x80", R"({"base64":"w6mA"})"},          // a stray continuation byte
   };
   for (const Case& c : cases) {
     CAPTURE(c.stored);
@@ -297,17 +297,13 @@ TEST_CASE("state: base64 strings are read strictly") {
     std::string_view want;  // the key, or "ERR"
   };
   const Case cases[] = {
-      {R"({"base64":""})", ""},
-      {R"({"base64":"AA=="})", "\0"sv},
-      {R"({"base64":"YWJj"})", "abc"},
-      {R"({"base64":"YWI="})", "ab"},
-      {R"({"base64":"YWJ"})", "ERR"},      // not a multiple of 4
-      {R"({"base64":"YW=="})", "ERR"},     // stray bits under the padding
-      {R"({"base64":"YWI9"})", "ab="},     // '9' is a digit, not padding
-      {R"({"base64":"Y W="})", "ERR"},     // whitespace
-      {R"({"base64":"===="})", "ERR"},
-      {R"({"base64":"YQ==YQ=="})", "ERR"},  // padding in the middle
-      {R"({"base64":"YQ-_"})", "ERR"},     // the URL-safe alphabet is not ours
+      {R"({"base64":""})", ""},        {R"({"base64":"AA=="})", "\0"sv},    {R"({"base64":"YWJj"})", "abc"},
+      {R"({"base64":"YWI="})", "ab"},  {R"({"base64":"YWJ"})", "ERR"},       // not a multiple of 4
+      {R"({"base64":"YW=="})", "ERR"},                                       // stray bits under the padding
+      {R"({"base64":"YWI9"})", "ab="},                                       // '9' is a digit, not padding
+      {R"({"base64":"Y W="})", "ERR"},                                       // whitespace
+      {R"({"base64":"===="})", "ERR"}, {R"({"base64":"YQ==YQ=="})", "ERR"},  // padding in the middle
+      {R"({"base64":"YQ-_"})", "ERR"},                                       // the URL-safe alphabet is not ours
   };
   for (const Case& c : cases) {
     CAPTURE(c.stored);
@@ -389,8 +385,7 @@ TEST_CASE("state: from_json errors name the place") {
        "rules[0].windows[0].last_alert_ms: expected an integer, got a non-integer number"},
       {R"("alert_suppressed":0)", R"("alert_suppressed":-1)",
        "rules[0].windows[0].alert_suppressed: expected a non-negative integer, got a negative number"},
-      {R"("windows":[)", R"("windows":[)" + win + ",",
-       R"(rules[0].windows[1].key: duplicate key "a")"},
+      {R"("windows":[)", R"("windows":[)" + win + ",", R"(rules[0].windows[1].key: duplicate key "a")"},
       {R"({"rule":"r",)", R"({"rule":"r","fingerprint":"g","windows":[]},{"rule":"r",)",
        R"(rules[1].rule: duplicate rule "r")"},
   };
@@ -661,8 +656,8 @@ TEST_CASE("state file: saving into a directory that does not exist") {
   CHECK(r.error().what == "cannot save state to " + path + ": No such file or directory");
   auto l = sf.lock_for_run();
   REQUIRE_FALSE(l.ok());
-  CHECK(l.error().what == "cannot lock state file " + path + ": cannot open " + path +
-                              ".lock: No such file or directory");
+  CHECK(l.error().what ==
+        "cannot lock state file " + path + ": cannot open " + path + ".lock: No such file or directory");
   CHECK_FALSE(sf.locked());
   std::string warning;
   sf.load(warning, kSavedAt);  // no lock, no file: still just empty
@@ -689,8 +684,8 @@ TEST_CASE("state file: temporaries of killed savers are removed by the first sav
   dir.write("other.json.tmp.12345", "another state file's");
   StateFile sf(path);
   REQUIRE(sf.save(big_state(1, 3), kSavedAt).ok());
-  CHECK(names_in(dir.path()) == std::vector<std::string>{"other.json.tmp.12345", "state.json", "state.json.lock",
-                                                         "state.json.tmp.notapid"});
+  CHECK(names_in(dir.path()) ==
+        std::vector<std::string>{"other.json.tmp.12345", "state.json", "state.json.lock", "state.json.tmp.notapid"});
 }
 
 // ---------------------------------------------------------------- locking

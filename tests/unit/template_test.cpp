@@ -57,7 +57,7 @@ TEST_CASE("template: render") {
       {"{ip:<10}|", "1.2.3.4   |"},
       {"{ip:^9}", " 1.2.3.4 "},
       {"{ip:*^11}", "**1.2.3.4**"},
-      {"{ip:7}", "1.2.3.4"},  // a width shorter than the value does not cut
+      {"{ip:7}", "1.2.3.4"},        // a width shorter than the value does not cut
       {"{ip:10}|", "1.2.3.4   |"},  // text aligns left by default
       {"{user:.3}", "adm"},
       {"{user:>5.3}", "  adm"},

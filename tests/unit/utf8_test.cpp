@@ -53,26 +53,26 @@ TEST_CASE("utf8: is_valid_utf8, case by case") {
       {"plain ascii, longer than one 8-byte block", true},
       {"a\0b"s, true},
       {"caf\xc3\xa9", true},
-      {"\xe2\x82\xac", true},                        // U+20AC
-      {"\xf0\x9f\x98\x80", true},                    // U+1F600
-      {"\xf4\x8f\xbf\xbf", true},                    // U+10FFFF
-      {"\xed\x9f\xbf", true},                        // U+D7FF, just below the surrogates
-      {"\xee\x80\x80", true},                        // U+E000, just above them
-      {"12345678caf\xc3\xa9 12345678", true},        // non-ASCII between ASCII blocks
-      {"\x80", false},                               // continuation without a lead
-      {"\xc0\x80", false},                           // overlong NUL
-      {"\xc1\xbf", false},                           // overlong
-      {"\xe0\x9f\xbf", false},                       // overlong, three bytes
-      {"\xed\xa0\x80", false},                       // U+D800
-      {"\xf0\x8f\xbf\xbf", false},                   // overlong, four bytes
-      {"\xf4\x90\x80\x80", false},                   // above U+10FFFF
+      {"\xe2\x82\xac", true},                  // U+20AC
+      {"\xf0\x9f\x98\x80", true},              // U+1F600
+      {"\xf4\x8f\xbf\xbf", true},              // U+10FFFF
+      {"\xed\x9f\xbf", true},                  // U+D7FF, just below the surrogates
+      {"\xee\x80\x80", true},                  // U+E000, just above them
+      {"12345678caf\xc3\xa9 12345678", true},  // non-ASCII between ASCII blocks
+      {"\x80", false},                         // continuation without a lead
+      {"\xc0\x80", false},                     // overlong NUL
+      {"\xc1\xbf", false},                     // overlong
+      {"\xe0\x9f\xbf", false},                 // overlong, three bytes
+      {"\xed\xa0\x80", false},                 // U+D800
+      {"\xf0\x8f\xbf\xbf", false},             // overlong, four bytes
+      {"\xf4\x90\x80\x80", false},             // above U+10FFFF
       {"\xf5\x80\x80\x80", false},
       {"\xff", false},
-      {"\xe2\x82", false},                           // cut short
-      {"12345678\xe2\x82", false},                   // cut short after a block
-      {"\xc3\xa9\x80", false},                       // stray continuation
-      {"\xe2\x28\xa1", false},                       // bad second byte
-      {"\xe2\x82\x28", false},                       // bad third byte
+      {"\xe2\x82", false},          // cut short
+      {"12345678\xe2\x82", false},  // cut short after a block
+      {"\xc3\xa9\x80", false},      // stray continuation
+      {"\xe2\x28\xa1", false},      // bad second byte
+      {"\xe2\x82\x28", false},      // bad third byte
   };
   for (const Case& c : cases) {
     CAPTURE(c.text);

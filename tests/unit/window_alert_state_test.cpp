@@ -13,9 +13,9 @@ TEST_CASE("window alert state: one step of the state machine") {
   const AlertPolicy resolve{&never, /*cooldown_ms=*/1000, /*resolve=*/true};
   const AlertPolicy quiet{&never, 1000, false};
   const AlertState idle{};
-  const AlertState announced{true, true, true, 5000};      // firing, alert written at 5000
-  const AlertState unannounced{true, false, true, 5000};   // firing, episode began inside the cooldown
-  const AlertState cooled{false, false, true, 5000};       // not firing, alerted at 5000
+  const AlertState announced{true, true, true, 5000};     // firing, alert written at 5000
+  const AlertState unannounced{true, false, true, 5000};  // firing, episode began inside the cooldown
+  const AlertState cooled{false, false, true, 5000};      // not firing, alerted at 5000
   struct Step {
     const char* what;
     AlertState from;
@@ -31,13 +31,18 @@ TEST_CASE("window alert state: one step of the state machine") {
       {"a boundary check never alerts", idle, true, false, 100, &resolve, idle, AlertAction::None},
       {"not holding, not firing: nothing", idle, false, true, 100, &resolve, idle, AlertAction::None},
       {"still holding inside the cooldown", announced, true, true, 5999, &resolve, announced, AlertAction::None},
-      {"cooldown over: alerts again", announced, true, true, 6000, &resolve, {true, true, true, 6000},
+      {"cooldown over: alerts again",
+       announced,
+       true,
+       true,
+       6000,
+       &resolve,
+       {true, true, true, 6000},
        AlertAction::Alert},
       {"new episode inside the cooldown: not announced", cooled, true, true, 5500, &resolve, unannounced,
        AlertAction::None},
       {"announced episode ends: resolved", announced, false, false, 7000, &resolve, cooled, AlertAction::Resolved},
-      {"announced episode ends on an event too", announced, false, true, 7000, &resolve, cooled,
-       AlertAction::Resolved},
+      {"announced episode ends on an event too", announced, false, true, 7000, &resolve, cooled, AlertAction::Resolved},
       {"without resolve: ends quietly", announced, false, false, 7000, &quiet, cooled, AlertAction::None},
       {"unannounced episode ends quietly", unannounced, false, false, 7000, &resolve, cooled, AlertAction::None},
       {"holding at a boundary: still firing", announced, true, false, 9000, &resolve, announced, AlertAction::None},

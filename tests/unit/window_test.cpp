@@ -56,9 +56,9 @@ TEST_CASE_TEMPLATE("window: counts slide out exactly at the bucket edge", W, Acc
 TEST_CASE_TEMPLATE("window: time going backwards never moves the window back", W, AccurateWindow, EfficientWindow) {
   W w(WindowSpec{1000, 3, 2});
   CHECK(w.add(5000, 0) == AddResult::Added);
-  CHECK(w.add(4000, 1) == AddResult::Added);   // older but inside: its own bucket
-  CHECK(w.add(3000, 1) == AddResult::Added);   // oldest bucket still inside
-  CHECK(w.add(2999, 0) == AddResult::Late);    // too old: reported, not counted
+  CHECK(w.add(4000, 1) == AddResult::Added);  // older but inside: its own bucket
+  CHECK(w.add(3000, 1) == AddResult::Added);  // oldest bucket still inside
+  CHECK(w.add(2999, 0) == AddResult::Late);   // too old: reported, not counted
   CHECK(w.now_ms() == 5000);
   CHECK(read_counts(w, 2) == (U{1, 2}));
   w.advance(10);  // a clock step back changes nothing
@@ -161,7 +161,8 @@ TEST_CASE_TEMPLATE("window: a late throttle line is decided and counted at now",
   CHECK(s.first_ms == 5300);  // decided at now, not at its own time
 }
 
-TEST_CASE_TEMPLATE("window: alert once per crossing, cooldown across flaps, resolve", W, AccurateWindow, EfficientWindow) {
+TEST_CASE_TEMPLATE("window: alert once per crossing, cooldown across flaps, resolve", W, AccurateWindow,
+                   EfficientWindow) {
   W w(WindowSpec{1000, 10, 1});  // 3 per 10 s
   AtLeast three(3);
   AlertPolicy p{&three, 60000, true};
@@ -217,7 +218,7 @@ TEST_CASE_TEMPLATE("window: multi-event counts and a when-style condition", W, A
   AlertPolicy p{&ratio, 0, false};
   U c(2);
   CHECK(w.offer_alert(0, 0, 0b01, p, c).action == AlertAction::None);  // request
-  AlertOutcome a = w.offer_alert(1, 1, 0b11, p, c);                       // request + error
+  AlertOutcome a = w.offer_alert(1, 1, 0b11, p, c);                    // request + error
   CHECK(c == (U{2, 1}));
   CHECK(a.action == AlertAction::None);  // 1/2 is not > 0.5
   AlertOutcome b = w.offer_alert(2, 2, 0b11, p, c);

@@ -24,9 +24,9 @@ using swthrottle::output::render;
 namespace {
 
 using swthrottle::test::kT0;
-using swthrottle::test::make_ssh;
-using swthrottle::test::make_ratio;
 using swthrottle::test::make_flood;
+using swthrottle::test::make_ratio;
+using swthrottle::test::make_ssh;
 
 const Rule kSsh = make_ssh();
 const Rule kRatio = make_ratio();
@@ -257,9 +257,10 @@ TEST_CASE("writer: invalid UTF-8 and control bytes") {
   CHECK(rendered(k, Format::Text) ==
         "swthrottle: alert ssh-bruteforce key=a\\nb\xEF\xBF\xBD count=5 counts=failed:3,invalid:2 threshold=5 "
         "window=1m suppressed=0 time=2026-11-21T10:00:05.000Z: two\\nlines\n");
-  CHECK(rendered(k, Format::Json).find(R"("key":"a\nb)"
-                                       "\xEF\xBF\xBD"
-                                       R"(",)") != std::string::npos);
+  CHECK(rendered(k, Format::Json)
+            .find(R"("key":"a\nb)"
+                  "\xEF\xBF\xBD"
+                  R"(",)") != std::string::npos);
 }
 
 TEST_CASE("writer: render appends, counts shorter than the events read as 0") {
