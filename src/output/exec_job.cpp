@@ -34,11 +34,11 @@ ExecJob exec_job_for(const engine::Record& r, const std::vector<std::string>& ar
   job.label = std::string(type);
   if (!rule.empty()) {
     job.label += ' ';
-    append_utf8_one_line(job.label, rule);
+    append_text_escaped(job.label, rule);
   }
   if (!r.key.empty()) {
     job.label += " key=";
-    append_utf8_one_line(job.label, r.key);
+    append_text_escaped(job.label, r.key);
   }
   return job;
 }

@@ -22,10 +22,13 @@ struct ExecJob {
 // SWTHROTTLE_TYPE (alert|resolved|summary|line), _RULE (the rule's name,
 // "" when none), _KEY, _COUNT (count for alert and resolved, suppressed
 // for summary, 0 for line) and _MESSAGE (the rendered message; for an
-// alert of a rule without one, the triggering line, as the text format
-// shows it; else ""). An environment cannot hold NUL bytes: a value stops
-// at its first NUL. The label reads "TYPE RULE key=KEY" (" key=KEY" left
-// out when the key is "", and " RULE" when there is no rule), on one line.
+// alert of a rule without one, the triggering line, the text format's
+// choice; else ""). The values are the raw text, not escaped. An
+// environment cannot hold NUL bytes: a value stops at its first NUL. The
+// label reads "TYPE RULE key=KEY" (" key=KEY" left out when the key is "",
+// and " RULE" when there is no rule), on one line, the rule and key escaped
+// as in a text record (append_text_escaped): the label goes to stderr, a
+// terminal too.
 ExecJob exec_job_for(const engine::Record& r, const std::vector<std::string>& argv);
 
 }  // namespace swthrottle::output

@@ -125,11 +125,11 @@ void text_condition(std::string& out, const config::Rule& rule) {
     append_uint(out, *rule.threshold);
   } else {
     out += " when=\"";
-    append_utf8_one_line(out, rule.when_text);
+    append_text_escaped(out, rule.when_text);
     out += '"';
   }
   out += " window=";
-  append_utf8_one_line(out, rule.window_text);
+  append_text_escaped(out, rule.window_text);
 }
 
 void render_text(std::string& out, const Record& r) {
@@ -143,10 +143,10 @@ void render_text(std::string& out, const Record& r) {
   out += "swthrottle: ";
   out += to_string(r.type);
   out += ' ';
-  append_utf8_one_line(out, rule.name);
+  append_text_escaped(out, rule.name);
   if (!r.key.empty()) {
     out += " key=";
-    append_utf8_one_line(out, r.key);
+    append_text_escaped(out, r.key);
   }
 
   if (r.type == RecordType::Summary) {
@@ -155,7 +155,7 @@ void render_text(std::string& out, const Record& r) {
     text_time(out, " first=", true, r.first_ms);
     text_time(out, " last=", true, r.last_ms);
     out += " window=";
-    append_utf8_one_line(out, rule.window_text);
+    append_text_escaped(out, rule.window_text);
     text_time(out, " time=", r.has_time, r.time_ms);
     out += '\n';
     return;
@@ -167,7 +167,7 @@ void render_text(std::string& out, const Record& r) {
     out += " counts=";
     for (std::size_t i = 0; i < rule.event_names.size(); ++i) {
       if (i > 0) out += ',';
-      append_utf8_one_line(out, rule.event_names[i]);
+      append_text_escaped(out, rule.event_names[i]);
       out += ':';
       append_uint(out, count_at(r, i));
     }
@@ -181,10 +181,10 @@ void render_text(std::string& out, const Record& r) {
   if (r.type == RecordType::Alert) {
     if (r.has_message) {
       out += ": ";
-      append_utf8_one_line(out, r.message);
+      append_text_escaped(out, r.message);
     } else if (r.has_line) {
       out += ": ";
-      append_utf8_one_line(out, r.line);
+      append_text_escaped(out, r.line);
     }
   }
   out += '\n';

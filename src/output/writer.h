@@ -11,8 +11,14 @@
 // " counts=EVENT:N,EVENT:N" right after count=N; T is RFC 3339 UTC with ms,
 // or "-" before any log timestamp was seen. ": MESSAGE" is the rendered
 // message, or the triggering line when the rule has none. Text inside
-// swthrottle: records (key, message, line) is UTF-8 repaired, with "\n" and
-// "\r" written as `\n` and `\r`, so each record is exactly one line.
+// swthrottle: records (every field from the rules or the log: rule, key,
+// events, when, window, message, triggering line) goes through
+// append_text_escaped (util/json.h): invalid UTF-8 becomes U+FFFD; the C0
+// controls are written as JSON writes them (`\n`, `\r`, `\t`, `\b`, `\f`,
+// else `\u00XX`: ESC is `\u001b`), DEL as `\u007f`, the C1 controls
+// U+0080-U+009F as `\u0080`..`\u009f`, and a backslash as `\\`. So each
+// record is exactly one line, no byte of the log can drive the reader's
+// terminal, and a `\` always starts an escape. A passed line is not escaped.
 //
 // JSON: one object per line, fields in the order of SPEC §5.
 #pragma once

@@ -11,7 +11,7 @@ namespace {
 
 // Which bytes a mode must treat specially; everything else (plain ASCII and
 // well-formed UTF-8) is copied in runs.
-enum class Mode { Json, Repair, OneLine };
+enum class Mode { Json, Repair, OneLine, Text };
 
 constexpr uint64_t kOnes = 0x0101010101010101ULL;
 constexpr uint64_t kHighs = 0x8080808080808080ULL;
@@ -27,8 +27,11 @@ constexpr bool plain_ascii(unsigned char c) {
   if (c >= 0x80) return false;
   if constexpr (M == Mode::Json) return c >= 0x20 && c != '"' && c != '\\';
   if constexpr (M == Mode::OneLine) return c != '\n' && c != '\r';
+  if constexpr (M == Mode::Text) return c >= 0x20 && c != 0x7F && c != '\\';
   return true;
 }
+
+constexpr char kHex[] = "0123456789abcdef";
 
 template <Mode M>
 bool block_is_plain(uint64_t w) {
@@ -37,15 +40,30 @@ bool block_is_plain(uint64_t w) {
     special |= has_byte_below(w, 0x20) | has_byte(w, '"') | has_byte(w, '\\');
   } else if constexpr (M == Mode::OneLine) {
     special |= has_byte(w, '\n') | has_byte(w, '\r');
+  } else if constexpr (M == Mode::Text) {
+    special |= has_byte_below(w, 0x20) | has_byte(w, 0x7F) | has_byte(w, '\\');
   }
   return special == 0;
 }
 
-constexpr char kHex[] = "0123456789abcdef";
+// A well-formed sequence that is a C1 control, U+0080-U+009F (C2 80..C2 9F):
+// Text escapes it; every other mode copies it like any character.
+template <Mode M>
+constexpr bool special_sequence(const unsigned char* p) {
+  if constexpr (M == Mode::Text) return p[0] == 0xC2 && p[1] <= 0x9F;
+  return false;
+}
+
+void append_u00(std::string& out, unsigned char c) {
+  const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+  out.append(esc, 6);
+}
 
 template <Mode M>
 void append_special_ascii(std::string& out, unsigned char c) {
-  if constexpr (M == Mode::Json) {
+  if constexpr (M == Mode::Json || M == Mode::Text) {
+    // Text writes a control byte exactly as JSON does (DEL too, which only
+    // Text treats specially); '"' is special in JSON only.
     switch (c) {
       case '"': out.append("\\\"", 2); return;
       case '\\': out.append("\\\\", 2); return;
@@ -54,11 +72,7 @@ void append_special_ascii(std::string& out, unsigned char c) {
       case '\r': out.append("\\r", 2); return;
       case '\b': out.append("\\b", 2); return;
       case '\f': out.append("\\f", 2); return;
-      default: {
-        const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
-        out.append(esc, 6);
-        return;
-      }
+      default: append_u00(out, c); return;
     }
   } else if constexpr (M == Mode::OneLine) {
     out.append(c == '\n' ? "\\n" : "\\r", 2);
@@ -88,7 +102,7 @@ void append_repaired(std::string& out, std::string_view s) {
       }
       if (*p < 0x80) break;
       const int n = utf8_sequence_length(p, end);
-      if (n < 0) break;
+      if (n < 0 || special_sequence<M>(p)) break;
       p += n;
     }
     if (p != run) out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
@@ -96,9 +110,12 @@ void append_repaired(std::string& out, std::string_view s) {
     if (*p < 0x80) {
       append_special_ascii<M>(out, *p);
       ++p;
+    } else if (const int n = utf8_sequence_length(p, end); n > 0) {
+      append_u00(out, p[1]);  // only Text gets here, with a C1 control: C2 80..9F is U+0080..U+009F
+      p += n;
     } else {
       out.append("\xEF\xBF\xBD", 3);  // U+FFFD
-      p += -utf8_sequence_length(p, end);
+      p += -n;
     }
   }
 }
@@ -122,6 +139,8 @@ void append_json_string(std::string& out, std::string_view s) {
 void append_utf8_repaired(std::string& out, std::string_view s) { append_repaired<Mode::Repair>(out, s); }
 
 void append_utf8_one_line(std::string& out, std::string_view s) { append_repaired<Mode::OneLine>(out, s); }
+
+void append_text_escaped(std::string& out, std::string_view s) { append_repaired<Mode::Text>(out, s); }
 
 void append_rfc3339_ms(std::string& out, int64_t ms) {
   constexpr int64_t kMsPerDay = 86'400'000;

@@ -30,6 +30,21 @@ void append_utf8_repaired(std::string& out, std::string_view s);
 // nothing else), so a record of the text format is always exactly one line.
 void append_utf8_one_line(std::string& out, std::string_view s);
 
+// The same repair, for text written into a text-format record (SPEC §5, §7):
+// no control character reaches the reader's terminal, and the escapes are
+// unambiguous. Escapes exactly:
+//   - the C0 controls 0x00-0x1F, as JSON strings write them: \b \t \n \f \r
+//     by name, the others as \u00XX (lowercase hex: ESC is \u001b, NUL is
+//     \u0000);
+//   - DEL 0x7F as \u007f;
+//   - the C1 controls U+0080-U+009F (well-formed, C2 80..C2 9F) as \u0080 to
+//     \u009f;
+//   - a backslash as \\, so that a `\` in the output always starts an escape.
+// Everything else, '"' included, is copied as it is: printable ASCII and
+// well-formed UTF-8 ("é", "日本"). Invalid UTF-8 becomes U+FFFD, so no lone
+// byte 0x80-0x9F is ever written either.
+void append_text_escaped(std::string& out, std::string_view s);
+
 // Appends `ms` (milliseconds since the Unix epoch) as RFC 3339 UTC with
 // milliseconds: "2026-11-21T10:00:05.000Z". Uses proleptic Gregorian
 // civil_from_days() (util/civil_date.h), exact for every int64_t: years past

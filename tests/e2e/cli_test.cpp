@@ -1644,6 +1644,62 @@ threshold = "1 per 1m"
   for (const Json& rec : recs) CHECK(rec["type"] != "<absent>");
 }
 
+TEST_CASE("e2e: control bytes are escaped in text records, passed lines stay byte for byte") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", kLogTime + R"(
+[[rule]]
+name      = "esc"
+kind      = "alert"
+threshold = "1 per 10s"
+key       = "{k}"
+message   = "{k} seen"
+  [[rule.event]]
+  name  = "e"
+  match = 'ERR (?P<k>\S+)'
+
+[[rule]]
+name      = "raw"
+kind      = "alert"
+threshold = "1 per 10s"
+  [[rule.event]]
+  name  = "t"
+  match = 'TAB'
+)");
+  // A log line that would turn the reader's terminal red, and one with a TAB,
+  // a backslash, DEL and a C1 control (U+009B, CSI, as UTF-8).
+  const std::string line1 = "2026-11-21T10:00:00Z ERR \x1b[31mred\x1b[0m";
+  const std::string line2 =
+      "2026-11-21T10:00:01Z TAB\there C:\\dir\x7f\xC2\x9B"
+      "31m";
+  const std::string input = line1 + "\n" + line2 + "\n";
+
+  // Text with --passthrough: each line byte for byte, then its alert (SPEC §3
+  // group 3 before group 4), every control character of the alert escaped.
+  RunResult t = swt({"-r", rules, "--passthrough"}, input);
+  CHECK(t.exit_status == 0);
+  CHECK(t.err == "");
+  CHECK(t.out == line1 + "\n" +
+                     R"(swthrottle: alert esc key=\u001b[31mred\u001b[0m count=1 threshold=1 window=10s )"
+                     R"(suppressed=0 time=2026-11-21T10:00:00.000Z: \u001b[31mred\u001b[0m seen)"
+                     "\n" +
+                     line2 + "\n" +
+                     R"(swthrottle: alert raw count=1 threshold=1 window=10s suppressed=0 )"
+                     R"(time=2026-11-21T10:00:01.000Z: 2026-11-21T10:00:01Z TAB\there C:\\dir\u007f\u009b31m)"
+                     "\n");
+
+  // JSON does not change: the same key, message and lines as raw text.
+  RunResult j = swt({"-r", rules, "--format", "json", "--passthrough"}, input);
+  CHECK(j.exit_status == 0);
+  std::vector<Json> recs = records(j.out);
+  REQUIRE(recs.size() == 4);
+  CHECK(recs[0]["line"] == line1);
+  CHECK(recs[1]["key"] == "\x1b[31mred\x1b[0m");
+  CHECK(recs[1]["message"] == "\x1b[31mred\x1b[0m seen");
+  CHECK(recs[2]["line"] == line2);
+  CHECK(recs[3]["line"] == line2);
+  CHECK(j.out.find(R"("key":"\u001b[31mred\u001b[0m")") != std::string::npos);
+}
+
 TEST_CASE("e2e: a line longer than --max-line is cut for matching, counted, and memory stays bounded") {
   TempDir dir;
   const std::string rules = dir.write("rules.toml", R"(

@@ -270,6 +270,11 @@ TEST_CASE("exec: job_for puts the JSON record on stdin and SWTHROTTLE_* in the e
                        {"SWTHROTTLE_COUNT", "42"},
                        {"SWTHROTTLE_MESSAGE", ""}});
     CHECK(j.label == "summary flood key=a\\nb");  // a label is one line
+
+    // ... and, like a text record, carries no control character to stderr.
+    r.key = "\x1b[31m\\\x7f";
+    CHECK(ExecPool::job_for(r, argv).label == R"(summary flood key=\u001b[31m\\\u007f)");
+    CHECK(ExecPool::job_for(r, argv).env[2].second == r.key);
   }
   SUBCASE("line record without a rule") {
     Record r;

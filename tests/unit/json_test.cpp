@@ -9,6 +9,7 @@
 
 using swthrottle::append_json_string;
 using swthrottle::append_rfc3339_ms;
+using swthrottle::append_text_escaped;
 using swthrottle::append_utf8_one_line;
 using swthrottle::append_utf8_repaired;
 
@@ -29,6 +30,12 @@ std::string repaired(std::string_view s) {
 std::string one_line(std::string_view s) {
   std::string out;
   append_utf8_one_line(out, s);
+  return out;
+}
+
+std::string text(std::string_view s) {
+  std::string out;
+  append_text_escaped(out, s);
   return out;
 }
 
@@ -140,6 +147,7 @@ TEST_CASE("json: invalid UTF-8 becomes U+FFFD per maximal subpart") {
     CHECK(json(c.in) == "\"" + std::string(c.want) + "\"");
     CHECK(repaired(c.in) == c.want);
     CHECK(one_line(c.in) == c.want);
+    CHECK(text(c.in) == c.want);
   }
 }
 
@@ -159,6 +167,60 @@ TEST_CASE("json: one-line repair writes newlines as \\n and \\r") {
   CHECK(one_line("a\r\nb") == "a\\r\\nb");
   CHECK(one_line("tab\there \"q\" back\\slash\x1b[0m") == "tab\there \"q\" back\\slash\x1b[0m");
   CHECK(one_line("0123456789\n") == "0123456789\\n");
+}
+
+TEST_CASE("json: text escaping of every control character and the backslash") {
+  using namespace std::string_view_literals;
+  // Every byte 0x00-0x7F: the C0 controls as JSON writes them, DEL as \u007f,
+  // a backslash doubled, all other ASCII ('"' included) as it is.
+  for (int b = 0; b < 0x80; ++b) {
+    const char c = static_cast<char>(b);
+    std::string want;
+    if (b == '\\') {
+      want = R"(\\)";
+    } else if (b < 0x20 || b == 0x7F) {
+      want = json(std::string_view(&c, 1));  // "\..." with its quotes
+      want = want.substr(1, want.size() - 2);
+      if (b == 0x7F) want = R"(\u007f)";
+    } else {
+      want = std::string(1, c);
+    }
+    CAPTURE(b);
+    CHECK(text(std::string_view(&c, 1)) == want);
+  }
+  CHECK(text("\n\t\r\b\f\x1b\0"sv) == R"(\n\t\r\b\f\u001b\u0000)"sv);
+  // The C1 controls U+0080-U+009F (two bytes each in UTF-8), and their
+  // neighbours U+007F (DEL) and U+00A0 (no-break space, not a control).
+  for (unsigned char b = 0x80; b <= 0x9F; ++b) {
+    const char c1[2] = {'\xC2', static_cast<char>(b)};
+    char want[7];
+    std::snprintf(want, sizeof want, "\\u00%02x", b);
+    CAPTURE(b);
+    CHECK(text(std::string_view(c1, 2)) == want);
+  }
+  CHECK(text("\xC2\xA0\xC2\xBF\xC3\x80") == "\xC2\xA0\xC2\xBF\xC3\x80");
+  // Valid text and lone C1 bytes (invalid UTF-8, so U+FFFD, never raw).
+  CHECK(text("é 日本 \xF0\x9F\x98\x80") == "é 日本 \xF0\x9F\x98\x80");
+  CHECK(text("\x85\x9b") == FFFD FFFD);
+  CHECK(text(R"(C:\dir "q")") == R"(C:\\dir "q")");
+  CHECK(text("a\xFF\x1b\xE2\x82\\") == "a" FFFD R"(\u001b)" FFFD R"(\\)");
+}
+
+TEST_CASE("json: text escaping at every position of the 8-byte blocks") {
+  const std::string_view specials[][2] = {
+      {"\x1b", R"(\u001b)"}, {"\x7f", R"(\u007f)"}, {"\\", R"(\\)"}, {"\xC2\x85", R"(\u0085)"}, {"\t", R"(\t)"}};
+  for (const auto& sp : specials) {
+    for (std::size_t pos = 0; pos < 20; ++pos) {
+      std::string in(20, 'a');
+      in.replace(pos, 1, sp[0]);
+      const std::string want = std::string(pos, 'a') + std::string(sp[1]) + std::string(19 - pos, 'a');
+      CAPTURE(sp[1]);
+      CAPTURE(pos);
+      CHECK(text(in) == want);
+    }
+  }
+  const std::string run(1000, 'x');
+  CHECK(text(run + "\x1b" + run) == run + R"(\u001b)" + run);
 }
 
 TEST_CASE("json: appends after existing content") {

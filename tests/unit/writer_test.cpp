@@ -249,7 +249,7 @@ TEST_CASE("writer: invalid UTF-8 and control bytes") {
   a.line = raw;
   const std::string text = rendered(a, Format::Text);
   CHECK(text.substr(text.find("time=")) ==
-        "time=2026-11-21T10:00:05.042Z: bad \xEF\xBF\xBD\xEF\xBF\xBD \"q\"\t\0\x1b[1m end\\r\n"sv);
+        "time=2026-11-21T10:00:05.042Z: bad \xEF\xBF\xBD\xEF\xBF\xBD \"q\"\\t\\u0000\\u001b[1m end\\r\n"sv);
 
   Record k = ssh_alert();
   k.key = "a\nb\xC0";
@@ -261,6 +261,95 @@ TEST_CASE("writer: invalid UTF-8 and control bytes") {
             .find(R"("key":"a\nb)"
                   "\xEF\xBF\xBD"
                   R"(",)") != std::string::npos);
+}
+
+TEST_CASE("writer: text records escape every control character, passed lines stay byte for byte") {
+  using namespace std::string_view_literals;
+  // Each class of byte, in the key, the message and (for a rule without a
+  // message) the triggering line of an alert.
+  const struct {
+    const char* name;
+    std::string_view raw;
+    std::string_view text;  // as written inside a text record
+  } cases[] = {
+      {"ESC sequence", "\x1b[31mred\x1b[0m"sv, R"(\u001b[31mred\u001b[0m)"sv},
+      {"TAB", "a\tb"sv, R"(a\tb)"sv},
+      {"NUL", "a\0b"sv, R"(a\u0000b)"sv},
+      {"LF and CR", "a\r\nb"sv, R"(a\r\nb)"sv},
+      {"BS, FF, BEL, VT", "\b\f\a\v"sv, R"(\b\f\u0007\u000b)"sv},
+      {"DEL",
+       "a\x7f"
+       "b"sv,
+       R"(a\u007fb)"sv},
+      {"C1 NEL and CSI as UTF-8",
+       "a\xC2\x85"
+       "b\xC2\x9B"
+       "31m"sv,
+       R"(a\u0085b\u009b31m)"sv},
+      {"C1 range ends", "\xC2\x80\xC2\x9F\xC2\xA0"sv,
+       "\\u0080\\u009f\xC2\xA0"sv},  // U+00A0 (no-break space) is not a control
+      {"backslash", R"(C:\temp\x1b \\)"sv, R"(C:\\temp\\x1b \\\\)"sv},
+      {"valid non-ASCII text", "é 日本 ✓"sv, "é 日本 ✓"sv},
+      {"invalid UTF-8",
+       "a\xFF"
+       "b\xE2\x82"
+       "c\x85"sv,
+       "a\xEF\xBF\xBD"
+       "b\xEF\xBF\xBD"
+       "c\xEF\xBF\xBD"sv},
+      {"quotes and plain ASCII", R"(say "hi" ~!)"sv, R"(say "hi" ~!)"sv},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    Record a = ssh_alert();
+    a.key = c.raw;
+    a.message = c.raw;
+    CHECK(rendered(a, Format::Text) == "swthrottle: alert ssh-bruteforce key=" + std::string(c.text) +
+                                           " count=5 counts=failed:3,invalid:2 threshold=5 window=1m "
+                                           "suppressed=0 time=2026-11-21T10:00:05.000Z: " +
+                                           std::string(c.text) + "\n");
+
+    Record l = ratio_alert();
+    l.line = c.raw;
+    CHECK(rendered(l, Format::Text) ==
+          "swthrottle: alert nginx-5xx-ratio count=129 counts=request:120,error:9 "
+          "when=\"error / request > 0.05 and request >= 100\" window=5m suppressed=3 "
+          "time=2026-11-21T10:00:05.042Z: " +
+              std::string(c.text) + "\n");
+
+    Record res = ssh_resolved();
+    res.key = c.raw;
+    CHECK(rendered(res, Format::Text) == "swthrottle: resolved ssh-bruteforce key=" + std::string(c.text) +
+                                             " count=2 counts=failed:2,invalid:0 threshold=5 window=1m "
+                                             "time=2026-11-21T10:01:05.000Z\n");
+
+    Record sum = flood_summary();
+    sum.key = c.raw;
+    CHECK(rendered(sum, Format::Text) ==
+          "swthrottle: summary flood key=" + std::string(c.text) +
+              " suppressed=42 first=2026-11-21T10:00:05.123Z "
+              "last=2026-11-21T10:00:09.999Z window=10s time=2026-11-21T10:00:10.000Z\n");
+
+    // A passed line is the user's data: byte for byte, with or without a rule.
+    CHECK(rendered(line_record(&kFlood, c.raw), Format::Text) == std::string(c.raw) + "\n");
+    CHECK(rendered(line_record(nullptr, c.raw), Format::Text) == std::string(c.raw) + "\n");
+  }
+}
+
+TEST_CASE("writer: JSON is unchanged by the text escapes (DEL and C1 stay raw UTF-8)") {
+  using namespace std::string_view_literals;
+  Record a = ssh_alert();
+  a.key = "\x1b[31m\x7f\xC2\x85\\é"sv;
+  a.has_message = false;
+  a.line = a.key;
+  CHECK(rendered(a, Format::Json) ==
+        R"({"type":"alert","time":"2026-11-21T10:00:05.000Z","rule":"ssh-bruteforce","key":"\u001b[31m)"
+        "\x7f\xC2\x85"
+        R"(\\é","window":"1m","threshold":5,"count":5,"counts":{"failed":3,"invalid":2},"suppressed":0,)"
+        R"("line":"\u001b[31m)"
+        "\x7f\xC2\x85"
+        R"(\\é"})"
+        "\n");
 }
 
 TEST_CASE("writer: render appends, counts shorter than the events read as 0") {
