@@ -84,7 +84,7 @@ std::string check_summary(const config::RuleSet& rules) {
 std::string explain_line(const config::RuleSet& rules, std::string_view input, uint64_t line_no, std::string_view line,
                          bool timed, int64_t t_ms, const std::vector<engine::ExplainEntry>& entries) {
   std::string out = fmt::format("explain: {}:{}: ", input, line_no);
-  append_utf8_one_line(out, line);
+  append_text_escaped(out, line);
   out += "\n  time: ";
   if (timed) append_rfc3339_ms(out, t_ms);
   else out += "none yet (not windowed)";
@@ -94,11 +94,11 @@ std::string explain_line(const config::RuleSet& rules, std::string_view input, u
     out += fmt::format("  rule {}: events {}", r.name, join_events(r, e.events));
     for (const auto& [name, value] : e.captures) {
       out += fmt::format("; {}=", name);
-      append_utf8_one_line(out, value);
+      append_text_escaped(out, value);
     }
     if (r.key) {
       out += "; key \"";
-      append_utf8_one_line(out, e.key);
+      append_text_escaped(out, e.key);
       out += "\"";
     }
     if (!e.counts.empty()) {

@@ -1698,6 +1698,15 @@ threshold = "1 per 10s"
   CHECK(recs[2]["line"] == line2);
   CHECK(recs[3]["line"] == line2);
   CHECK(j.out.find(R"("key":"\u001b[31mred\u001b[0m")") != std::string::npos);
+
+  // --explain escapes the line, the captures and the key as text records do.
+  RunResult x = swt({"-r", rules, "--explain"}, line1 + "\n");
+  CHECK(x.exit_status == 0);
+  CHECK(x.out.find('\x1b') == std::string::npos);
+  CHECK(x.out.rfind(R"(explain: (standard input):1: 2026-11-21T10:00:00Z ERR \u001b[31mred\u001b[0m)"
+                    "\n",
+                    0) == 0);
+  CHECK(x.out.find(R"(; k=\u001b[31mred\u001b[0m; key "\u001b[31mred\u001b[0m")") != std::string::npos);
 }
 
 TEST_CASE("e2e: a line longer than --max-line is cut for matching, counted, and memory stays bounded") {
