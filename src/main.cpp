@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   // Held by statics so that LeakSanitizer sees them as reachable.
   static sw::output::FdSink* sink = new sw::output::FdSink(1, opt.format, say);
   static sw::app::App* app = new sw::app::App(opt, app_options, std::move(*first), *sink, sw::system_clock());
-  if (!app->start()) return 2;
+  if (!app->start()) return app->start_status();
   std::thread signals([set] { app->signal_loop(set); });
   signals.detach();  // it ends with the process
   return app->run(std::move(*inputs));

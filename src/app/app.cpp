@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <thread>
 
 #include "app/load_generation.h"
@@ -44,8 +45,35 @@ bool App::start() {
   }
   if (!options_.state_file.empty()) {
     state_ = std::make_unique<state::StateFile>(options_.state_file);
-    auto locked = state_->lock_for_run([](const std::string& m) { say(m); });
-    if (!locked) say(locked.error().str());
+    // SIGINT/SIGTERM are blocked here and the signal thread is not running
+    // yet: sleep in sigtimedwait so that they end the wait.
+    int stopped_by = 0;
+    auto pause = [&stopped_by](int64_t ms) {
+      sigset_t stop;
+      sigemptyset(&stop);
+      sigaddset(&stop, SIGINT);
+      sigaddset(&stop, SIGTERM);
+      const timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};
+      const int sig = ::sigtimedwait(&stop, nullptr, &ts);
+      if (sig == SIGINT || sig == SIGTERM) stopped_by = sig;
+      return stopped_by == 0;
+    };
+    auto locked = state_->lock_for_run_within(
+        options_.state_wait_ms, [](const std::string& m) { say(m); }, pause);
+    if (!locked) {
+      say(locked.error().str());
+    } else if (*locked != state::StateFile::Wait::Locked) {
+      const std::string lp = state_->lock_path();
+      if (*locked == state::StateFile::Wait::Busy)
+        say("--state " + state_->path() + ": another run still holds " + lp + " after --state-wait " +
+            (options_.state_wait_ms == 0 ? std::string("0") : config::format_duration(options_.state_wait_ms)) +
+            "; nothing was read (exit 4)");
+      else
+        say(std::string(stopped_by == SIGINT ? "SIGINT" : "SIGTERM") + " while waiting for " + lp +
+            "; nothing was read (exit 4)");
+      start_status_ = cli::kExitStateBusy;
+      return false;
+    }
     std::string warning;
     engine::EngineState st = state_->load(warning);
     if (!warning.empty()) say(warning);
@@ -82,9 +110,15 @@ int App::run(std::vector<InputSpec> inputs) {
     std::lock_guard work(signal_mu_);  // a reload or stats report in progress ends first
     exiting_ = true;
   }
-  if (stop_requested_) return 0;  // SIGINT/SIGTERM: pending work written, exit 0
-  if (input_failed_ || sink_.failed()) return 2;
-  if (options_.exit_code && sink_.wrote_alert()) return 1;
+  return exit_status();
+}
+
+// The same after SIGINT/SIGTERM as at the end of input: a stop writes (or
+// saves) what is pending, it does not hide what the run saw.
+int App::exit_status() {
+  if (input_failed_ || sink_.failed()) return cli::kExitError;
+  if (exec_ && exec_->stats().gave_up > 0) return cli::kExitExecGaveUp;
+  if (options_.exit_code && sink_.wrote_alert()) return cli::kExitAlert;
   return 0;
 }
 
@@ -111,7 +145,6 @@ void App::fail(const std::string& message) {
 void App::saw_log_time(int64_t newest_ms) { atomic_max(last_log_ms_, newest_ms); }
 
 void App::request_stop() {
-  stop_requested_ = true;
   stop_ = true;
   stop_followers();
 }

@@ -47,8 +47,12 @@ class App final : private pipeline::DeciderHost {
       output::RecordSink& sink, const Clock& clock);
   ~App() override;
 
-  // Everything before the first line: exec pool, --state. False: exit 2.
+  // Everything before the first line: exec pool, --state. False: exit with
+  // start_status() (2, or 4 when the --state lock stayed taken). With
+  // --state, waits for another run's lock while SIGINT/SIGTERM (blocked in
+  // the calling thread, as main() does) end the wait at once.
   bool start();
+  int start_status() const { return start_status_; }
 
   // Runs every input to its end (or until stopped), finishes once, and
   // returns the exit status (SPEC §6).
@@ -82,6 +86,7 @@ class App final : private pipeline::DeciderHost {
   void stop_followers();
   void save_state(pipeline::Generation& g);
   void finish();
+  int exit_status();  // after finish(): SPEC §6 and README's decisions
   std::string stats_text();
   void reload();
 
@@ -96,10 +101,10 @@ class App final : private pipeline::DeciderHost {
   std::vector<std::string> exec_argv_;
   std::unique_ptr<state::StateFile> state_;
   std::atomic<bool> stop_{false};
-  std::atomic<bool> stop_requested_{false};
   std::atomic<bool> input_failed_{false};
   std::atomic<int64_t> last_log_ms_{-1};
   std::size_t inputs_ = 1;
+  int start_status_ = 2;
 
   std::shared_mutex order_;
   std::mutex mu_;  // guards followers_, timer_done_, finished_, generations_

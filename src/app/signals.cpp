@@ -39,7 +39,7 @@ void App::signal_loop(sigset_t set) {
       if (!cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return finished_; })) {
         lock.unlock();
         finish();
-        std::_Exit(0);
+        std::_Exit(exit_status());  // as run() would have returned
       }
       return;
     }

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "config/duration.h"
+#include "util/suggest.h"
 
 namespace swthrottle::cli {
 
@@ -28,7 +29,30 @@ E value_named(const std::string& name, std::initializer_list<E> values) {
   return *values.begin();
 }
 
+// "unknown option --folow (did you mean --follow?)": the first argument
+// CLI11 could not place, with the closest long option name.
+std::string unknown_option(const CLI::App& app, const std::string& arg) {
+  std::string m = "unknown option " + arg;
+  if (!arg.starts_with("--")) return m;
+  const std::string name = arg.substr(0, arg.find('='));
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options())
+    for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+  names.emplace_back("--help");
+  names.emplace_back("--version");
+  if (std::string best = closest_match(name, names); !best.empty()) m += " (did you mean " + best + "?)";
+  return m;
+}
+
 }  // namespace
+
+std::optional<int64_t> parse_state_wait(const std::string& text) {
+  if (text == "0") return 0;
+  if (text == "forever") return -1;
+  auto d = config::parse_duration(text);
+  if (!d) return std::nullopt;
+  return *d;
+}
 
 std::optional<std::size_t> parse_size(const std::string& text) {
   if (text.empty()) return std::nullopt;
@@ -56,11 +80,18 @@ Parsed parse_options(int argc, const char* const* argv) {
   app.set_version_flag("--version", std::string("swthrottle ") + SWTHROTTLE_VERSION);
   app.get_formatter()->column_width(30);
   app.footer(
-      "Exit status: 0 done; 1 with --exit-code when an alert was raised; 2 usage, rules or input error.\n"
-      "Signals: SIGINT/SIGTERM write pending summaries and exit 0.\n"
+      "Exit status: 0 done; 1 with --exit-code when an alert was written; 2 usage, rules,\n"
+      "  input or output error; 3 an exec command gave up after its retries; 4 the --state\n"
+      "  lock stayed taken by another run for --state-wait, or SIGINT/SIGTERM while waiting.\n"
+      "  When several apply: 2, then 3, then 1. The same after SIGINT/SIGTERM.\n"
+      "Signals: INT, TERM: write pending summaries (with --state: save them), exit as above;\n"
+      "  HUP: reload the rules files; USR1: print the statistics to stderr and go on.\n"
+      "Examples:\n"
+      "  tail -F /var/log/app.log | swthrottle -r rules.toml\n"
+      "  swthrottle -r rules.toml --time log --format json app.log > records.json\n"
       "See swthrottle(1) for the rules file format.");
 
-  std::string time, mode, format = "text", max_line = "1M";
+  std::string time, mode, format = "text", max_line = "1M", state_wait = "1m";
   app.add_option("FILE", o.inputs, "Log files to read (none or \"-\": standard input)")
       ->type_name("FILE ...")
       ->group("Input");
@@ -70,32 +101,46 @@ Parsed parse_options(int argc, const char* const* argv) {
       ->allow_extra_args(false)
       ->group("Rules");
   app.add_flag("--check", o.check, "Validate the rules, print a summary, exit 0 (2 when invalid)")->group("Rules");
-  app.add_option("--time", time, "Time source, overrides [settings]: arrival | log")
-      ->check(CLI::IsMember(names_of({config::TimeSource::Arrival, config::TimeSource::Log})))
+  app.add_option("--time", time, "Time source, overrides [settings]")
+      ->type_name("arrival|log")
+      ->check(CLI::IsMember(names_of({config::TimeSource::Arrival, config::TimeSource::Log})).description(""))
       ->group("Rules");
-  app.add_option("--mode", mode, "Window mode for rules without their own: accurate | efficient")
-      ->check(CLI::IsMember(names_of({config::Mode::Accurate, config::Mode::Efficient})))
+  app.add_option("--mode", mode, "Window mode for rules without their own")
+      ->type_name("accurate|efficient")
+      ->check(CLI::IsMember(names_of({config::Mode::Accurate, config::Mode::Efficient})).description(""))
       ->group("Rules");
   app.add_flag("-f,--follow", o.follow, "Keep reading files as they grow, like tail -F")->group("Input");
   app.add_flag("--from-start", o.from_start, "With --follow: read existing content first")->group("Input");
-  app.add_option("--max-line", max_line, "Cut longer lines for matching (default 1M)")->group("Input");
-  app.add_option("-j,--threads", o.threads, "Matching threads (default: all cores)")
-      ->check(CLI::Range(0, 1024))
+  app.add_option("--max-line", max_line, "Cut longer lines for matching (default 1M)")
+      ->type_name("SIZE")
       ->group("Input");
-  app.add_option("--format", format, "Output format: text | json")
-      ->check(CLI::IsMember(names_of({output::Format::Text, output::Format::Json})))
+  app.add_option("-j,--threads", o.threads, "Matching threads, 0 to 1024 (default 0: all cores)")
+      ->type_name("N")
+      ->check(CLI::Range(0, 1024).description(""))
+      ->group("Input");
+  app.add_option("--format", format, "Output format (default text)")
+      ->type_name("text|json")
+      ->check(CLI::IsMember(names_of({output::Format::Text, output::Format::Json})).description(""))
       ->group("Output");
   app.add_flag("--passthrough", o.passthrough, "Write every line unless a throttle rule suppressed it")
       ->group("Output");
   app.add_flag("--explain", o.explain, "For every matching line: events, captures, key, counts, decision")
       ->group("Output");
   app.add_flag("--stats", o.stats, "Print per-rule statistics to stderr at exit")->group("Output");
-  app.add_flag("--exit-code", o.exit_code, "Exit 1 if any alert was raised")->group("Output");
-  app.add_option("--exec", o.exec, "Run CMD once per record")->group("Actions");
-  app.add_option("--exec-jobs", o.exec_jobs, "Commands at once (default 4)")->group("Actions");
-  app.add_option("--exec-timeout", o.exec_timeout, "Kill a command after DUR (default 30s)")->group("Actions");
-  app.add_option("--state", o.state_file, "Load windows at start, save them at exit")->group("State");
+  app.add_flag("--exit-code", o.exit_code, "Exit 1 if any alert was written")->group("Output");
+  app.add_option("--exec", o.exec, "Run CMD once per record")->type_name("CMD")->group("Actions");
+  app.add_option("--exec-jobs", o.exec_jobs, "Commands at once (default 4)")->type_name("N")->group("Actions");
+  app.add_option("--exec-timeout", o.exec_timeout, "Kill a command after DUR (default 30s)")
+      ->type_name("DUR")
+      ->group("Actions");
+  app.add_option("--state", o.state_file, "Load windows at start, save them at exit")
+      ->type_name("FILE")
+      ->group("State");
   app.add_option("--state-interval", o.state_interval, "With --state: also save every DUR while running (default 5s)")
+      ->type_name("DUR")
+      ->group("State");
+  app.add_option("--state-wait", state_wait,
+                 "With --state: wait DUR for another run's lock, then exit 4 (default 1m; 0, forever)")
       ->type_name("DUR")
       ->group("State");
 
@@ -109,7 +154,10 @@ Parsed parse_options(int argc, const char* const* argv) {
     p.text = std::string("swthrottle ") + SWTHROTTLE_VERSION + "\n";
     return p;
   } catch (const CLI::ParseError& e) {
-    p.text = std::string("swthrottle: ") + e.what() + "\nTry 'swthrottle --help' for more information.\n";
+    // An unknown option first: it may be why a required one looks missing.
+    const std::vector<std::string> extra = app.remaining();
+    const std::string what = !extra.empty() && extra[0].starts_with("-") ? unknown_option(app, extra[0]) : e.what();
+    p.text = "swthrottle: " + what + "\nTry 'swthrottle --help' for more information.\n";
     p.exit_status = 2;
     return p;
   }
@@ -137,6 +185,13 @@ Parsed parse_options(int argc, const char* const* argv) {
     p.text = "swthrottle: --state-interval: " + d.error().what + "\n";
     p.exit_status = 2;
     return p;
+  }
+  if (auto w = parse_state_wait(state_wait); !w) {
+    p.text = "swthrottle: --state-wait: invalid duration \"" + state_wait + "\" (e.g. 0, 200ms, 1m, forever)\n";
+    p.exit_status = 2;
+    return p;
+  } else {
+    o.state_wait_ms = *w;
   }
   p.options = std::move(o);
   return p;

@@ -25,6 +25,7 @@ struct Options {
   std::string exec_timeout = "30s";
   std::string state_file;
   std::string state_interval = "5s";  // --state saves this often while running
+  int64_t state_wait_ms = 60000;      // --state-wait: for another run's lock; 0: not at all, -1: no bound
   int threads = 0;                    // 0: all cores
   bool check = false;
   bool explain = false;
@@ -41,6 +42,16 @@ struct Parsed {
 };
 
 Parsed parse_options(int argc, const char* const* argv);
+
+// Exit statuses (SPEC §6; the ones the spec leaves open are in README's
+// decisions).
+inline constexpr int kExitAlert = 1;       // --exit-code and an alert was written
+inline constexpr int kExitError = 2;       // usage, rules, input or output error
+inline constexpr int kExitExecGaveUp = 3;  // an exec command failed after its retries
+inline constexpr int kExitStateBusy = 4;   // --state: another run kept the lock past --state-wait
+
+// --state-wait: "0" (do not wait), "forever" (-1) or a duration -> ms.
+std::optional<int64_t> parse_state_wait(const std::string& text);
 
 // "1M", "64K", "512", "2G" -> bytes. nullopt when malformed or zero.
 std::optional<std::size_t> parse_size(const std::string& text);

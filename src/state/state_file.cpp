@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -99,6 +101,48 @@ Result<bool> StateFile::lock_for_run(const std::function<void(const std::string&
   }
   lock_fd_ = fd;
   return true;
+}
+
+Result<StateFile::Wait> StateFile::lock_for_run_within(int64_t max_wait_ms,
+                                                       const std::function<void(const std::string&)>& on_wait,
+                                                       const std::function<bool(int64_t)>& pause) {
+  std::lock_guard guard(mu_);
+  if (lock_fd_ >= 0) return Wait::Locked;
+  const std::string lp = lock_path();
+  int fd = open_lock_file(lp);
+  if (fd < 0)
+    return Error{"", 0, 0, fmt::format("cannot lock state file {}: cannot open {}: {}", path_, lp, strerr(errno))};
+  using Steady = std::chrono::steady_clock;
+  const Steady::time_point begin = Steady::now();
+  bool told = false;
+  int64_t step_ms = 5;  // grows to 100 ms: prompt for short waits, cheap for long ones
+  for (;;) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) break;
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) {
+      int e = errno;
+      ::close(fd);
+      return Error{"", 0, 0, fmt::format("cannot lock state file {}: {}", path_, strerr(e))};
+    }
+    if (!told && on_wait) on_wait("waiting for lock on " + lp);
+    told = true;
+    const int64_t waited = std::chrono::duration_cast<std::chrono::milliseconds>(Steady::now() - begin).count();
+    int64_t pause_ms = step_ms;
+    if (max_wait_ms >= 0) {
+      if (waited >= max_wait_ms) {
+        ::close(fd);
+        return Wait::Busy;
+      }
+      pause_ms = std::min(pause_ms, max_wait_ms - waited);
+    }
+    if (!pause(pause_ms)) {
+      ::close(fd);
+      return Wait::Stopped;
+    }
+    step_ms = std::min<int64_t>(step_ms * 2, 100);
+  }
+  lock_fd_ = fd;
+  return Wait::Locked;
 }
 
 void StateFile::unlock() {

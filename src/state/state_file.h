@@ -43,6 +43,16 @@ class StateFile {
   // is read-only): "cannot lock state file PATH: cannot open PATH.lock: <strerror>".
   // The caller may go on without the lock; save() will then report its own error.
   Result<bool> lock_for_run(const std::function<void(const std::string&)>& on_wait = {});
+
+  // How a bounded wait for the run lock ended.
+  enum class Wait { Locked, Busy, Stopped };
+  // As lock_for_run, but never blocks in flock(2): tries, and while another
+  // process holds the lock calls on_wait once, then `pause(ms)` (sleep up to
+  // ms; false: give up at once, e.g. on SIGTERM -> Stopped) and tries again,
+  // until max_wait_ms (< 0: no bound) have passed -> Busy. Errors as for
+  // lock_for_run.
+  Result<Wait> lock_for_run_within(int64_t max_wait_ms, const std::function<void(const std::string&)>& on_wait,
+                                   const std::function<bool(int64_t)>& pause);
   bool locked() const { return lock_fd_ >= 0; }
   void unlock();
 

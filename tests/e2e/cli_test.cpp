@@ -1490,6 +1490,37 @@ threshold = "5 per 1m"
   CHECK(bad_interval.err.rfind("swthrottle: --state-interval: ", 0) == 0);
 }
 
+TEST_CASE("e2e: an unknown option gets a did-you-mean, exit 2, even before the missing --rule") {
+  const std::string try_help = "Try 'swthrottle --help' for more information.\n";
+  RunResult typo = swt({"--folow"});
+  CHECK(typo.exit_status == 2);
+  CHECK(typo.out == "");
+  CHECK(typo.err == "swthrottle: unknown option --folow (did you mean --follow?)\n" + try_help);
+
+  RunResult with_value = swt({"-r", "rules.toml", "--state-wiat=1s"});
+  CHECK(with_value.exit_status == 2);
+  CHECK(with_value.err == "swthrottle: unknown option --state-wiat=1s (did you mean --state-wait?)\n" + try_help);
+
+  RunResult far = swt({"-r", "rules.toml", "--nosuch"});
+  CHECK(far.exit_status == 2);
+  CHECK(far.err == "swthrottle: unknown option --nosuch\n" + try_help);
+}
+
+TEST_CASE("e2e: --help shows value types, defaults, exit statuses, every signal and examples") {
+  RunResult help = swt({"--help"});
+  CHECK(help.exit_status == 0);
+  for (const char* part : {"--state-wait DUR", "--format text|json", "--time arrival|log", "--max-line SIZE",
+                           "--exec-jobs N", "-j,--threads N", "--exec CMD", "--state FILE", "(default 1m; 0, forever)",
+                           "(default 30s)", "INT, TERM:", "HUP:", "USR1:", "3 an exec command gave up", "4 the --state",
+                           "tail -F /var/log/app.log | swthrottle -r rules.toml", "--time log --format json app.log"}) {
+    CAPTURE(part);
+    CHECK(help.out.find(part) != std::string::npos);
+  }
+  RunResult bad = swt({"-r", "rules.toml", "--state-wait", "soon"});
+  CHECK(bad.exit_status == 2);
+  CHECK(bad.err == "swthrottle: --state-wait: invalid duration \"soon\" (e.g. 0, 200ms, 1m, forever)\n");
+}
+
 TEST_CASE("e2e: an unreadable input file exits 2 naming it") {
   if (::geteuid() == 0) {
     MESSAGE("skipped: running as root, which can read a file with mode 000");

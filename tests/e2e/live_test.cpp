@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -717,10 +718,25 @@ TEST_CASE("live: exec failure: retried, then reported on stderr and in --stats")
   const std::string rules = dir.write("rules.toml", replace_all(kExecRules, "EXEC", ""));
   const RunResult r =
       run({"--rule", rules, "--exec", fail, "--stats"}, failed_line(0, "203.0.113.9") + failed_line(1, "203.0.113.9"));
-  check_exit_0(r);
+  CHECK(r.exit_status == 3);  // a delivery that gave up is not a success, even without --exit-code
+  CHECK(r.signal == 0);
   CHECK(contains(r.out, "swthrottle: alert ssh key=203.0.113.9 count=2 "));
   CHECK(contains(r.err, "swthrottle: exec: alert ssh key=203.0.113.9: gave up after 3 attempts: exit status 1\n"));
   CHECK(contains(r.err, "swthrottle: stats: exec: started 3 succeeded 0 retried 2 timed out 0 gave up 1\n"));
+}
+
+TEST_CASE("live: exec gave up and --exit-code: 3 wins over 1; a command that succeeds on retry: 1") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", replace_all(kExecRules, "EXEC", ""));
+  const std::string input = failed_line(0, "203.0.113.9") + failed_line(1, "203.0.113.9");
+  const std::string fail = script(dir, "fail.sh", "cat >/dev/null\nexit 1\n");
+  CHECK(run({"--rule", rules, "--exec", fail, "--exit-code"}, input).exit_status == 3);
+  const std::string tries = dir.file("tries");
+  const std::string second =
+      script(dir, "second.sh", "cat >/dev/null\necho x >> '" + tries + "'\n[ $(wc -l < '" + tries + "') -ge 2 ]\n");
+  const RunResult r = run({"--rule", rules, "--exec", second, "--exit-code"}, input);
+  CHECK(r.exit_status == 1);
+  CHECK(lines_of(read_file(tries)).size() == 2);
 }
 
 TEST_CASE("live: exec that hangs is killed at --exec-timeout and reported as timed out") {
@@ -730,7 +746,7 @@ TEST_CASE("live: exec that hangs is killed at --exec-timeout and reported as tim
   const std::string rules = dir.write("rules.toml", replace_all(kExecRules, "EXEC", ""));
   const RunResult r = run({"--rule", rules, "--exec", hang, "--exec-timeout", "300ms", "--stats"},
                           failed_line(0, "203.0.113.9") + failed_line(1, "203.0.113.9"));
-  check_exit_0(r);
+  CHECK(r.exit_status == 3);  // gave up: not delivered
   CHECK(contains(r.err,
                  "swthrottle: exec: alert ssh key=203.0.113.9: gave up after 3 attempts: timed out after 300ms\n"));
   CHECK(contains(r.err, "swthrottle: stats: exec: started 3 succeeded 0 retried 2 timed out 3 gave up 1\n"));
@@ -939,6 +955,94 @@ TEST_CASE("live: --state: SIGTERM saves the pending summary, the next run writes
   CHECK(describe_all(next.out) ==
         std::vector<std::string>{"summary errors suppressed=1 first=10:00:02 last=10:00:02 time=10:00:11",
                                  "line 2026-11-21T10:00:11Z ERROR e"});
+}
+
+TEST_CASE("live: --exit-code after SIGINT/SIGTERM: 1 when an alert was written, 0 when none") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", replace_all(kExecRules, "EXEC", ""));
+  for (const int sig : {SIGINT, SIGTERM}) {
+    CAPTURE(sig);
+    // Reading a pipe that stays open: the decider is stuck in read(2) and the
+    // signal thread ends the process itself after 500 ms (_Exit).
+    Process p = spawn({"--rule", rules, "--exit-code"});
+    REQUIRE(p.write_stdin(failed_line(0, "203.0.113.9") + failed_line(1, "203.0.113.9")));
+    CHECK(p.read_stdout_lines(1, kWait));
+    RunResult r = signal_and_wait(p, sig);
+    CHECK(r.signal == 0);
+    CHECK(r.exit_status == 1);
+    // --follow: the decider wakes at once and run() returns the status.
+    const std::string log = dir.write("ssh.log", "");
+    Process f = spawn({"--rule", rules, "--exit-code", "--follow", log});
+    REQUIRE(poll_until([&] { return open_file_offset(f.pid(), log) >= 0; }, kWait));
+    append(log, failed_line(0, "203.0.113.9") + failed_line(1, "203.0.113.9"));
+    CHECK(f.read_stdout_lines(1, kWait));
+    r = signal_and_wait(f, sig);
+    CHECK(r.exit_status == 1);
+    // No alert: 0.
+    Process q = spawn({"--rule", rules, "--exit-code"});
+    REQUIRE(q.write_stdin("2026-11-21T10:00:03Z noise 1\n"));
+    CHECK(q.read_stdout_lines(1, kWait));
+    r = signal_and_wait(q, sig);
+    check_exit_0(r);
+  }
+}
+
+// Holds an exclusive flock(2) on `lock` while alive, as another run would.
+struct HeldLock {
+  int fd;
+  explicit HeldLock(const std::string& lock) : fd(::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    REQUIRE(fd >= 0);
+    REQUIRE(::flock(fd, LOCK_EX) == 0);
+  }
+  ~HeldLock() { ::close(fd); }
+};
+
+TEST_CASE("live: --state: a run waiting for the lock says so; SIGTERM/SIGINT end the wait with exit 4") {
+  TempDir dir;
+  const std::string state = dir.file("state.json");
+  const std::string rules = dir.write("rules.toml", kStateRules);
+  HeldLock held(state + ".lock");
+  for (const int sig : {SIGTERM, SIGINT}) {
+    CAPTURE(sig);
+    Process p = spawn({"--rule", rules, "--state", state, "--state-wait", "forever"});
+    const std::string waiting = "swthrottle: waiting for lock on " + state + ".lock\n";
+    REQUIRE(p.read_stderr_until([&](const std::string& err) { return err == waiting; }, kWait));
+    const auto sent = std::chrono::steady_clock::now();
+    const RunResult r = signal_and_wait(p, sig);
+    CHECK(std::chrono::steady_clock::now() - sent < 2s);  // promptly, not at the end of a wait
+    CHECK(r.signal == 0);
+    CHECK(r.exit_status == 4);
+    CHECK(r.out == "");
+    CHECK(r.err == waiting + "swthrottle: " + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + " while waiting for " + state +
+                       ".lock; nothing was read (exit 4)\n");
+  }
+}
+
+TEST_CASE("live: --state: --state-wait bounds the wait for the lock: exit 4; a free lock: the run goes on") {
+  TempDir dir;
+  const std::string state = dir.file("state.json");
+  const std::string rules = dir.write("rules.toml", kStateRules);
+  {
+    HeldLock held(state + ".lock");
+    const RunResult r =
+        run({"--rule", rules, "--state", state, "--state-wait", "200ms"}, "2026-11-21T10:00:00Z ERROR a\n");
+    CHECK(r.exit_status == 4);
+    CHECK(r.out == "");
+    CHECK(r.err == "swthrottle: waiting for lock on " + state + ".lock\nswthrottle: --state " + state +
+                       ": another run still holds " + state +
+                       ".lock after --state-wait 200ms; nothing was read (exit 4)\n");
+    const RunResult now =
+        run({"--rule", rules, "--state", state, "--state-wait", "0"}, "2026-11-21T10:00:00Z ERROR a\n");
+    CHECK(now.exit_status == 4);
+    CHECK(now.err == "swthrottle: waiting for lock on " + state + ".lock\nswthrottle: --state " + state +
+                         ": another run still holds " + state +
+                         ".lock after --state-wait 0; nothing was read (exit 4)\n");
+  }
+  const RunResult free =
+      run({"--rule", rules, "--state", state, "--state-wait", "0"}, "2026-11-21T10:00:00Z ERROR a\n");
+  check_exit_0(free);
+  CHECK(free.err == "");
+  CHECK(free.out == "2026-11-21T10:00:00Z ERROR a\n");
 }
 
 TEST_CASE("live: --follow --state saves the state every --state-interval while running") {

@@ -912,3 +912,47 @@ TEST_CASE("state file: SIGKILL in the middle of saving leaves the old file or th
   REQUIRE(next.save(a, kSavedAt).ok());
   CHECK(names_in(dir.path()) == std::vector<std::string>{"state.json", "state.json.lock"});
 }
+
+TEST_CASE("state file: lock_for_run_within: free, busy after the bound, stopped by the pause, then free again") {
+  TempDir dir;
+  const std::string path = dir.file("state.json");
+  StateFile first(path);
+  REQUIRE(first.lock_for_run().ok());  // another open file description: flock conflicts within one process too
+
+  StateFile second(path);
+  std::vector<std::string> said;
+  auto on_wait = [&](const std::string& m) { said.push_back(m); };
+  int64_t slept = 0;
+  int pauses = 0;
+  auto sleep_fake = [&](int64_t ms) {
+    CHECK(ms > 0);
+    slept += ms;
+    ++pauses;
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    return true;
+  };
+  auto busy = second.lock_for_run_within(50, on_wait, sleep_fake);
+  REQUIRE(busy.ok());
+  CHECK(*busy == StateFile::Wait::Busy);
+  CHECK(said == std::vector<std::string>{"waiting for lock on " + path + ".lock"});  // once, not per try
+  CHECK(slept <= 50);  // the last pause is cut to what is left
+  CHECK(pauses >= 2);
+  CHECK_FALSE(second.locked());
+
+  auto at_once = second.lock_for_run_within(0, on_wait, sleep_fake);
+  REQUIRE(at_once.ok());
+  CHECK(*at_once == StateFile::Wait::Busy);
+
+  auto stopped = second.lock_for_run_within(-1, on_wait, [](int64_t) { return false; });
+  REQUIRE(stopped.ok());
+  CHECK(*stopped == StateFile::Wait::Stopped);
+  CHECK_FALSE(second.locked());
+
+  first.unlock();
+  said.clear();
+  auto free = second.lock_for_run_within(0, on_wait, sleep_fake);
+  REQUIRE(free.ok());
+  CHECK(*free == StateFile::Wait::Locked);
+  CHECK(second.locked());
+  CHECK(said.empty());
+}
