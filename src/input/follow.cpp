@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -189,6 +190,19 @@ void Follower::adopt(int fd, const struct stat& st) {
       at = start_offset(fd, st.st_size);
     } else if (same && resume_at_) {
       at = *resume_at_;
+    }
+    if (!same) {
+      // A compressed file at the path (a rotation gone wrong, or a .gz
+      // followed by name) is not text that grows: reported and skipped, read
+      // from its end. The next file at the path is followed as usual.
+      char first[4];
+      const ssize_t got = ::pread(fd, first, sizeof first, 0);
+      const Compression c =
+          got > 0 ? sniff_compression(std::string_view(first, static_cast<std::size_t>(got))) : Compression::None;
+      if (c != Compression::None) {
+        notice(path_ + ": compressed input (" + compression_name(c) + ") cannot be followed; skipped");
+        at = st.st_size;
+      }
     }
     if (at > 0 && ::lseek(fd, at, SEEK_SET) < 0) ::lseek(fd, 0, SEEK_SET);
   }
