@@ -184,6 +184,7 @@ void Follower::adopt(int fd, const struct stat& st) {
   // The same file again (after a read error or a stream's end, or a rename
   // back): go on where it was left, and it is no news.
   const bool same = had_file_ && id == last_id_;
+  Compression compressed = Compression::None;  // reported after the news of the file
   if (!stream) {
     off_t at = 0;
     if (first_open_ && !opts_.from_start) {
@@ -200,7 +201,7 @@ void Follower::adopt(int fd, const struct stat& st) {
       const Compression c =
           got > 0 ? sniff_compression(std::string_view(first, static_cast<std::size_t>(got))) : Compression::None;
       if (c != Compression::None) {
-        notice(path_ + ": compressed input (" + compression_name(c) + ") cannot be followed; skipped");
+        compressed = c;
         at = st.st_size;
       }
     }
@@ -212,6 +213,8 @@ void Follower::adopt(int fd, const struct stat& st) {
     else if (had_file_) notice("'" + path_ + "' has been replaced; following new file");
     read_error_.clear();
   }
+  if (compressed != Compression::None)
+    notice(path_ + ": compressed input (" + compression_name(compressed) + ") cannot be followed; skipped");
 
   fd_ = fd;
   id_ = id;
