@@ -2,6 +2,8 @@
 // on the decider's own thread, or one matched by -j workers. All three feed
 // one pipeline::Decider.
 #include <algorithm>
+#include <functional>
+#include <string>
 #include <thread>
 
 #include "app/app.h"
@@ -9,6 +11,17 @@
 #include "util/stderr.h"
 
 namespace swthrottle::app {
+
+namespace {
+
+// What the line reader finds in an input's first bytes (compressed: read
+// through its decoder; binary: reported here once). Prints without the App:
+// a -j reader thread blocked on a pipe may outlive the run.
+std::function<void(const std::string&)> sniff_notice(const std::string& name) {
+  return [name](const std::string& what) { print_error("swthrottle: " + name + ": " + what); };
+}
+
+}  // namespace
 
 void App::read_input(const InputSpec& in) {
   const int64_t resumed = last_log_ms_.load();
@@ -60,6 +73,7 @@ void App::read_parallel(pipeline::Decider& decider, const InputSpec& in, int wor
   po.max_line = options_.max_line;
   po.workers = workers;
   po.prefilter = app_options_.prefilter;
+  po.sniff_notice = sniff_notice(in.name);
   auto pipe = pipeline::ParallelMatch::start(
       in.fd, po, [this] { return current(); }, clock_);
   while (pipeline::Batch* b = pipe->next()) {
@@ -74,6 +88,7 @@ void App::read_parallel(pipeline::Decider& decider, const InputSpec& in, int wor
 // One thread: read a batch, match it (the prefilter scans it whole), decide it.
 void App::read_batches(pipeline::Decider& decider, const InputSpec& in) {
   input::LineReader reader(in.fd, options_.max_line);
+  reader.sniff(sniff_notice(in.name));
   pipeline::Batch b;
   while (!stop_.load(std::memory_order_relaxed)) {
     b.fill(reader, /*own=*/false);

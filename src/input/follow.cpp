@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -183,12 +184,26 @@ void Follower::adopt(int fd, const struct stat& st) {
   // The same file again (after a read error or a stream's end, or a rename
   // back): go on where it was left, and it is no news.
   const bool same = had_file_ && id == last_id_;
+  Compression compressed = Compression::None;  // reported after the news of the file
   if (!stream) {
     off_t at = 0;
     if (first_open_ && !opts_.from_start) {
       at = start_offset(fd, st.st_size);
     } else if (same && resume_at_) {
       at = *resume_at_;
+    }
+    if (!same) {
+      // A compressed file at the path (a rotation gone wrong, or a .gz
+      // followed by name) is not text that grows: reported and skipped, read
+      // from its end. The next file at the path is followed as usual.
+      char first[4];
+      const ssize_t got = ::pread(fd, first, sizeof first, 0);
+      const Compression c =
+          got > 0 ? sniff_compression(std::string_view(first, static_cast<std::size_t>(got))) : Compression::None;
+      if (c != Compression::None) {
+        compressed = c;
+        at = st.st_size;
+      }
     }
     if (at > 0 && ::lseek(fd, at, SEEK_SET) < 0) ::lseek(fd, 0, SEEK_SET);
   }
@@ -198,6 +213,8 @@ void Follower::adopt(int fd, const struct stat& st) {
     else if (had_file_) notice("'" + path_ + "' has been replaced; following new file");
     read_error_.clear();
   }
+  if (compressed != Compression::None)
+    notice(path_ + ": compressed input (" + compression_name(compressed) + ") cannot be followed; skipped");
 
   fd_ = fd;
   id_ = id;

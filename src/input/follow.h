@@ -116,6 +116,7 @@ class Follower {
   //   'PATH' has become inaccessible: REASON
   //   'PATH' has appeared; following new file
   //   'PATH' has been replaced; following new file
+  //   PATH: compressed input (gzip|zstd) cannot be followed; skipped
   //   PATH: file truncated
   //   error reading 'PATH': REASON
   //   inotify cannot be used, reverting to polling: REASON

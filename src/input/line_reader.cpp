@@ -3,6 +3,8 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <string>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -153,8 +155,49 @@ std::optional<Line> LineReader::take_partial() {
   return rest();
 }
 
+void LineReader::sniff(std::function<void(const std::string&)> notice) {
+  sniff_ = true;
+  notice_ = std::move(notice);
+}
+
+std::ptrdiff_t LineReader::read_first(std::size_t room) {
+  sniff_ = false;
+  // The first read happens into an empty buffer (end_ == 0).
+  char* const at = buf_.get() + end_;
+  std::size_t got = 0;
+  for (;;) {
+    const std::ptrdiff_t n = read_fd(fd_, at + got, room - got, error_);
+    if (n < 0) {
+      if (got > 0) break;  // the error comes again at the next read
+      return -1;
+    }
+    got += static_cast<std::size_t>(n);
+    // A pipe may give a magic number in pieces: read on only while what came could still begin one.
+    if (n == 0 || got == room || !could_be_magic(std::string_view(at, got))) break;
+  }
+  compression_ = sniff_compression(std::string_view(at, got));
+  std::ptrdiff_t n = static_cast<std::ptrdiff_t>(got);
+  if (compression_ != Compression::None) {
+    source_ = make_decoder(compression_, fd_, std::string_view(at, got));
+    n = source_->read(at, room);
+    if (n < 0) return n;
+  }
+  if (n > 0 && notice_) {
+    const auto first = static_cast<std::size_t>(n);
+    if (std::memchr(at, '\0', first) != nullptr)
+      notice_("looks binary (a NUL byte in its first " + std::to_string(first) +
+              (compression_ != Compression::None
+                   ? std::string(" bytes of ") + compression_name(compression_) + "-decompressed text"
+                   : std::string(" bytes")) +
+              "); its lines are read and matched as text");
+  }
+  return n;
+}
+
 void LineReader::reset(int fd) {
   fd_ = fd;
+  source_.reset();
+  compression_ = Compression::None;
   begin_ = end_ = scanned_ = 0;
   skipping_ = done_ = at_eof_ = false;
   error_.clear();
@@ -177,27 +220,18 @@ std::size_t LineReader::fill() {
     buf_ = std::move(bigger);
     capacity_ = grown;
   }
-  for (;;) {
-    const ssize_t n = ::read(fd_, buf_.get() + end_, capacity_ - end_);
-    if (n > 0) {
-      end_ += static_cast<std::size_t>(n);
-      return static_cast<std::size_t>(n);
-    }
-    if (n == 0) return 0;
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      // An inherited non-blocking stdin: wait for data instead of taking
-      // "nothing right now" for the end of input.
-      pollfd pfd{fd_, POLLIN, 0};
-      int ready;
-      do {
-        ready = ::poll(&pfd, 1, -1);
-      } while (ready < 0 && errno == EINTR);
-      if (ready >= 0) continue;
-    }
-    error_ = std::generic_category().message(errno);
-    return 0;
+  const std::size_t room = capacity_ - end_;
+  std::ptrdiff_t n;
+  if (sniff_) n = read_first(room);
+  else if (source_) n = source_->read(buf_.get() + end_, room);
+  else n = read_fd(fd_, buf_.get() + end_, room, error_);
+  if (n > 0) {
+    end_ += static_cast<std::size_t>(n);
+    return static_cast<std::size_t>(n);
   }
+  if (n < 0 && source_ && error_.empty()) error_ = source_->error();
+  if (n < 0 && error_.empty()) error_ = "read error";
+  return 0;
 }
 
 }  // namespace swthrottle::input

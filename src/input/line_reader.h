@@ -14,17 +14,30 @@
 // bytes with truncated = true, as soon as that is known (the reader does not
 // wait for its end), and the rest of it is skipped.
 //
+// Content sniffing (sniff(), for the inputs the command line names, not for
+// followed files): the first bytes read decide how the input is read. A gzip
+// or zstd magic number (byte_source.h) makes the reader decompress the input
+// through a ByteSource, the sniffed bytes included (nothing is read twice,
+// so standard input works); a decompression error ends the input like a
+// read error, after every line decompressed before it. Then the first block
+// of text (decompressed, if need be) is looked at: one holding a NUL byte
+// "looks binary" and is reported once through the notice callback; its lines
+// are read and matched all the same, as grep matches in a binary file.
+//
 // Not thread-safe; one reader per input. The fd is not owned.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "input/byte_source.h"
 
 namespace swthrottle::input {
 
@@ -97,7 +110,16 @@ class LineReader {
   // and keeps the buffer's memory.
   void reset(int fd);
 
-  // Empty, or the strerror text of the read error that ended the input.
+  // Turns content sniffing on (see above); call before the first read.
+  // `notice` gets what to report without a prefix, e.g. "looks binary (a NUL
+  // byte in its first 4096 bytes); its lines are read and matched as text".
+  // It is called from the reading thread.
+  void sniff(std::function<void(const std::string&)> notice);
+  // What sniffing found: Compression::None until then, and for plain text.
+  Compression compression() const { return compression_; }
+
+  // Empty, or the strerror text of the read error that ended the input, or
+  // what a decompressor found wrong ("truncated gzip input (...)").
   const std::string& error() const { return error_; }
 
   std::size_t max_line() const { return max_line_; }
@@ -112,6 +134,8 @@ class LineReader {
   std::size_t fill();
   // The line [begin_, begin_ + len), its "\r" dropped when `terminated` by "\n", cut to max_line.
   Line cut(std::size_t len, bool terminated) const;
+  // The first read of a sniffed input: decides compression, looks for NUL.
+  std::ptrdiff_t read_first(std::size_t room);
   // Returns the unterminated rest of the input as a line (or nothing) and forgets it.
   std::optional<Line> rest();
 
@@ -131,6 +155,11 @@ class LineReader {
   bool done_ = false;      // input ended for good (no hold_partial, or a read error)
   bool at_eof_ = false;
   std::string error_;
+
+  bool sniff_ = false;  // the first read is still to come and must be sniffed
+  std::function<void(const std::string&)> notice_;
+  Compression compression_ = Compression::None;
+  std::unique_ptr<ByteSource> source_;  // a compressed input's decoder; null for plain input
 };
 
 }  // namespace swthrottle::input

@@ -27,7 +27,9 @@ ParallelMatch::ParallelMatch(int fd, const Options& options, std::function<Gener
       reader_input_(fd_, options.max_line),
       options_(options),
       current_(std::move(current)),
-      clock_(clock) {}
+      clock_(clock) {
+  if (options.sniff_notice) reader_input_.sniff(options.sniff_notice);
+}
 
 Batch* ParallelMatch::next() {
   std::unique_lock lock(mu_);

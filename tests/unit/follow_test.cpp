@@ -713,3 +713,26 @@ TEST_CASE("follow: random rotations and truncations lose and repeat no line") {
     CHECK(got.size() > 100);
   }
 }
+
+TEST_CASE("follow: a compressed file at the path is reported and skipped; the next file is followed") {
+  for (bool inotify : modes) {
+    CAPTURE(inotify);
+    TempDir dir;
+    const std::string path = dir.file("app.log");
+    write_file(path, "a\n");
+    Tail t(path, options(inotify, true));
+    CHECK(t.lines(1) == Lines{"a"});
+    // A compressed file replaces it (gzip magic, then bytes that are not text).
+    const std::string gz = dir.file("new.gz");
+    write_file(gz, std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03zzz\nyyy\n", 18));
+    REQUIRE(::rename(gz.c_str(), path.c_str()) == 0);
+    CHECK(t.now() == Lines{});
+    CHECK(t.take_notices() == Lines{"'" + path + "' has been replaced; following new file",
+                                    path + ": compressed input (gzip) cannot be followed; skipped"});
+    // Then a plain file again: followed from its start.
+    const std::string next = dir.file("next");
+    write_file(next, "n1\n");
+    REQUIRE(::rename(next.c_str(), path.c_str()) == 0);
+    CHECK(t.lines(1) == Lines{"n1"});
+  }
+}

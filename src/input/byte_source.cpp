@@ -1,0 +1,74 @@
+#include "input/byte_source.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+
+#include "input/gzip_source.h"
+#include "input/zstd_source.h"
+
+namespace swthrottle::input {
+
+namespace {
+constexpr std::string_view kGzipMagic("\x1f\x8b", 2);
+constexpr std::string_view kZstdMagic("\x28\xb5\x2f\xfd", 4);
+
+bool starts(std::string_view first, std::string_view magic) {
+  const std::size_t n = std::min(first.size(), magic.size());
+  return first.substr(0, n) == magic.substr(0, n);
+}
+}  // namespace
+
+std::ptrdiff_t read_fd(int fd, char* buf, std::size_t n, std::string& error) {
+  for (;;) {
+    const ssize_t got = ::read(fd, buf, n);
+    if (got >= 0) return got;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      // An inherited non-blocking stdin: wait for data instead of taking
+      // "nothing right now" for the end of input.
+      pollfd pfd{fd, POLLIN, 0};
+      int ready;
+      do {
+        ready = ::poll(&pfd, 1, -1);
+      } while (ready < 0 && errno == EINTR);
+      if (ready >= 0) continue;
+    }
+    error = std::generic_category().message(errno);
+    return -1;
+  }
+}
+
+Compression sniff_compression(std::string_view first) {
+  if (first.size() >= kZstdMagic.size() && first.substr(0, kZstdMagic.size()) == kZstdMagic) return Compression::Zstd;
+  if (first.size() >= kGzipMagic.size() && first.substr(0, kGzipMagic.size()) == kGzipMagic) return Compression::Gzip;
+  return Compression::None;
+}
+
+bool could_be_magic(std::string_view first) {
+  return (first.size() < kGzipMagic.size() && starts(first, kGzipMagic)) ||
+         (first.size() < kZstdMagic.size() && starts(first, kZstdMagic));
+}
+
+const char* compression_name(Compression c) {
+  switch (c) {
+    case Compression::Gzip: return "gzip";
+    case Compression::Zstd: return "zstd";
+    case Compression::None: break;
+  }
+  return "";
+}
+
+std::unique_ptr<ByteSource> make_decoder(Compression c, int fd, std::string_view prefix) {
+  switch (c) {
+    case Compression::Gzip: return std::make_unique<GzipSource>(fd, prefix);
+    case Compression::Zstd: return std::make_unique<ZstdSource>(fd, prefix);
+    case Compression::None: break;
+  }
+  return nullptr;
+}
+
+}  // namespace swthrottle::input
