@@ -37,11 +37,7 @@ const std::string kSourceDir = SWTHROTTLE_SOURCE_DIR;
 std::string loghub(std::string_view name) { return kSourceDir + "/tests/data/loghub/" + std::string(name); }
 
 RunResult swt(const std::vector<std::string>& args, const std::string& input = "") {
-  std::vector<std::string> argv{kBinary};
-  argv.insert(argv.end(), args.begin(), args.end());
-  RunResult r = swthrottle::test::run_process(argv, input);
-  REQUIRE_MESSAGE(!r.timed_out, "swthrottle did not finish in time");
-  return r;
+  return swthrottle::test::run_swthrottle(args, input);
 }
 
 // The settings every log-time scenario shares.

@@ -25,11 +25,7 @@ const std::string kSourceDir = SWTHROTTLE_SOURCE_DIR;
 const std::string kRules = kSourceDir + "/examples/rules.toml";
 
 RunResult swt(const std::vector<std::string>& args, const std::string& input = "") {
-  std::vector<std::string> argv{kBinary};
-  argv.insert(argv.end(), args.begin(), args.end());
-  RunResult r = swthrottle::test::run_process(argv, input);
-  REQUIRE_MESSAGE(!r.timed_out, "swthrottle did not finish in time");
-  return r;
+  return swthrottle::test::run_swthrottle(args, input);
 }
 
 std::string example_log() {

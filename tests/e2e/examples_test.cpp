@@ -46,13 +46,7 @@ const std::string kSourceDir = SWTHROTTLE_SOURCE_DIR;
 
 std::string example(std::string_view rel) { return kSourceDir + "/examples/" + std::string(rel); }
 
-RunResult swt(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{kBinary};
-  argv.insert(argv.end(), args.begin(), args.end());
-  RunResult r = swthrottle::test::run_process(argv, "");
-  REQUIRE_MESSAGE(!r.timed_out, "swthrottle did not finish in time");
-  return r;
-}
+RunResult swt(const std::vector<std::string>& args) { return swthrottle::test::run_swthrottle(args); }
 
 // A word for sh -c, whatever it holds.
 std::string sh_quote(std::string_view s) {

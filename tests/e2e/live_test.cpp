@@ -58,11 +58,7 @@ Process spawn(const std::vector<std::string>& args, const EnvAdditions& env = {}
 }
 
 RunResult run(const std::vector<std::string>& args, const std::string& input = "") {
-  std::vector<std::string> argv{kBinary};
-  argv.insert(argv.end(), args.begin(), args.end());
-  RunResult r = swthrottle::test::run_process(argv, input);
-  REQUIRE_MESSAGE(!r.timed_out, "swthrottle did not finish in time");
-  return r;
+  return swthrottle::test::run_swthrottle(args, input);
 }
 
 // Appends with one write(2), as a logging program does.

@@ -1,5 +1,7 @@
 #include "support/process.h"
 
+#include <doctest/doctest.h>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -396,6 +398,14 @@ long long open_file_offset(pid_t pid, const std::string& path) {
     }
   }
   return -1;
+}
+
+RunResult run_swthrottle(const std::vector<std::string>& args, const std::string& stdin_data) {
+  std::vector<std::string> argv{SWTHROTTLE_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunResult r = run_process(argv, stdin_data);
+  REQUIRE_MESSAGE(!r.timed_out, "swthrottle did not finish in time");
+  return r;
 }
 
 }  // namespace swthrottle::test

@@ -41,6 +41,10 @@ struct RunResult {
 RunResult run_process(const std::vector<std::string>& argv, const std::string& stdin_data,
                       std::chrono::milliseconds timeout = kDefaultTimeout, const EnvAdditions& env = {});
 
+// The swthrottle binary under test (SWTHROTTLE_BINARY) with `args`, to its
+// end; a run that does not end in time fails the test.
+RunResult run_swthrottle(const std::vector<std::string>& args, const std::string& stdin_data = "");
+
 // A running child with its three pipes, for tests that talk to it over time
 // (follow, signals, a closed output). Move-only; the destructor kills and
 // reaps a child still running, so a failed CHECK never leaves one behind.
