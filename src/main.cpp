@@ -21,8 +21,6 @@ namespace sw = swthrottle;
 
 namespace {
 
-void say(const std::string& message) { sw::print_error("swthrottle: " + message); }
-
 // SWTHROTTLE_NO_PREFILTER (any non-empty value): match every line with RE2
 // alone. The records are the same; this is for comparing and for debugging.
 bool prefilter_wanted() {
@@ -42,7 +40,7 @@ int main(int argc, char** argv) {
 
   auto first = sw::app::load_generation(opt);
   if (!first) {
-    say(first.error().str());
+    sw::print_message(first.error().str());
     return 2;
   }
   if (opt.check) {
@@ -51,7 +49,7 @@ int main(int argc, char** argv) {
   }
   auto inputs = sw::app::open_inputs(opt);
   if (!inputs) {
-    say(inputs.error().str());
+    sw::print_message(inputs.error().str());
     return 2;
   }
 
@@ -67,7 +65,8 @@ int main(int argc, char** argv) {
   // Never destroyed: the signal thread may still be waking up when main
   // returns (SIGTERM just as the input ends), and must not find them gone.
   // Held by statics so that LeakSanitizer sees them as reachable.
-  static sw::output::FdSink* sink = new sw::output::FdSink(1, opt.format, say);
+  static sw::output::FdSink* sink =
+      new sw::output::FdSink(1, opt.format, [](const std::string& m) { sw::print_message(m); });
   static sw::app::App* app = new sw::app::App(opt, app_options, std::move(*first), *sink, sw::system_clock());
   if (!app->start()) return app->start_status();
   std::thread signals([set] { app->signal_loop(set); });

@@ -13,12 +13,6 @@
 
 namespace swthrottle::app {
 
-namespace {
-
-void say(const std::string& message) { print_error("swthrottle: " + message); }
-
-}  // namespace
-
 App::App(const cli::Options& options, const AppOptions& app_options, std::unique_ptr<pipeline::Generation> first,
          output::RecordSink& sink, const Clock& clock)
     : options_(options), app_options_(app_options), clock_(clock), arrival_(clock), sink_(sink) {
@@ -32,7 +26,7 @@ bool App::start() {
   if (!options_.exec.empty()) {
     auto argv = output::split_command(options_.exec);
     if (!argv) {
-      say("--exec: " + argv.error().str());
+      print_message("--exec: " + argv.error().str());
       return false;
     }
     exec_argv_ = std::move(*argv);
@@ -59,26 +53,27 @@ bool App::start() {
       return stopped_by == 0;
     };
     auto locked = state_->lock_for_run_within(
-        options_.state_wait_ms, [](const std::string& m) { say(m); }, pause);
+        options_.state_wait_ms, [](const std::string& m) { print_message(m); }, pause);
     if (!locked) {
-      say(locked.error().str());
+      print_message(locked.error().str());
     } else if (*locked != state::StateFile::Wait::Locked) {
       const std::string lp = state_->lock_path();
       if (*locked == state::StateFile::Wait::Busy)
-        say("--state " + state_->path() + ": another run still holds " + lp + " after --state-wait " +
+        print_message(
+            "--state " + state_->path() + ": another run still holds " + lp + " after --state-wait " +
             (options_.state_wait_ms == 0 ? std::string("0") : config::format_duration(options_.state_wait_ms)) +
             "; nothing was read (exit 4)");
       else
-        say(std::string(stopped_by == SIGINT ? "SIGINT" : "SIGTERM") + " while waiting for " + lp +
-            "; nothing was read (exit 4)");
+        print_message(std::string(stopped_by == SIGINT ? "SIGINT" : "SIGTERM") + " while waiting for " + lp +
+                      "; nothing was read (exit 4)");
       start_status_ = cli::kExitStateBusy;
       return false;
     }
     std::string warning;
     engine::EngineState st = state_->load(warning);
-    if (!warning.empty()) say(warning);
+    if (!warning.empty()) print_message(warning);
     for (const auto& name : current()->engine->load_state(st))
-      say("state: rule \"" + name + "\" changed since the state was saved; it starts fresh");
+      print_message("state: rule \"" + name + "\" changed since the state was saved; it starts fresh");
     if (st.last_log_ms >= 0) last_log_ms_ = st.last_log_ms;
   }
   return true;
@@ -138,7 +133,7 @@ void App::emit(const std::vector<engine::Record>& records, const std::string& ex
 }
 
 void App::fail(const std::string& message) {
-  say(message);
+  print_message(message);
   input_failed_ = true;
 }
 
@@ -157,7 +152,7 @@ void App::stop_followers() {
 void App::save_state(pipeline::Generation& g) {
   engine::EngineState st = g.engine->save_state();
   st.last_log_ms = last_log_ms_.load();
-  if (auto r = state_->save(st, clock_.wall_ms()); !r) say(r.error().str());
+  if (auto r = state_->save(st, clock_.wall_ms()); !r) print_message(r.error().str());
 }
 
 // End of input, a signal, or a closed output: once. With --state, pending
@@ -204,11 +199,12 @@ std::string App::stats_text() {
 void App::reload() {
   auto next = load_generation(options_);
   if (!next) {
-    say("SIGHUP: keeping the current rules: " + next.error().str());
+    print_message("SIGHUP: keeping the current rules: " + next.error().str());
     return;
   }
   if (uses_exec(*(*next)->rules) && !exec_) {
-    say("SIGHUP: keeping the current rules: exec actions need the exec pool, which "
+    print_message(
+        "SIGHUP: keeping the current rules: exec actions need the exec pool, which "
         "starts only when the rules at start or --exec use it; restart swthrottle");
     return;
   }
@@ -228,7 +224,7 @@ void App::reload() {
     msg += "; started fresh:";
     for (const auto& f : fresh) msg += " " + f;
   }
-  say(msg);
+  print_message(msg);
 }
 
 }  // namespace swthrottle::app

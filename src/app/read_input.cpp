@@ -18,7 +18,7 @@ namespace {
 // through its decoder; binary: reported here once). Prints without the App:
 // a -j reader thread blocked on a pipe may outlive the run.
 std::function<void(const std::string&)> sniff_notice(const std::string& name) {
-  return [name](const std::string& what) { print_error("swthrottle: " + name + ": " + what); };
+  return [name](const std::string& what) { print_message(name + ": " + what); };
 }
 
 }  // namespace
@@ -58,7 +58,7 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
   }
   while (!follower.stopped()) {
     auto line = follower.next(-1);
-    for (const auto& n : follower.take_notices()) print_error("swthrottle: " + n);
+    for (const auto& n : follower.take_notices()) print_message(n);
     if (line && !decider.take(*line)) break;
   }
   if (auto last = follower.take_partial(); last && !sink_.closed()) decider.take(*last);

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "output/child_process.h"
-#include "util/write_all.h"
+#include "util/stderr.h"
 
 namespace swthrottle::output {
 namespace {
@@ -174,8 +174,7 @@ void ExecPool::report(const std::string& line) {
     report_(line);
     return;
   }
-  // A failure means stderr is gone: nowhere left to say it.
-  (void)write_all(STDERR_FILENO, line + "\n");
+  print_error(line);
 }
 
 }  // namespace swthrottle::output

@@ -1,5 +1,5 @@
-// print_error: one message line to stderr in one write(2), so that lines of
-// several threads never interleave mid-line.
+// Messages on stderr, each one line in one write(2), so that lines of several
+// threads never interleave mid-line.
 #pragma once
 
 #include <string>
@@ -14,5 +14,8 @@ inline void print_error(std::string_view message) {
   if (line.empty() || line.back() != '\n') line += '\n';
   (void)write_all(2, line);
 }
+
+// One of swthrottle's own messages: "swthrottle: " + message.
+inline void print_message(std::string_view message) { print_error("swthrottle: " + std::string(message)); }
 
 }  // namespace swthrottle
