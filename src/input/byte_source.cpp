@@ -9,6 +9,7 @@
 
 #include "input/gzip_source.h"
 #include "input/zstd_source.h"
+#include "util/wait_ready.h"
 
 namespace swthrottle::input {
 
@@ -30,12 +31,9 @@ std::ptrdiff_t read_fd(int fd, char* buf, std::size_t n, std::string& error) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
       // An inherited non-blocking stdin: wait for data instead of taking
       // "nothing right now" for the end of input.
-      pollfd pfd{fd, POLLIN, 0};
-      int ready;
-      do {
-        ready = ::poll(&pfd, 1, -1);
-      } while (ready < 0 && errno == EINTR);
-      if (ready >= 0) continue;
+      const int err = wait_ready(fd, POLLIN);
+      if (err == 0) continue;
+      errno = err;
     }
     error = std::generic_category().message(errno);
     return -1;

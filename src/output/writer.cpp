@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "util/json.h"
+#include "util/wait_ready.h"
 #include "util/write_all.h"
 
 namespace swthrottle::output {
@@ -215,15 +216,9 @@ bool FdWriter::write(const Record& r) {
     rest.remove_prefix(written);
     if (err == EAGAIN || err == EWOULDBLOCK) {
       // An inherited non-blocking stdout: wait for room rather than drop the
-      // rest of the record. poll reports POLLERR/POLLHUP too, and the next
-      // write then returns the real error.
-      pollfd pfd{fd_, POLLOUT, 0};
-      int ready;
-      do {
-        ready = ::poll(&pfd, 1, -1);
-      } while (ready < 0 && errno == EINTR);
-      if (ready >= 0) continue;
-      err = errno;
+      // rest of the record.
+      err = wait_ready(fd_, POLLOUT);
+      if (err == 0) continue;
     }
     closed_ = true;
     if (err != EPIPE) error_ = std::generic_category().message(err);
