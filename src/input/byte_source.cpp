@@ -16,11 +16,6 @@ namespace swthrottle::input {
 namespace {
 constexpr std::string_view kGzipMagic("\x1f\x8b", 2);
 constexpr std::string_view kZstdMagic("\x28\xb5\x2f\xfd", 4);
-
-bool starts(std::string_view first, std::string_view magic) {
-  const std::size_t n = std::min(first.size(), magic.size());
-  return first.substr(0, n) == magic.substr(0, n);
-}
 }  // namespace
 
 std::ptrdiff_t read_fd(int fd, char* buf, std::size_t n, std::string& error) {
@@ -41,14 +36,20 @@ std::ptrdiff_t read_fd(int fd, char* buf, std::size_t n, std::string& error) {
 }
 
 Compression sniff_compression(std::string_view first) {
-  if (first.size() >= kZstdMagic.size() && first.substr(0, kZstdMagic.size()) == kZstdMagic) return Compression::Zstd;
-  if (first.size() >= kGzipMagic.size() && first.substr(0, kGzipMagic.size()) == kGzipMagic) return Compression::Gzip;
+  if (first.starts_with(kZstdMagic)) return Compression::Zstd;
+  if (first.starts_with(kGzipMagic)) return Compression::Gzip;
   return Compression::None;
 }
 
+Compression sniff_file(int fd) {
+  char first[4];
+  const ssize_t got = ::pread(fd, first, sizeof first, 0);
+  return got > 0 ? sniff_compression(std::string_view(first, static_cast<std::size_t>(got))) : Compression::None;
+}
+
 bool could_be_magic(std::string_view first) {
-  return (first.size() < kGzipMagic.size() && starts(first, kGzipMagic)) ||
-         (first.size() < kZstdMagic.size() && starts(first, kZstdMagic));
+  return (first.size() < kGzipMagic.size() && kGzipMagic.starts_with(first)) ||
+         (first.size() < kZstdMagic.size() && kZstdMagic.starts_with(first));
 }
 
 const char* compression_name(Compression c) {

@@ -38,6 +38,9 @@ enum class Compression { None, Gzip, Zstd };
 // What the first bytes of an input are, by magic number (gzip: 1f 8b; zstd:
 // 28 b5 2f fd), not by file name.
 Compression sniff_compression(std::string_view first);
+// The same for a file that can be read at an offset (pread(2): the file's
+// offset does not move); None when it cannot be read.
+Compression sniff_file(int fd);
 // True when `first` is shorter than a magic number and could still begin
 // one: the sniffer must read more before it decides.
 bool could_be_magic(std::string_view first);

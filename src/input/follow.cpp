@@ -196,11 +196,7 @@ void Follower::adopt(int fd, const struct stat& st) {
       // A compressed file at the path (a rotation gone wrong, or a .gz
       // followed by name) is not text that grows: reported and skipped, read
       // from its end. The next file at the path is followed as usual.
-      char first[4];
-      const ssize_t got = ::pread(fd, first, sizeof first, 0);
-      const Compression c =
-          got > 0 ? sniff_compression(std::string_view(first, static_cast<std::size_t>(got))) : Compression::None;
-      if (c != Compression::None) {
+      if (const Compression c = sniff_file(fd); c != Compression::None) {
         compressed = c;
         at = st.st_size;
       }
