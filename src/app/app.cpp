@@ -53,7 +53,7 @@ bool App::start() {
       return stopped_by == 0;
     };
     auto locked = state_->lock_for_run_within(
-        options_.state_wait_ms, [](const std::string& m) { print_message(m); }, pause);
+        options_.state_wait_ms, [](const std::string& m) { print_message(m); }, pause, clock_);
     if (!locked) {
       print_message(locked.error().str());
     } else if (*locked != state::StateFile::Wait::Locked) {
@@ -70,7 +70,7 @@ bool App::start() {
       return false;
     }
     std::string warning;
-    engine::EngineState st = state_->load(warning);
+    engine::EngineState st = state_->load(warning, clock_.wall_ms());
     if (!warning.empty()) print_message(warning);
     for (const auto& name : current()->engine->load_state(st))
       print_message("state: rule \"" + name + "\" changed since the state was saved; it starts fresh");

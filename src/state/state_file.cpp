@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -79,41 +80,26 @@ StateFile::~StateFile() {
 }
 
 Result<bool> StateFile::lock_for_run(const std::function<void(const std::string&)>& on_wait) {
-  std::lock_guard guard(mu_);
-  if (lock_fd_ >= 0) return true;
-  const std::string lp = lock_path();
-  int fd = open_lock_file(lp);
-  if (fd < 0)
-    return Error{"", 0, 0, fmt::format("cannot lock state file {}: cannot open {}: {}", path_, lp, strerr(errno))};
-  int rc;
-  while ((rc = ::flock(fd, LOCK_EX | LOCK_NB)) != 0 && errno == EINTR) {
-  }
-  if (rc != 0) {
-    if (errno == EWOULDBLOCK) {
-      if (on_wait) on_wait("waiting for lock on " + lp);
-      rc = flock_blocking(fd);
-    }
-    if (rc != 0) {
-      int e = errno;
-      ::close(fd);
-      return Error{"", 0, 0, fmt::format("cannot lock state file {}: {}", path_, strerr(e))};
-    }
-  }
-  lock_fd_ = fd;
+  // No bound and no way to stop: the bounded wait that only sleeps.
+  auto sleep = [](int64_t ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    return true;
+  };
+  auto locked = lock_for_run_within(-1, on_wait, sleep);
+  if (!locked) return locked.error();
   return true;
 }
 
 Result<StateFile::Wait> StateFile::lock_for_run_within(int64_t max_wait_ms,
                                                        const std::function<void(const std::string&)>& on_wait,
-                                                       const std::function<bool(int64_t)>& pause) {
+                                                       const std::function<bool(int64_t)>& pause, const Clock& clock) {
   std::lock_guard guard(mu_);
   if (lock_fd_ >= 0) return Wait::Locked;
   const std::string lp = lock_path();
   int fd = open_lock_file(lp);
   if (fd < 0)
     return Error{"", 0, 0, fmt::format("cannot lock state file {}: cannot open {}: {}", path_, lp, strerr(errno))};
-  using Steady = std::chrono::steady_clock;
-  const Steady::time_point begin = Steady::now();
+  const int64_t begin = clock.steady_ms();
   bool told = false;
   int64_t step_ms = 5;  // grows to 100 ms: prompt for short waits, cheap for long ones
   for (;;) {
@@ -126,7 +112,7 @@ Result<StateFile::Wait> StateFile::lock_for_run_within(int64_t max_wait_ms,
     }
     if (!told && on_wait) on_wait("waiting for lock on " + lp);
     told = true;
-    const int64_t waited = std::chrono::duration_cast<std::chrono::milliseconds>(Steady::now() - begin).count();
+    const int64_t waited = clock.steady_ms() - begin;
     int64_t pause_ms = step_ms;
     if (max_wait_ms >= 0) {
       if (waited >= max_wait_ms) {

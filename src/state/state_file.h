@@ -20,6 +20,7 @@
 
 #include "engine/engine_state.h"
 #include "state/state_codec.h"  // to_json/from_json, kVersion: callers of the file use them too
+#include "util/clock.h"
 #include "util/result.h"
 
 namespace swthrottle::state {
@@ -38,7 +39,8 @@ class StateFile {
 
   // Takes the exclusive lock for the rest of the run (until destruction or
   // unlock()). Tries first; if another process holds it, calls on_wait once
-  // with "waiting for lock on PATH.lock" and then blocks until it is free.
+  // with "waiting for lock on PATH.lock" and then waits until it is free
+  // (lock_for_run_within with no bound, sleeping between tries).
   // Error when the lock file cannot be opened or created (e.g. the directory
   // is read-only): "cannot lock state file PATH: cannot open PATH.lock: <strerror>".
   // The caller may go on without the lock; save() will then report its own error.
@@ -49,10 +51,10 @@ class StateFile {
   // As lock_for_run, but never blocks in flock(2): tries, and while another
   // process holds the lock calls on_wait once, then `pause(ms)` (sleep up to
   // ms; false: give up at once, e.g. on SIGTERM -> Stopped) and tries again,
-  // until max_wait_ms (< 0: no bound) have passed -> Busy. Errors as for
-  // lock_for_run.
+  // until max_wait_ms (< 0: no bound) have passed on `clock` -> Busy.
+  // Errors as for lock_for_run.
   Result<Wait> lock_for_run_within(int64_t max_wait_ms, const std::function<void(const std::string&)>& on_wait,
-                                   const std::function<bool(int64_t)>& pause);
+                                   const std::function<bool(int64_t)>& pause, const Clock& clock = system_clock());
   bool locked() const { return lock_fd_ >= 0; }
   void unlock();
 
