@@ -127,8 +127,8 @@ void App::emit(const std::vector<engine::Record>& records, const std::string& ex
   // --exec's.
   for (const auto& r : records) {
     if (r.type == engine::RecordType::Line || r.rule == nullptr) continue;
-    if (!r.rule->exec.empty()) exec_->submit(output::ExecPool::job_for(r, r.rule->exec));
-    if (!exec_argv_.empty()) exec_->submit(output::ExecPool::job_for(r, exec_argv_));
+    if (!r.rule->exec.empty()) exec_->submit(output::exec_job_for(r, r.rule->exec));
+    if (!exec_argv_.empty()) exec_->submit(output::exec_job_for(r, exec_argv_));
   }
 }
 

@@ -104,11 +104,6 @@ class ExecPool {
 
   ExecStats stats() const;
 
-  // The job for one record (exec_job.h); kept here for the callers of the pool.
-  static ExecJob job_for(const engine::Record& r, const std::vector<std::string>& argv) {
-    return exec_job_for(r, argv);
-  }
-
  private:
   void worker();
   void run(ExecJob& job);

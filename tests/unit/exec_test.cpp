@@ -35,6 +35,7 @@ using swthrottle::config::Rule;
 using swthrottle::config::RuleKind;
 using swthrottle::engine::Record;
 using swthrottle::engine::RecordType;
+using swthrottle::output::exec_job_for;
 using swthrottle::output::ExecJob;
 using swthrottle::output::ExecOptions;
 using swthrottle::output::ExecPool;
@@ -114,7 +115,7 @@ ExecOptions fast_options() {
 }
 
 ExecJob job(std::vector<std::string> argv, std::string key) {
-  ExecJob j = ExecPool::job_for(ssh_alert(std::move(key)), argv);
+  ExecJob j = exec_job_for(ssh_alert(std::move(key)), argv);
   return j;
 }
 
@@ -207,15 +208,15 @@ TEST_CASE("exec: split_command errors say what and where") {
   }
 }
 
-// --- job_for -------------------------------------------------------------------
+// --- exec_job_for -------------------------------------------------------------------
 
-TEST_CASE("exec: job_for puts the JSON record on stdin and SWTHROTTLE_* in the environment") {
+TEST_CASE("exec: exec_job_for puts the JSON record on stdin and SWTHROTTLE_* in the environment") {
   using Env = std::vector<std::pair<std::string, std::string>>;
   const std::vector<std::string> argv = {"notify", "--urgent"};
 
   SUBCASE("alert with a message") {
     const Record r = ssh_alert("203.0.113.9");
-    const ExecJob j = ExecPool::job_for(r, argv);
+    const ExecJob j = exec_job_for(r, argv);
     CHECK(j.argv == argv);
     CHECK(j.stdin_data == json_of(r));
     CHECK(j.stdin_data.back() == '\n');
@@ -230,7 +231,7 @@ TEST_CASE("exec: job_for puts the JSON record on stdin and SWTHROTTLE_* in the e
     Record r = ssh_alert("");
     r.has_message = false;
     r.message.clear();
-    const ExecJob j = ExecPool::job_for(r, argv);
+    const ExecJob j = exec_job_for(r, argv);
     CHECK(j.env == Env{{"SWTHROTTLE_TYPE", "alert"},
                        {"SWTHROTTLE_RULE", "ssh-bruteforce"},
                        {"SWTHROTTLE_KEY", ""},
@@ -244,7 +245,7 @@ TEST_CASE("exec: job_for puts the JSON record on stdin and SWTHROTTLE_* in the e
     r.count = 2;
     r.has_message = false;
     r.message.clear();
-    const ExecJob j = ExecPool::job_for(r, argv);
+    const ExecJob j = exec_job_for(r, argv);
     CHECK(j.stdin_data == json_of(r));
     CHECK(j.env == Env{{"SWTHROTTLE_TYPE", "resolved"},
                        {"SWTHROTTLE_RULE", "ssh-bruteforce"},
@@ -262,7 +263,7 @@ TEST_CASE("exec: job_for puts the JSON record on stdin and SWTHROTTLE_* in the e
     r.suppressed = 42;
     r.first_ms = kT0 - 5000;
     r.last_ms = kT0 - 1;
-    const ExecJob j = ExecPool::job_for(r, argv);
+    const ExecJob j = exec_job_for(r, argv);
     CHECK(j.stdin_data == json_of(r));
     CHECK(j.env == Env{{"SWTHROTTLE_TYPE", "summary"},
                        {"SWTHROTTLE_RULE", "flood"},
@@ -273,8 +274,8 @@ TEST_CASE("exec: job_for puts the JSON record on stdin and SWTHROTTLE_* in the e
 
     // ... and, like a text record, carries no control character to stderr.
     r.key = "\x1b[31m\\\x7f";
-    CHECK(ExecPool::job_for(r, argv).label == R"(summary flood key=\u001b[31m\\\u007f)");
-    CHECK(ExecPool::job_for(r, argv).env[2].second == r.key);
+    CHECK(exec_job_for(r, argv).label == R"(summary flood key=\u001b[31m\\\u007f)");
+    CHECK(exec_job_for(r, argv).env[2].second == r.key);
   }
   SUBCASE("line record without a rule") {
     Record r;
@@ -282,7 +283,7 @@ TEST_CASE("exec: job_for puts the JSON record on stdin and SWTHROTTLE_* in the e
     r.time_ms = kT0;
     r.line = "hello";
     r.has_line = true;
-    const ExecJob j = ExecPool::job_for(r, argv);
+    const ExecJob j = exec_job_for(r, argv);
     CHECK(j.stdin_data == json_of(r));
     CHECK(j.env == Env{{"SWTHROTTLE_TYPE", "line"},
                        {"SWTHROTTLE_RULE", ""},
@@ -307,7 +308,7 @@ TEST_CASE("exec: each job runs once with its record on stdin and its variables s
   for (int i = 0; i < 8; ++i) records.push_back(ssh_alert("k" + std::to_string(i)));
   {
     ExecPool pool(fast_options(), reports.fn());
-    for (const Record& r : records) pool.submit(ExecPool::job_for(r, argv));
+    for (const Record& r : records) pool.submit(exec_job_for(r, argv));
     pool.drain();
     const ExecStats s = pool.stats();
     CHECK(s.submitted == 8);
@@ -381,7 +382,7 @@ TEST_CASE("exec: a command that fails once is retried and delivers once") {
   const Record r = ssh_alert("k");
   {
     ExecPool pool(fast_options(), reports.fn());
-    pool.submit(ExecPool::job_for(r, argv));
+    pool.submit(exec_job_for(r, argv));
     pool.drain();
     const ExecStats s = pool.stats();
     CHECK(s.started == 2);
@@ -605,7 +606,7 @@ TEST_CASE("exec: every record is delivered once or reported, under a mix of outc
   std::size_t expected_failures = 0;
   {
     ExecPool pool(o, reports.fn());
-    for (const Record& r : records) pool.submit(ExecPool::job_for(r, argv));
+    for (const Record& r : records) pool.submit(exec_job_for(r, argv));
     pool.drain();
     for (const Record& r : records) expected_failures += fails(r.key) ? 1 : 0;
     const ExecStats s = pool.stats();
