@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <thread>
 
@@ -81,6 +82,7 @@ bool App::start() {
 
 int App::run(std::vector<InputSpec> inputs) {
   inputs_ = inputs.size();
+  followed_ = std::any_of(inputs.begin(), inputs.end(), [](const InputSpec& in) { return in.follow; });
   {
     std::unique_ptr<std::thread> timer;
     if (needs_timer()) timer = std::make_unique<std::thread>([this] { timer_loop(); });

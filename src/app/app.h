@@ -30,6 +30,7 @@
 #include "output/sink.h"
 #include "pipeline/decider.h"
 #include "pipeline/generation.h"
+#include "pipeline/quiet_time.h"
 #include "state/state_file.h"
 #include "util/clock.h"
 
@@ -58,6 +59,10 @@ class App final : private pipeline::DeciderHost {
   // returns the exit status (SPEC §6).
   int run(std::vector<InputSpec> inputs);
 
+  // Ends the run as SIGINT/SIGTERM do: every input stops, then finish().
+  // Thread-safe.
+  void request_stop();
+
   // The signal thread: waits for the signals in `set` (blocked in every
   // thread) and never returns until the process ends.
   void signal_loop(sigset_t set);
@@ -82,7 +87,7 @@ class App final : private pipeline::DeciderHost {
 
   bool needs_timer() const;
   void timer_loop();
-  void request_stop();
+  int64_t quiet_reached(const pipeline::Generation& g);
   void stop_followers();
   void save_state(pipeline::Generation& g);
   void finish();
@@ -107,9 +112,11 @@ class App final : private pipeline::DeciderHost {
   int start_status_ = 2;
 
   std::shared_mutex order_;
-  std::mutex mu_;  // guards followers_, timer_done_, finished_, generations_
+  std::mutex mu_;  // guards followers_, quiet_, timer_done_, finished_, generations_
   std::condition_variable cv_;
   std::vector<input::Follower*> followers_;
+  std::vector<const pipeline::QuietTime*> quiet_;  // of the followed inputs
+  bool followed_ = false;                          // some input is followed (set by run())
   bool timer_done_ = false;
   bool finished_ = false;
   std::mutex finish_mu_;

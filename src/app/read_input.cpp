@@ -51,19 +51,30 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
   fo.from_start = options_.from_start;
   fo.max_line = options_.max_line;
   input::Follower follower(in.name, fo, clock_);
+  pipeline::QuietTime quiet;
   {
     std::lock_guard lock(mu_);
     followers_.push_back(&follower);
+    quiet_.push_back(&quiet);
     if (stop_) follower.stop();
   }
   while (!follower.stopped()) {
-    auto line = follower.next(-1);
+    auto line = follower.next(0);
+    if (!line) {
+      for (const auto& n : follower.take_notices()) print_message(n);
+      // Caught up: from here on, a quiet log's time moves on (timer.cpp).
+      quiet.caught_up(decider.last_log_ms(), clock_.steady_ms());
+      line = follower.next(-1);
+    }
     for (const auto& n : follower.take_notices()) print_message(n);
-    if (line && !decider.take(*line)) break;
+    if (!line) continue;
+    quiet.reading();
+    if (!decider.take(*line)) break;
   }
   if (auto last = follower.take_partial(); last && !sink_.closed()) decider.take(*last);
   std::lock_guard lock(mu_);
   followers_.erase(std::remove(followers_.begin(), followers_.end(), &follower), followers_.end());
+  quiet_.erase(std::remove(quiet_.begin(), quiet_.end(), &quiet), quiet_.end());
 }
 
 // Matched in parallel, decided here in input order: the records are those of

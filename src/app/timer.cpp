@@ -1,6 +1,8 @@
 // The timer thread: boundary checks at every bucket boundary under arrival
-// time, even when no line comes (SPEC §3); with --state, a save every
-// state_save_every_ms (SPEC §6), so a crash of a long run loses at most that.
+// time, even when no line comes (SPEC §3); under log time, those a quiet
+// followed log has reached (pipeline/quiet_time.h); with --state, a save
+// every state_save_every_ms (SPEC §6), so a crash of a long run loses at
+// most that.
 #include <algorithm>
 #include <chrono>
 
@@ -9,7 +11,17 @@
 namespace swthrottle::app {
 
 bool App::needs_timer() const {
-  return current_.load()->rules->settings.time == config::TimeSource::Arrival || state_ != nullptr;
+  return current_.load()->rules->settings.time == config::TimeSource::Arrival || state_ != nullptr || followed_;
+}
+
+// The newest log time a quiet followed input has reached (kNoStamp: none).
+int64_t App::quiet_reached(const pipeline::Generation& g) {
+  const int64_t quiet_after = g.rules->settings.quiet_after_ms;
+  const int64_t steady = clock_.steady_ms();
+  int64_t newest = pipeline::kNoStamp;
+  std::lock_guard lock(mu_);
+  for (const auto* q : quiet_) newest = std::max(newest, q->reached(steady, quiet_after));
+  return newest;
 }
 
 void App::timer_loop() {
@@ -38,8 +50,9 @@ void App::timer_loop() {
       lock.unlock();
       if (!done) {
         g = current();
-        if (arrival) {
-          g->engine->tick(arrival_.now_ms(), records);
+        const int64_t now = arrival ? arrival_.now_ms() : quiet_reached(*g);
+        if (now != pipeline::kNoStamp) {
+          g->engine->tick(now, records);
           if (!records.empty()) emit(records);
         }
         if (state_ && clock_.steady_ms() >= next_save) {

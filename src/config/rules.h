@@ -53,6 +53,12 @@ struct Settings {
   TimezoneSpec timezone;
   int year = 0;  // 0: infer (SPEC §4)
   uint64_t max_keys = 100000;
+  // time = log, followed inputs: how long an input must have been quiet at
+  // its end before its log time moves on with the wall clock (SPEC §4;
+  // pipeline/quiet_time.h).
+  // kQuietNever: "off".
+  int64_t quiet_after_ms = 5000;
+  static constexpr int64_t kQuietNever = -1;
 };
 
 // Field ids of templates. Captures follow kFieldFirstCapture in the order of

@@ -169,6 +169,15 @@ MaybeError parse_settings(const TomlReader& in, const toml::table& t, Settings& 
       if (!m) return m.error();
       s.max_keys = static_cast<uint64_t>(*m);
       given.canon = std::to_string(*m);
+    } else if (key == "quiet_after") {
+      if (const auto* str = v->as_string(); str != nullptr && str->get() == "off") {
+        s.quiet_after_ms = Settings::kQuietNever;
+      } else {
+        auto d = in.duration(*v, "quiet_after");
+        if (!d) return d.error();
+        s.quiet_after_ms = *d;
+      }
+      given.canon = std::to_string(s.quiet_after_ms);
     }
     given_keys[key] = std::move(given);
   }

@@ -99,6 +99,10 @@ class Decider {
   // stops between them.
   void flush();
 
+  // time = log: the time this input's last line was decided at (kNoStamp:
+  // none yet).
+  int64_t last_log_ms() const { return time_.last_ms(); }
+
  private:
   bool refresh();
   bool match_and_decide(const input::Line& line);

@@ -43,6 +43,9 @@ class LineTime {
     return Stamp{true, last_};
   }
 
+  // The time the last line was decided at (kNoStamp: none yet).
+  int64_t last_ms() const { return last_; }
+
   // time = arrival.
   static Stamp arrival(int64_t arrival_ms, int64_t engine_now_ms) {
     return Stamp{true, std::max(arrival_ms, engine_now_ms)};

@@ -4,6 +4,7 @@
 #include "app/app.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -182,6 +183,60 @@ resolve = true
   }));
   ::close(pipe_fds[1]);
   run.join();
+}
+
+TEST_CASE("app: a quiet followed log under log time gets its resolve once its time has moved on") {
+  TempDir dir;
+  sw::cli::Options o;
+  o.rule_files = {dir.write("rules.toml", R"toml(
+[settings]
+time = "log"
+quiet_after = "5s"
+[[rule]]
+name = "burst"
+kind = "alert"
+threshold = "2 per 10s"
+resolve = true
+  [[rule.event]]
+  name = "fail"
+  match = 'FAIL (?P<who>\w+)'
+)toml")};
+  o.follow = true;
+  o.from_start = true;
+  const std::string log = dir.write("app.log", kTwoFails);
+  CollectingSink sink;
+  FakeClock clock;
+  sw::app::App app(o, {}, load(o), sink, clock);
+  REQUIRE(app.start());
+  int status = -1;
+  std::thread run([&] { status = app.run({sw::app::InputSpec{log, -1, true}}); });
+  REQUIRE(sw::test::poll_until([&] { return sink.text() == kAlert; }));
+  // No line comes. The log's time moves on with the injected clock from
+  // 10:00:02, 5 s behind it, from when the follower found nothing more: the
+  // steps below pass that moment whenever it was, and the record is the same
+  // (the boundary at which the window no longer held two events).
+  const std::string resolved =
+      "swthrottle: resolved burst count=1 threshold=2 window=10s time=2026-11-21T10:00:11.000Z\n";
+  bool seen = false;
+  for (int step = 0; step < 60 && !seen; ++step) {
+    clock.advance(1'000);
+    seen = sw::test::poll_until([&] { return sink.text().size() > kAlert.size(); }, std::chrono::milliseconds(200));
+  }
+  CHECK(sink.text() == kAlert + resolved);
+  // A line that comes later is decided at its own time, as before.
+  const std::string more = "2026-11-21T10:00:40Z FAIL cy\n2026-11-21T10:00:41Z FAIL dan\n";
+  const int fd = ::open(log.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(::write(fd, more.data(), more.size()) == static_cast<ssize_t>(more.size()));
+  ::close(fd);
+  CHECK(sw::test::poll_until([&] {
+    return sink.text() == kAlert + resolved +
+                              "swthrottle: alert burst count=2 threshold=2 window=10s suppressed=0 "
+                              "time=2026-11-21T10:00:41.000Z: 2026-11-21T10:00:41Z FAIL dan\n";
+  }));
+  app.request_stop();
+  run.join();
+  CHECK(status == 0);
 }
 
 }  // namespace

@@ -117,6 +117,7 @@ TEST_CASE("rules: SPEC example parses into every field") {
   CHECK(s.timezone.text == "local");
   CHECK(s.year == 2026);
   CHECK(s.max_keys == 100000);
+  CHECK(s.quiet_after_ms == 5'000);
 
   REQUIRE(set.rules.size() == 2);
   const Rule& ssh = set.rules[0];
@@ -305,6 +306,8 @@ TEST_CASE("rules: settings values") {
       {"year = 1970", [](const Settings& s) { CHECK(s.year == 1970); }},
       {"year = 9999", [](const Settings& s) { CHECK(s.year == 9999); }},
       {"max_keys = 1", [](const Settings& s) { CHECK(s.max_keys == 1); }},
+      {"quiet_after = \"30s\"", [](const Settings& s) { CHECK(s.quiet_after_ms == 30'000); }},
+      {"quiet_after = \"off\"", [](const Settings& s) { CHECK(s.quiet_after_ms == Settings::kQuietNever); }},
   };
   for (const auto& c : cases) {
     INFO(c.line);
@@ -503,6 +506,8 @@ TEST_CASE("rules: [settings] errors") {
       {"max_keys 0", s("max_keys = 0"), 2, 12, "max_keys must be an integer >= 1, not 0"},
       {"max_keys negative", s("max_keys = -5"), 2, 12, "max_keys must be an integer >= 1, not -5"},
       {"max_keys type", s("max_keys = \"many\""), 2, 12, R"(max_keys must be an integer >= 1, not "many")"},
+      {"quiet_after type", s("quiet_after = 5"), 2, 15,
+       R"(quiet_after must be a duration such as "30s", "5m" or "1h30m", not 5)"},
   });
 }
 
