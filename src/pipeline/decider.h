@@ -5,7 +5,8 @@
 //
 //   take(line)       a line to match here (a followed file);
 //   take_read(b)     a batch read here, matched here (one thread);
-//   take_matched(b)  a batch matched by other threads (-j: ParallelMatch).
+//   take_matched(b)  a batch matched by other threads (-j: ParallelMatch);
+//   take_matched(b, begin, end)  a run of its lines (inputs merged by time).
 //
 // Each call holds the host's order lock shared from a line's match to its
 // output, so a reload, a timer tick or the final summaries never come
@@ -93,6 +94,10 @@ class Decider {
   bool take(const input::Line& line);
   bool take_read(Batch& b);
   bool take_matched(Batch& b);
+  // Lines [begin, end) of a batch matched by other threads: a run of this
+  // input that a time merge (time_merge.h) hands over in the merged order.
+  // Like take_matched(b), a batch matched with replaced rules is matched again.
+  bool take_matched(Batch& b, std::size_t begin, std::size_t end);
 
   // Hands what is held for the batch (per-line counts, a pending "now") to
   // the engine. The take_* calls do it themselves; a source calls it when it
