@@ -33,10 +33,10 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
     std::size_t max_line = 1 << 20;
     int workers = 2;
     bool prefilter = true;  // match::Matcher::make's prefilter
-    bool all_captures = false;  // match::Matcher::make's all_captures (--explain)
     // Set: the reader sniffs the input (input::LineReader::sniff): compressed
     // input is decompressed, and this gets the "looks binary" notice.
     std::function<void(const std::string&)> sniff_notice;
+    bool all_captures = false;  // match::Matcher::make's all_captures (--explain)
   };
 
   // Starts the reader (on a dup of `fd`) and the workers. `current` gives
