@@ -8,6 +8,7 @@
 // those of one run over the file that model writes, on every run.
 #include <doctest/doctest.h>
 
+#include <signal.h>
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +22,7 @@
 
 namespace {
 
+using swthrottle::test::Process;
 using swthrottle::test::RunResult;
 using swthrottle::test::TempDir;
 
@@ -299,4 +301,26 @@ TEST_CASE("merge: an unreadable input ends with exit 2 and its message; the othe
   // a is decided to its end.
   CHECK(r.out.find("2026-11-21T10:00:00Z a1\n") != std::string::npos);
   CHECK(r.out.find("2026-11-21T10:00:02Z a2\n") != std::string::npos);
+}
+
+TEST_CASE("merge: a pipe among the inputs holds the others back; SIGTERM ends the wait, exit 0") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", kEveryLine);
+  const std::string a = dir.write("a.log",
+                                  "2026-11-21T10:00:01Z x1\n"
+                                  "2026-11-21T10:00:02Z x2\n"
+                                  "2026-11-21T10:00:09Z x3\n");
+  Process p = Process::spawn({SWTHROTTLE_BINARY, "-r", rules, a, "-"});
+  // Until standard input gives a line, nothing of a can be placed.
+  REQUIRE(p.write_stdin("2026-11-21T10:00:05Z s1\n"));
+  // x1, x2 come before s1; x3 waits for standard input's next line.
+  const std::string before = "2026-11-21T10:00:01Z x1\n2026-11-21T10:00:02Z x2\n2026-11-21T10:00:05Z s1\n";
+  CHECK(p.read_stdout_until([&](const std::string& out) { return out == before; }));
+  REQUIRE(p.send_signal(SIGTERM));
+  // Standard input stays open (wait() would close it): the run ends on the
+  // signal alone, not at the end of its input.
+  CHECK(p.read_to_eof());
+  const RunResult r = p.wait();
+  CHECK(r.exit_status == 0);
+  CHECK(r.out == before);
 }
