@@ -19,8 +19,9 @@
 // - records that are not plain lines (JSON fields, multi-line events): a
 //   source turns them into one text and a MatchResult, then calls the
 //   per-line path through take_matched().
-// - inputs merged by time: a driver that merges several sources feeds one
-//   decider per input in the merged order; LineTime is the per-input policy.
+// - inputs merged by time: merge_by_time (time_merge.h) feeds one decider
+//   per input runs of lines in the merged order; LineTime is the per-input
+//   policy.
 // - replays (backtest): a host with its own generation and a collecting
 //   sink drives a decider over history as often as it likes; nothing here
 //   reads a clock but through the host.
