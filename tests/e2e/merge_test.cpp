@@ -324,3 +324,70 @@ TEST_CASE("merge: a pipe among the inputs holds the others back; SIGTERM ends th
   CHECK(r.exit_status == 0);
   CHECK(r.out == before);
 }
+
+TEST_CASE("merge: --explain names each line's input, in the merged order") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", R"toml(
+[settings]
+time = "log"
+timezone = "UTC"
+[[rule]]
+name = "burst"
+kind = "alert"
+threshold = "2 per 10s"
+key = "{ip}"
+  [[rule.event]]
+  name = "fail"
+  match = 'FAIL from (?P<ip>\S+)'
+)toml");
+  const std::string a = dir.write("a.log", "2026-11-21T10:00:01Z FAIL from 1.2.3.4\n2026-11-21T10:00:03Z ok\n");
+  const std::string b = dir.write("b.log", "2026-11-21T10:00:02Z FAIL from 1.2.3.4\n");
+  const RunResult r = swt({"-r", rules, "--explain", a, b});
+  CHECK(r.exit_status == 0);
+  CHECK(r.out ==
+        "explain: " + a +
+            ":1: 2026-11-21T10:00:01Z FAIL from 1.2.3.4\n"
+            "  time: 2026-11-21T10:00:01.000Z\n"
+            "  rule burst: events fail; ip=1.2.3.4; key \"1.2.3.4\"; counts fail=1 -> counted; condition false\n"
+            "explain: " +
+            b +
+            ":1: 2026-11-21T10:00:02Z FAIL from 1.2.3.4\n"
+            "  time: 2026-11-21T10:00:02.000Z\n"
+            "  rule burst: events fail; ip=1.2.3.4; key \"1.2.3.4\"; counts fail=2 -> alert\n"
+            "swthrottle: alert burst key=1.2.3.4 count=2 threshold=2 window=10s suppressed=0 "
+            "time=2026-11-21T10:00:02.000Z: 2026-11-21T10:00:02Z FAIL from 1.2.3.4\n");
+}
+
+TEST_CASE("merge: with --state, consecutive runs over merged slices write the records of the merged files") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", kRules);
+  const std::vector<Input> inputs = {generate("a", 1200, 21, 0), generate("b", 1200, 22, 0)};
+  // Slices cut at 10:02:00 (a stamp-less line stays with the slice of the
+  // line before it).
+  std::vector<Input> first(2), second(2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    bool later = false;
+    for (const Line& l : inputs[i]) {
+      if (l.stamp != kNone && l.stamp >= 120'000) later = true;
+      (later ? second : first)[i].push_back(l);
+    }
+  }
+  const std::string state = dir.file("state.json");
+  const std::string merged_state = dir.file("merged.json");
+  std::string out, want;
+  for (const auto* slice : {&first, &second}) {
+    const std::string n = slice == &first ? "1" : "2";
+    const RunResult r =
+        swt({"-r", rules, "--format", "json", "--state", state, dir.write("a" + n + ".log", text_of((*slice)[0])),
+             dir.write("b" + n + ".log", text_of((*slice)[1]))});
+    CHECK(r.exit_status == 0);
+    CHECK(r.err == "");
+    out += r.out;
+    const RunResult m =
+        swt({"-r", rules, "--format", "json", "--state", merged_state, dir.write("m" + n + ".log", merged(*slice))});
+    REQUIRE(m.exit_status == 0);
+    want += m.out;
+  }
+  CHECK(count(want, R"("type":"alert")") > 3);
+  CHECK(out == want);
+}
