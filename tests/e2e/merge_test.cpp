@@ -391,3 +391,32 @@ TEST_CASE("merge: with --state, consecutive runs over merged slices write the re
   CHECK(count(want, R"("type":"alert")") > 3);
   CHECK(out == want);
 }
+
+TEST_CASE("merge: lines matched before a SIGHUP and decided after it are matched again with the new rules") {
+  TempDir dir;
+  const auto rules_matching = [](const std::string& pattern) {
+    return "[settings]\ntime = \"log\"\n[[rule]]\nname = \"all\"\nkind = \"throttle\"\nthreshold = \"1000 per 1m\"\n"
+           "  [[rule.event]]\n  name = \"any\"\n  match = '" +
+           pattern + "'\n";
+  };
+  const std::string rules = dir.write("rules.toml", rules_matching("."));
+  // a is read (and matched) whole at once; x3 waits for standard input.
+  const std::string a = dir.write("a.log",
+                                  "2026-11-21T10:00:01Z x1 keep\n"
+                                  "2026-11-21T10:00:02Z x2\n"
+                                  "2026-11-21T10:00:09Z x3\n");
+  Process p = Process::spawn({SWTHROTTLE_BINARY, "-r", rules, a, "-"});
+  REQUIRE(p.write_stdin("2026-11-21T10:00:05Z s1\n"));
+  const std::string before = "2026-11-21T10:00:01Z x1 keep\n2026-11-21T10:00:02Z x2\n2026-11-21T10:00:05Z s1\n";
+  CHECK(p.read_stdout_until([&](const std::string& out) { return out == before; }));
+  dir.write("rules.toml", rules_matching("keep"));
+  REQUIRE(p.send_signal(SIGHUP));
+  CHECK(p.read_stderr_until(
+      [](const std::string& err) { return err.find("SIGHUP: reloaded 1 rules") != std::string::npos; }));
+  // x3 was matched with the old rules, which pass it; decided now, it is
+  // matched again with the new ones, which do not.
+  REQUIRE(p.write_stdin("2026-11-21T10:00:10Z s2 keep\n"));
+  const RunResult r = p.wait();
+  CHECK(r.exit_status == 0);
+  CHECK(r.out == before + "2026-11-21T10:00:10Z s2 keep\n");
+}
