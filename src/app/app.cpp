@@ -86,11 +86,22 @@ int App::run(std::vector<InputSpec> inputs) {
   {
     std::unique_ptr<std::thread> timer;
     if (needs_timer()) timer = std::make_unique<std::thread>([this] { timer_loop(); });
+    // Under log time, the inputs that are not followed are decided in one
+    // order merged by time, so a replay of several files is the same on
+    // every run (SPEC §3); followed ones keep a decider each, live.
+    std::vector<const InputSpec*> merged;
+    if (current()->rules->settings.time == config::TimeSource::Log)
+      for (const InputSpec& in : inputs)
+        if (!in.follow) merged.push_back(&in);
+    if (merged.size() < 2) merged.clear();
     if (inputs.size() == 1) {
       read_input(inputs[0]);
     } else {
       std::vector<std::thread> deciders;
-      for (const InputSpec& in : inputs) deciders.emplace_back([this, &in] { read_input(in); });
+      if (!merged.empty()) deciders.emplace_back([this, &merged] { read_merged(merged); });
+      for (const InputSpec& in : inputs)
+        if (std::find(merged.begin(), merged.end(), &in) == merged.end())
+          deciders.emplace_back([this, &in] { read_input(in); });
       for (auto& t : deciders) t.join();
     }
     {

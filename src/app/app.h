@@ -1,7 +1,8 @@
 // App: one run of swthrottle, from the first line to the exit status.
 //
 // Lifecycle: start() (exec pool, --state lock and load), run() (one decider
-// thread per input, the timer; then finish() once), exit status. Around it:
+// thread per input, or one for the inputs merged by time, and the timer;
+// then finish() once), exit status. Around it:
 // the signal thread (signal_loop: SIGINT/SIGTERM stop, SIGHUP reload,
 // SIGUSR1 stats) and the timer (arrival-time boundary checks, periodic
 // --state saves). Time comes from the injected Clock only.
@@ -83,6 +84,10 @@ class App final : private pipeline::DeciderHost {
   void read_followed(pipeline::Decider& decider, const InputSpec& in);
   void read_parallel(pipeline::Decider& decider, const InputSpec& in, int workers);
   void read_batches(pipeline::Decider& decider, const InputSpec& in);
+  // Inputs that are not followed, under time = log, when there are two or
+  // more: one thread decides them all in the order merged by time
+  // (pipeline/time_merge.h); each is read and matched on threads of its own.
+  void read_merged(const std::vector<const InputSpec*>& inputs);
   int workers_for(const InputSpec& in) const;
 
   bool needs_timer() const;

@@ -134,4 +134,22 @@ bool Decider::take_read(Batch& b) {
   return decide_batch(b);
 }
 
+// A run of a time merge is as long as its input leads (a whole batch of a
+// rotated file, a line or two of inputs that interleave): the lock is taken
+// once per run, and what is held for the run (counts, a pending "now") is
+// handed on before it is let go, as at the end of a batch, so a report, a
+// reload or the final summaries between two runs see every line decided.
+bool Decider::take_matched(Batch& b, std::size_t begin, std::size_t end) {
+  std::shared_lock order(host_.order());
+  if (host_.current() != gen_ && !refresh()) return false;
+  const bool stale = b.gen != gen_;
+  bool go = true;
+  for (std::size_t i = begin; go && i < end; ++i) {
+    if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});
+    else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i]);
+  }
+  flush();
+  return go;
+}
+
 }  // namespace swthrottle::pipeline

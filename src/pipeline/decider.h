@@ -5,7 +5,8 @@
 //
 //   take(line)       a line to match here (a followed file);
 //   take_read(b)     a batch read here, matched here (one thread);
-//   take_matched(b)  a batch matched by other threads (-j: ParallelMatch).
+//   take_matched(b)  a batch matched by other threads (-j: ParallelMatch);
+//   take_matched(b, begin, end)  a run of its lines (inputs merged by time).
 //
 // Each call holds the host's order lock shared from a line's match to its
 // output, so a reload, a timer tick or the final summaries never come
@@ -18,8 +19,9 @@
 // - records that are not plain lines (JSON fields, multi-line events): a
 //   source turns them into one text and a MatchResult, then calls the
 //   per-line path through take_matched().
-// - inputs merged by time: a driver that merges several sources feeds one
-//   decider per input in the merged order; LineTime is the per-input policy.
+// - inputs merged by time: merge_by_time (time_merge.h) feeds one decider
+//   per input runs of lines in the merged order; LineTime is the per-input
+//   policy.
 // - replays (backtest): a host with its own generation and a collecting
 //   sink drives a decider over history as often as it likes; nothing here
 //   reads a clock but through the host.
@@ -93,6 +95,10 @@ class Decider {
   bool take(const input::Line& line);
   bool take_read(Batch& b);
   bool take_matched(Batch& b);
+  // Lines [begin, end) of a batch matched by other threads: a run of this
+  // input that a time merge (time_merge.h) hands over in the merged order.
+  // Like take_matched(b), a batch matched with replaced rules is matched again.
+  bool take_matched(Batch& b, std::size_t begin, std::size_t end);
 
   // Hands what is held for the batch (per-line counts, a pending "now") to
   // the engine. The take_* calls do it themselves; a source calls it when it

@@ -112,7 +112,7 @@ void ParallelMatch::work_loop() {
       // A matcher that cannot be made leaves the batch unmatched; the
       // decider makes its own from the same rules and reports the error.
       matcher.reset();
-      auto m = match::Matcher::make(*g->rules, false, options_.prefilter);
+      auto m = match::Matcher::make(*g->rules, options_.all_captures, options_.prefilter);
       if (m) matcher.emplace(std::move(*m));
       logtime.reset();
       if (g->logtime) logtime.emplace(*g->logtime);

@@ -36,6 +36,7 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
     // Set: the reader sniffs the input (input::LineReader::sniff): compressed
     // input is decompressed, and this gets the "looks binary" notice.
     std::function<void(const std::string&)> sniff_notice;
+    bool all_captures = false;  // match::Matcher::make's all_captures (--explain)
   };
 
   // Starts the reader (on a dup of `fd`) and the workers. `current` gives

@@ -239,4 +239,29 @@ resolve = true
   CHECK(status == 0);
 }
 
+TEST_CASE("app: files that are not followed, under log time, are decided in the order merged by time") {
+  TempDir dir;
+  sw::cli::Options o;
+  o.rule_files = {dir.write("rules.toml", kLogRules)};
+  for (bool closed : {false, true}) {
+    CAPTURE(closed);
+    CollectingSink sink;
+    if (closed) sink.close();
+    FakeClock clock;
+    sw::app::App app(o, {}, load(o), sink, clock);
+    REQUIRE(app.start());
+    // b's line comes between a's two in time: the second FAIL of the window
+    // is b's, whichever input is read first. A closed output ends the run
+    // quietly, exit 0.
+    const int status =
+        app.run({sw::app::InputSpec{"a.log",
+                                    sw::test::memory_file("2026-11-21T10:00:01Z FAIL ann\n"
+                                                          "2026-11-21T10:00:09Z FAIL cid\n"),
+                                    false},
+                 sw::app::InputSpec{"b.log", sw::test::memory_file("2026-11-21T10:00:02Z FAIL bob\n"), false}});
+    CHECK(status == 0);
+    CHECK(sink.text() == (closed ? "" : kAlert));
+  }
+}
+
 }  // namespace

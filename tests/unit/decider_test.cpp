@@ -315,4 +315,54 @@ TEST_CASE("decider: a closed output or a stop ends the input") {
   CHECK_FALSE(q.take(sw::input::Line{"2026-11-21T10:00:01Z hello", false}));
 }
 
+TEST_CASE("decider: a batch taken in runs of its lines (a time merge) gives the reference's records") {
+  const uint64_t seed = sw::test::base_seed(20261126);
+  CAPTURE(seed);
+  const std::vector<std::string> lines = make_log(seed, 3000);
+  const std::string expected = reference(kRules, lines);
+  FakeHost host(kRules);
+  Decider d("f.log", host, Decider::Options{}, INT64_MIN);
+  const int fd = sw::test::memory_file(joined(lines));
+  auto pipe = sw::pipeline::ParallelMatch::start(
+      fd, {1 << 20, 1, true, {}}, [&host] { return host.current(); }, host.clock_);
+  std::mt19937_64 rng(seed);
+  while (Batch* b = pipe->next()) {
+    for (std::size_t at = 0; at < b->size();) {  // runs of 1 to 7 lines, as inputs interleave
+      const std::size_t end = std::min(b->size(), at + 1 + rng() % 7);
+      REQUIRE(d.take_matched(*b, at, end));
+      at = end;
+    }
+    pipe->release(b);
+  }
+  pipe->stop();
+  ::close(fd);
+  CHECK(finish(host) == expected);
+  CHECK(host.current()->engine->stats().lines.get() == lines.size());
+}
+
+TEST_CASE("decider: after a reload between two runs of a batch, the rest is matched again with the new rules") {
+  FakeHost host(burst_rules("log", "FAIL"));
+  Decider d("f.log", host, Decider::Options{}, INT64_MIN);
+  const int fd =
+      sw::test::memory_file("2026-11-21T10:00:01Z FAIL 1\n2026-11-21T10:00:02Z OOPS 2\n2026-11-21T10:00:03Z OOPS 3\n");
+  sw::input::LineReader reader(fd);
+  Batch b;
+  b.fill(reader, true);
+  REQUIRE(b.size() == 3);
+  b.gen = host.current();
+  auto m = sw::match::Matcher::make(*b.gen->rules);
+  REQUIRE(m.ok());
+  b.match(&*m, &*b.gen->logtime, 0);  // as a -j worker would, with the rules of the time
+  ::close(fd);
+  CHECK(d.take_matched(b, 0, 1));  // FAIL 1: one event of the old rule
+  host.reload(burst_rules("log", "OOPS"));
+  // The event's pattern changed, so the rule starts fresh (FAIL 1 is not
+  // carried over): OOPS 2 and 3, matched again, make the alert; matched with
+  // the old rules, nothing would.
+  CHECK(d.take_matched(b, 1, 3));
+  CHECK(host.sink.text() ==
+        "swthrottle: alert burst count=2 threshold=2 window=10s suppressed=0 time=2026-11-21T10:00:03.000Z: "
+        "2026-11-21T10:00:03Z OOPS 3\n");
+}
+
 }  // namespace
