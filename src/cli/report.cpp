@@ -117,8 +117,9 @@ std::string explain_line(const config::RuleSet& rules, std::string_view input, u
 
 std::string stats_report(const engine::Engine& engine) {
   const engine::GlobalStats& g = engine.stats();
-  std::string out = fmt::format("swthrottle: stats: lines {} matched {} written {} truncated {} untimed {}\n",
-                                g.lines.get(), g.matched.get(), g.written.get(), g.truncated.get(), g.untimed.get());
+  std::string out = fmt::format(
+      "swthrottle: stats: lines {} matched {} written {} truncated {} untimed {} untrusted {}\n", g.lines.get(),
+      g.matched.get(), g.written.get(), g.truncated.get(), g.untimed.get(), g.untrusted.get());
   const auto& rules = engine.rules().rules;
   for (std::size_t i = 0; i < rules.size(); ++i) {
     const engine::RuleStats& s = engine.rule_stats(i);

@@ -53,6 +53,11 @@ struct Settings {
   TimezoneSpec timezone;
   int year = 0;  // 0: infer (SPEC §4)
   uint64_t max_keys = 100000;
+  // Trusted time (SPEC §4, time = log): a stamp more than max_future_ms ahead
+  // of the wall clock, or a lone one more than max_jump_ms ahead of its
+  // input's newest trusted time, is not trusted. -1: off ("off").
+  int64_t max_future_ms = 60'000;
+  int64_t max_jump_ms = 86'400'000;
 };
 
 // Field ids of templates. Captures follow kFieldFirstCapture in the order of
