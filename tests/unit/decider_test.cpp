@@ -173,6 +173,10 @@ std::vector<std::string> make_log(uint64_t seed, std::size_t n) {
   return lines;
 }
 
+// The wall clock of a run over make_log(): its stamps run about 40 minutes
+// past the FakeClock's wall time, and none may look like the future.
+constexpr int64_t kLogSpan = 3'600'000;
+
 TEST_CASE("decider: take, take_read, take_matched and -j give the reference's records") {
   const uint64_t seed = sw::test::base_seed(20261125);
   CAPTURE(seed);
@@ -186,6 +190,7 @@ TEST_CASE("decider: take, take_read, take_matched and -j give the reference's re
 
     {  // line by line, as from a followed file
       FakeHost host(kRules, passthrough);
+      host.clock_.advance(kLogSpan);
       Decider d("f.log", host, Decider::Options{passthrough, false, true}, INT64_MIN);
       REQUIRE(d.ready());
       for (const auto& l : lines) REQUIRE(d.take(sw::input::Line{l, false}));
@@ -195,6 +200,7 @@ TEST_CASE("decider: take, take_read, take_matched and -j give the reference's re
     for (std::size_t buffer : {std::size_t{4096}, std::size_t{1} << 18}) {  // many batches, or few
       CAPTURE(buffer);
       FakeHost host(kRules, passthrough);
+      host.clock_.advance(kLogSpan);
       Decider d("f.log", host, Decider::Options{passthrough, false, true}, INT64_MIN);
       const int fd = sw::test::memory_file(joined(lines));
       sw::input::LineReader reader(fd, 1 << 20, buffer);
@@ -212,6 +218,7 @@ TEST_CASE("decider: take, take_read, take_matched and -j give the reference's re
     for (int workers : {1, 3}) {  // -j
       CAPTURE(workers);
       FakeHost host(kRules, passthrough);
+      host.clock_.advance(kLogSpan);
       Decider d("f.log", host, Decider::Options{passthrough, false, true}, INT64_MIN);
       const int fd = sw::test::memory_file(joined(lines));
       auto pipe = sw::pipeline::ParallelMatch::start(
