@@ -84,7 +84,7 @@ bool Decider::decide(std::string_view text, bool truncated, const match::MatchRe
   engine::Engine& engine = *gen_->engine;
   LineTime::Stamp at;
   if (gen_->logtime) {
-    if (local_zone_ && stamp != kNoStamp && stamp < time_.last()) stamp = second_pass(text, stamp);
+    if (local_zone_ && stamp != kNoStamp && stamp < time_.newest_trusted()) stamp = second_pass(text, stamp);
     at = time_.log(stamp, wall_ms_);
     if (time_.untrusted() != LineTime::Untrusted::None) report_untrusted(text, stamp, time_.untrusted());
   } else {
@@ -113,11 +113,13 @@ bool Decider::decide(std::string_view text, bool truncated, const match::MatchRe
 
 // The parser reads a local time that occurs twice (DST ends) as its first
 // pass. Past the repeated hour's start the input's times would go back: the
-// second reading is taken when it is nearer the input's last trusted time
+// second reading is taken when it is nearer the input's newest trusted time
 // than the first (so a line written a second out of order in the first pass
-// stays there). A stamp with its own offset, `Z` or an epoch never moves.
+// stays there). The newest, not the last: a late line in between (one with
+// its own offset) must not hide the second pass. A stamp with its own
+// offset, `Z` or an epoch never moves.
 int64_t Decider::second_pass(std::string_view text, int64_t stamp) {
-  const int64_t last = time_.last();
+  const int64_t last = time_.newest_trusted();
   const int64_t later = local_zone_->later_reading_ms(stamp);
   if (later == match::stamp::kNoTime || later - last >= last - stamp) return stamp;
   if (!fixed_logtime_) return stamp;

@@ -83,6 +83,8 @@ class LineTime {
   // The input's last trusted stamp (kNoStamp: none yet), which a line
   // without one takes.
   int64_t last() const { return last_; }
+  // The newest of them (or the resumed time).
+  int64_t newest_trusted() const { return trusted_newest_; }
 
   // time = arrival.
   static Stamp arrival(int64_t arrival_ms, int64_t engine_now_ms) {
