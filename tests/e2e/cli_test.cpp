@@ -1140,6 +1140,57 @@ threshold = "100 per 1m"
   }
 }
 
+TEST_CASE("e2e: trusted time: a line from 2099 and a lone jump in a replay move nothing, and say so") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", R"([settings]
+time     = "log"
+timezone = "UTC"
+[[rule]]
+name      = "burst"
+kind      = "alert"
+threshold = "2 per 10s"
+  [[rule.event]]
+  name  = "fail"
+  match = 'FAIL'
+)");
+  // A live log: stamps of the last minute, and one from a broken clock.
+  const int64_t now = static_cast<int64_t>(std::time(nullptr)) * 1000;
+  const std::string live = rfc3339(now - 20'000) + " FAIL a\n2099-01-01T00:00:00Z INFO clock broken\n" +
+                           rfc3339(now - 10'000) + " FAIL b\n" + rfc3339(now - 9'000) + " FAIL c\n";
+  RunResult r = swt({"-r", rules, "--format", "json", "--stats"}, live);
+  CHECK(r.exit_status == 0);
+  std::vector<Json> recs = records(r.out);
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0]["type"] == "alert");
+  CHECK(recs[0]["time"] == rfc3339(now - 9'000));
+  CHECK(stats_of(r.err)["untrusted"] == 1);
+  CHECK(stats_of(r.err, "burst")["late"] == 0);
+  CHECK(r.err.find("swthrottle: (standard input): line 2: timestamp 2099-01-01T00:00:00.000Z is more than 1m ahead "
+                   "of the wall clock (") != std::string::npos);
+  CHECK(r.err.find("the line is decided at " + rfc3339(now - 20'000) + ": 2099-01-01T00:00:00Z INFO clock broken\n") !=
+        std::string::npos);
+
+  // A replay of an old file: a lone line a week ahead.
+  const std::string old = dir.write("old.log",
+                                    "2024-03-01T10:00:00Z FAIL a\n"
+                                    "2024-03-09T10:00:00Z INFO clock jumped\n"
+                                    "2024-03-01T10:00:05Z FAIL b\n");
+  r = swt({"-r", rules, "--stats", old});
+  CHECK(r.out ==
+        "swthrottle: alert burst count=2 threshold=2 window=10s suppressed=0 time=2024-03-01T10:00:05.000Z: "
+        "2024-03-01T10:00:05Z FAIL b\n");
+  CHECK(stats_of(r.err)["untrusted"] == 1);
+  CHECK(r.err.find("swthrottle: " + old +
+                   ": line 2: timestamp 2024-03-09T10:00:00.000Z jumps more than 1d ahead of this input's times") !=
+        std::string::npos);
+  // Off: the line is taken, and the next one is late.
+  const std::string trusting = dir.write("trusting.toml", "[settings]\nmax_jump = \"off\"\n");
+  r = swt({"-r", rules, "-r", trusting, "--stats", old});
+  CHECK(r.out.empty());
+  CHECK(stats_of(r.err)["untrusted"] == 0);
+  CHECK(stats_of(r.err, "burst")["late"] == 1);
+}
+
 // ================================================================================
 // Real corpus replays (tests/data/loghub), against independent models
 // ================================================================================
@@ -1868,7 +1919,8 @@ TEST_CASE("e2e: records do not depend on -j over a replay of many batches (SPEC 
     if (log.back() != '\n') log += '\n';
   }
   const std::string logfile = dir.write("big.log", log);
-  const std::string rules = dir.write("r.toml", kLogTime + R"(year = 2025  # a past year: Dec 2026 is ahead of the clock, not trusted
+  const std::string rules =
+      dir.write("r.toml", kLogTime + R"(year = 2025  # a past year: Dec 2026 is ahead of the clock, not trusted
 
 [[rule]]
 name = "noise"
