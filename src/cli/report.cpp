@@ -32,6 +32,11 @@ std::string check_summary(const config::RuleSet& rules) {
     out += fmt::format(", timestamp {}, timezone {}", s.timestamp.text.empty() ? "auto" : s.timestamp.text,
                        s.timezone.text);
     if (s.year != 0) out += fmt::format(", year {}", s.year);
+    // Trusted time: shown when not the default.
+    const auto bound = [](int64_t ms) { return ms < 0 ? std::string("off") : config::format_duration(ms); };
+    const config::Settings defaults;
+    if (s.max_future_ms != defaults.max_future_ms) out += ", max_future " + bound(s.max_future_ms);
+    if (s.max_jump_ms != defaults.max_jump_ms) out += ", max_jump " + bound(s.max_jump_ms);
   }
   out += "\n";
   for (const config::Rule& r : rules.rules) {

@@ -112,7 +112,10 @@ Result<TimezoneSpec> timezone(const TomlReader& in, const toml::node& v) {
 
 // max_future, max_jump: a duration, or "off" (-1).
 Result<int64_t> bound_or_off(const TomlReader& in, const toml::node& v, std::string_view key) {
-  if (v.is_string() && v.as_string()->get() == "off") return int64_t{-1};
+  if (!v.is_string())
+    return in.err(v,
+                  fmt::format("{} must be a duration such as \"1m\" or \"1d\", or \"off\", not {}", key, describe(v)));
+  if (v.as_string()->get() == "off") return int64_t{-1};
   return in.duration(v, key);
 }
 

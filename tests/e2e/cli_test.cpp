@@ -1189,6 +1189,12 @@ threshold = "2 per 10s"
   CHECK(r.out.empty());
   CHECK(stats_of(r.err)["untrusted"] == 0);
   CHECK(stats_of(r.err, "burst")["late"] == 1);
+  // --check shows a bound that is not the default; a bound must be a duration or "off".
+  CHECK(swt({"-r", rules, "-r", trusting, "--check"}).out.find("timezone UTC, max_jump off\n") != std::string::npos);
+  const std::string bad = dir.write("bad.toml", "[settings]\nmax_future = 60\n");
+  r = swt({"-r", bad, "--check"});
+  CHECK(r.exit_status == 2);
+  CHECK(r.err.find("max_future must be a duration such as \"1m\" or \"1d\", or \"off\", not 60") != std::string::npos);
 }
 
 // ================================================================================
