@@ -9,6 +9,11 @@
 #include "util/stderr.h"
 
 namespace swthrottle::pipeline {
+namespace {
+
+constexpr int64_t kHalfShiftMs = 10 * 60'000;
+
+}  // namespace
 
 Decider::Decider(std::string name, DeciderHost& host, const Options& options, int64_t resumed_log_ms)
     : name_(std::move(name)),
@@ -84,7 +89,11 @@ bool Decider::decide(std::string_view text, bool truncated, const match::MatchRe
   engine::Engine& engine = *gen_->engine;
   LineTime::Stamp at;
   if (gen_->logtime) {
-    if (local_zone_ && stamp != kNoStamp && stamp < time_.newest_trusted()) stamp = second_pass(text, stamp);
+    // Only a stamp further back than half the smallest DST shift (20 min,
+    // Ghana's) can be nearer in its second pass: lines a moment out of order
+    // never ask the zone.
+    if (local_zone_ && stamp != kNoStamp && stamp + kHalfShiftMs < time_.newest_trusted())
+      stamp = second_pass(text, stamp);
     at = time_.log(stamp, wall_ms_);
     if (time_.untrusted() != LineTime::Untrusted::None) report_untrusted(text, stamp, time_.untrusted());
   } else {
