@@ -142,9 +142,11 @@ class Decider {
   int64_t pending_ = INT64_MIN;
   engine::BoundaryMemo memo_;
   // The wall clock serves the year of syslog stamps and the bound of trusted
-  // time: a followed input reads it for every line (a quiet file must not
-  // judge an honest stamp by a stale clock; it is a vDSO call), a batch once.
+  // time: a followed input reads it every 1024 lines, a batch once, and a
+  // stamp that looks ahead of it reads it again (a quiet file must not judge
+  // an honest stamp by a stale clock).
   int64_t wall_ms_ = 0;
+  uint32_t wall_age_ = 0;
   // timezone = "local": the zone, for the second reading of a repeated hour,
   // and the same timestamp reader in a fixed zone, which tells whether a
   // stamp was read in the zone (it has no offset of its own).
