@@ -1197,6 +1197,37 @@ threshold = "2 per 10s"
   CHECK(r.err.find("max_future must be a duration such as \"1m\" or \"1d\", or \"off\", not 60") != std::string::npos);
 }
 
+TEST_CASE("e2e: timezone = local: the hour repeated when DST ends is read as its second pass, not late") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", R"([settings]
+time = "log"
+[[rule]]
+name      = "burst"
+kind      = "alert"
+threshold = "3 per 10s"
+cooldown  = "0"
+  [[rule.event]]
+  name  = "fail"
+  match = 'FAIL'
+)");
+  // Europe/Berlin, 2026-10-25: 03:00 CEST is followed by 02:00 CET.
+  const std::string log = dir.write("dst.log",
+                                    "2026-10-25 02:59:58 FAIL a\n"
+                                    "2026-10-25 02:00:03 FAIL b\n"
+                                    "2026-10-25 02:00:04+02:00 FAIL c\n"
+                                    "2026-10-25 02:00:06 FAIL d\n");
+  for (const char* j : {"1", "2"}) {
+    CAPTURE(j);
+    const RunResult r = swthrottle::test::run_process({SWTHROTTLE_BINARY, "-r", rules, "--stats", "-j", j, log}, "",
+                                                      swthrottle::test::kDefaultTimeout, {{"TZ", "Europe/Berlin"}});
+    CHECK(r.exit_status == 0);
+    CHECK(r.out ==
+          "swthrottle: alert burst count=3 threshold=3 window=10s suppressed=0 time=2026-10-25T01:00:06.000Z: "
+          "2026-10-25 02:00:06 FAIL d\n");
+    CHECK(stats_of(r.err, "burst")["late"] == 1);  // c: its own offset is kept
+  }
+}
+
 // ================================================================================
 // Real corpus replays (tests/data/loghub), against independent models
 // ================================================================================
