@@ -9,6 +9,7 @@
 #include "app/load_generation.h"
 #include "cli/report.h"
 #include "config/duration.h"
+#include "state/clamp_future.h"
 #include "util/atomic_max.h"
 #include "util/stderr.h"
 
@@ -73,6 +74,9 @@ bool App::start() {
     std::string warning;
     engine::EngineState st = state_->load(warning, clock_.wall_ms());
     if (!warning.empty()) print_message(warning);
+    if (const std::string c = state::clamp_future(st, clock_.wall_ms(), current()->rules->settings.max_future_ms);
+        !c.empty())
+      print_message("--state " + state_->path() + ": " + c);
     for (const auto& name : current()->engine->load_state(st))
       print_message("state: rule \"" + name + "\" changed since the state was saved; it starts fresh");
     if (st.last_log_ms >= 0) last_log_ms_ = st.last_log_ms;

@@ -77,7 +77,10 @@ void App::read_merged(const std::vector<const InputSpec*>& inputs) {
                                                    [this](const std::string& m) { fail(m); }));
     order.push_back(merged.back().get());
   }
-  if (order.size() == inputs.size()) (void)pipeline::merge_by_time(order);
+  if (order.size() == inputs.size()) {
+    const config::Settings& set = current()->rules->settings;
+    (void)pipeline::merge_by_time(order, {{set.max_future_ms, set.max_jump_ms}, clock_.wall_ms()});
+  }
   for (auto& p : pipes) p->stop();
 }
 

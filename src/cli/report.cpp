@@ -32,6 +32,11 @@ std::string check_summary(const config::RuleSet& rules) {
     out += fmt::format(", timestamp {}, timezone {}", s.timestamp.text.empty() ? "auto" : s.timestamp.text,
                        s.timezone.text);
     if (s.year != 0) out += fmt::format(", year {}", s.year);
+    // Trusted time: shown when not the default.
+    const auto bound = [](int64_t ms) { return ms < 0 ? std::string("off") : config::format_duration(ms); };
+    const config::Settings defaults;
+    if (s.max_future_ms != defaults.max_future_ms) out += ", max_future " + bound(s.max_future_ms);
+    if (s.max_jump_ms != defaults.max_jump_ms) out += ", max_jump " + bound(s.max_jump_ms);
   }
   out += "\n";
   for (const config::Rule& r : rules.rules) {
@@ -117,8 +122,9 @@ std::string explain_line(const config::RuleSet& rules, std::string_view input, u
 
 std::string stats_report(const engine::Engine& engine) {
   const engine::GlobalStats& g = engine.stats();
-  std::string out = fmt::format("swthrottle: stats: lines {} matched {} written {} truncated {} untimed {}\n",
-                                g.lines.get(), g.matched.get(), g.written.get(), g.truncated.get(), g.untimed.get());
+  std::string out = fmt::format(
+      "swthrottle: stats: lines {} matched {} written {} truncated {} untimed {} untrusted {}\n", g.lines.get(),
+      g.matched.get(), g.written.get(), g.truncated.get(), g.untimed.get(), g.untrusted.get());
   const auto& rules = engine.rules().rules;
   for (std::size_t i = 0; i < rules.size(); ++i) {
     const engine::RuleStats& s = engine.rule_stats(i);

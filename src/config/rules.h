@@ -53,12 +53,15 @@ struct Settings {
   TimezoneSpec timezone;
   int year = 0;  // 0: infer (SPEC §4)
   uint64_t max_keys = 100000;
+  // Trusted time (SPEC §4, time = log): a stamp more than max_future_ms ahead
+  // of the wall clock, or a lone one more than max_jump_ms ahead of its
+  // input's newest trusted time, is not trusted. -1: off ("off").
+  int64_t max_future_ms = 60'000;
+  int64_t max_jump_ms = 86'400'000;
   // time = log, followed inputs: how long an input must have been quiet at
   // its end before its log time moves on with the wall clock (SPEC §4;
-  // pipeline/quiet_time.h).
-  // kQuietNever: "off".
+  // pipeline/quiet_time.h). -1: off ("off").
   int64_t quiet_after_ms = 5000;
-  static constexpr int64_t kQuietNever = -1;
 };
 
 // Field ids of templates. Captures follow kFieldFirstCapture in the order of

@@ -110,6 +110,15 @@ Result<TimezoneSpec> timezone(const TomlReader& in, const toml::node& v) {
   return in.err(v, expected);
 }
 
+// max_future, max_jump: a duration, or "off" (-1).
+Result<int64_t> bound_or_off(const TomlReader& in, const toml::node& v, std::string_view key) {
+  if (!v.is_string())
+    return in.err(v,
+                  fmt::format("{} must be a duration such as \"1m\" or \"1d\", or \"off\", not {}", key, describe(v)));
+  if (v.as_string()->get() == "off") return int64_t{-1};
+  return in.duration(v, key);
+}
+
 }  // namespace
 
 Result<Mode> read_mode(const TomlReader& in, const toml::node& v) {
@@ -169,15 +178,11 @@ MaybeError parse_settings(const TomlReader& in, const toml::table& t, Settings& 
       if (!m) return m.error();
       s.max_keys = static_cast<uint64_t>(*m);
       given.canon = std::to_string(*m);
-    } else if (key == "quiet_after") {
-      if (const auto* str = v->as_string(); str != nullptr && str->get() == "off") {
-        s.quiet_after_ms = Settings::kQuietNever;
-      } else {
-        auto d = in.duration(*v, "quiet_after");
-        if (!d) return d.error();
-        s.quiet_after_ms = *d;
-      }
-      given.canon = std::to_string(s.quiet_after_ms);
+    } else if (key == "max_future" || key == "max_jump" || key == "quiet_after") {
+      auto b = bound_or_off(in, *v, key);
+      if (!b) return b.error();
+      (key == "max_future" ? s.max_future_ms : key == "max_jump" ? s.max_jump_ms : s.quiet_after_ms) = *b;
+      given.canon = std::to_string(*b);
     }
     given_keys[key] = std::move(given);
   }

@@ -35,6 +35,7 @@ struct GlobalStats {
   Counter truncated;     // lines cut at --max-line
   Counter untimed;       // lines without a timestamp before any was seen (time = log)
   Counter no_timestamp;  // lines without a timestamp that took the previous one
+  Counter untrusted;     // lines whose timestamp was not trusted (SPEC §4): too far ahead
 };
 
 }  // namespace swthrottle::engine

@@ -17,8 +17,9 @@
 //    the machine zone (TZ) for "local". Local offsets are looked up once per
 //    quarter hour of local time and cached (lock-free), so a change of TZ
 //    after make() is seen only for quarter hours not cached yet. A local time
-//    that occurs twice (DST ends) takes the offset mktime() picks; one that
-//    does not exist (DST starts) is converted with the offset mktime() gives.
+//    that occurs twice (DST ends) is read as its first pass (the input's
+//    order may take the second: pipeline/decider.cpp); one that does not
+//    exist (DST starts) is converted with the offset mktime() gives.
 //  - Stamps without a year (syslog, strptime without %Y/%y) take `year` when
 //    it is nonzero, else the year of "now" in the configured zone, or the year
 //    before when that would put the stamp more than a day (86 400 000 ms)

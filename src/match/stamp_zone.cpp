@@ -33,7 +33,15 @@ int64_t machine_offset_of_local(int64_t local_s) {
   const time_t t = mktime(&tm);
   // -1 is also a valid time, but not for a whole quarter hour in any real zone.
   if (t == static_cast<time_t>(-1)) return machine_offset_of_utc(local_s);
-  return local_s - static_cast<int64_t>(t);
+  int64_t offset = local_s - static_cast<int64_t>(t);
+  // A local time that occurs twice: glibc's mktime() picks either reading
+  // (it depends on what it converted before), so take the first pass, the
+  // larger offset, whose reading lies within hours of mktime's.
+  for (const int64_t probe : {static_cast<int64_t>(t) - 3 * 3600, static_cast<int64_t>(t) + 3 * 3600}) {
+    const int64_t other = machine_offset_of_utc(probe);
+    if (other > offset && machine_offset_of_utc(local_s - other) == other) offset = other;
+  }
+  return offset;
 }
 
 // compute(s) through the slot of the quarter hour of s: compute() is asked
@@ -74,9 +82,25 @@ int64_t Zone::cached_offset_of_local(int64_t local_s) const {
   return cached(from_local_->slots, local_s, machine_offset_of_local);
 }
 
+int64_t Zone::offset_of_utc(int64_t utc_s) const {
+  return local_ ? cached(from_utc_->slots, utc_s, machine_offset_of_utc) : offset_s_;
+}
+
+// utc_ms is the first pass when the offset drops within (offset before -
+// offset after) of it: the drop is the repeated span. No zone has shifted by
+// more than 2 h, so looking 3 h ahead finds the offset after.
+int64_t Zone::later_reading_ms(int64_t utc_ms) const {
+  if (!local_) return INT64_MIN;
+  const int64_t utc_s = civil::floor_div(utc_ms, 1000);
+  const int64_t before = offset_of_utc(utc_s);
+  const int64_t after = offset_of_utc(utc_s + 3 * 3600);
+  if (after >= before || offset_of_utc(utc_s + (before - after)) != after) return INT64_MIN;
+  return utc_ms + (before - after) * 1000;
+}
+
 int Zone::year_at(int64_t utc_ms) const {
   const int64_t utc_s = civil::floor_div(utc_ms, 1000);
-  const int64_t local_s = utc_s + (local_ ? cached(from_utc_->slots, utc_s, machine_offset_of_utc) : offset_s_);
+  const int64_t local_s = utc_s + offset_of_utc(utc_s);
   return static_cast<int>(civil::civil_from_days(civil::floor_div(local_s, 86400)).year);
 }
 

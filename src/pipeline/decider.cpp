@@ -3,9 +3,17 @@
 #include <mutex>
 
 #include "cli/report.h"
+#include "config/duration.h"
 #include "util/atomic_max.h"
+#include "util/json.h"
+#include "util/stderr.h"
 
 namespace swthrottle::pipeline {
+namespace {
+
+constexpr int64_t kHalfShiftMs = 10 * 60'000;
+
+}  // namespace
 
 Decider::Decider(std::string name, DeciderHost& host, const Options& options, int64_t resumed_log_ms)
     : name_(std::move(name)),
@@ -19,6 +27,8 @@ Decider::Decider(std::string name, DeciderHost& host, const Options& options, in
 }
 
 Decider::~Decider() = default;
+
+void DeciderHost::warn(const std::string& message) { print_message(message); }
 
 // The rules changed (or this is the start): a matcher and a timestamp reader
 // of the new rules. What is held for the old ones goes to the new engine,
@@ -35,6 +45,17 @@ bool Decider::refresh() {
   matcher_.emplace(std::move(*made));
   logtime_.reset();
   if (gen_->logtime) logtime_.emplace(*gen_->logtime);
+  const config::Settings& set = gen_->rules->settings;
+  time_.set_trust({set.max_future_ms, set.max_jump_ms});
+  local_zone_.reset();
+  fixed_logtime_.reset();
+  if (gen_->logtime && set.timezone.local) {
+    local_zone_.emplace(true, 0);
+    // +12:34 is the offset of no zone: a stamp read in the zone reads
+    // differently there.
+    auto fixed = match::LogTime::make(set.timestamp, config::TimezoneSpec{false, 12 * 60 + 34, "+12:34"}, set.year);
+    if (fixed) fixed_logtime_.emplace(std::move(*fixed));
+  }
   return true;
 }
 
@@ -57,6 +78,7 @@ void Decider::flush() {
   if (truncated_) stats.truncated.add(truncated_);
   if (c.no_timestamp) stats.no_timestamp.add(c.no_timestamp);
   if (c.untimed) stats.untimed.add(c.untimed);
+  if (c.untrusted) stats.untrusted.add(c.untrusted);
   lines_ = truncated_ = 0;
 }
 
@@ -65,7 +87,24 @@ bool Decider::decide(std::string_view text, bool truncated, const match::MatchRe
   ++lines_;
   if (truncated) ++truncated_;
   engine::Engine& engine = *gen_->engine;
-  const LineTime::Stamp at = gen_->logtime ? time_.log(stamp) : LineTime::arrival(host_.arrival_ms(), engine.now_ms());
+  LineTime::Stamp at;
+  if (gen_->logtime) {
+    // Only a stamp further back than half the smallest DST shift (20 min,
+    // Ghana's) can be nearer in its second pass: lines a moment out of order
+    // never ask the zone.
+    if (local_zone_ && stamp != kNoStamp && stamp + kHalfShiftMs < time_.newest_trusted())
+      stamp = second_pass(text, stamp);
+    // The wall clock is read once a batch, or every 1024 followed lines: a
+    // stamp that looks ahead of it may only have met a clock gone stale
+    // while the input was quiet, so it is asked again. (Not once a line:
+    // where the clock is no vDSO read it is a system call, ~110 ns.)
+    const int64_t max_future = gen_->rules->settings.max_future_ms;
+    if (max_future >= 0 && stamp != kNoStamp && stamp > wall_ms_ + max_future) wall_ms_ = host_.clock().wall_ms();
+    at = time_.log(stamp, wall_ms_);
+    if (time_.untrusted() != LineTime::Untrusted::None) report_untrusted(text, stamp, time_.untrusted());
+  } else {
+    at = LineTime::arrival(host_.arrival_ms(), engine.now_ms());
+  }
   if (fold_ && m.hits.empty()) {
     if (!at.timed) return go_on();  // nothing to decide, nothing to move
     if (at.t_ms < memo_.quiet_until(&engine)) {
@@ -85,6 +124,58 @@ bool Decider::decide(std::string_view text, bool truncated, const match::MatchRe
     shown_explain = cli::explain_line(*gen_->rules, shown_, line_no_, text, ev.timed, ev.t_ms, explain_);
   if (!records_.empty() || !shown_explain.empty()) host_.emit(records_, shown_explain);
   return go_on();
+}
+
+// The parser reads a local time that occurs twice (DST ends) as its first
+// pass. Past the repeated hour's start the input's times would go back: the
+// second reading is taken when it is nearer the input's newest trusted time
+// than the first (so a line written a second out of order in the first pass
+// stays there). The newest, not the last: a late line in between (one with
+// its own offset) must not hide the second pass. A stamp with its own
+// offset, `Z` or an epoch never moves.
+int64_t Decider::second_pass(std::string_view text, int64_t stamp) {
+  const int64_t last = time_.newest_trusted();
+  const int64_t later = local_zone_->later_reading_ms(stamp);
+  if (later == match::stamp::kNoTime || later - last >= last - stamp) return stamp;
+  if (!fixed_logtime_) return stamp;
+  const auto fixed = fixed_logtime_->parse(text, wall_ms_);
+  return fixed && *fixed != stamp ? later : stamp;
+}
+
+void Decider::report_untrusted(std::string_view text, int64_t stamp, LineTime::Untrusted why) {
+  if (warned_untrusted_) {
+    ++unreported_untrusted_;
+    if (wall_ms_ - untrusted_reported_at_ < 60'000) return;
+    host_.warn(shown_ + ": " + std::to_string(unreported_untrusted_) +
+               " more lines with timestamps not trusted (see --stats: untrusted)");
+    unreported_untrusted_ = 0;
+    untrusted_reported_at_ = wall_ms_;
+    return;
+  }
+  warned_untrusted_ = true;
+  untrusted_reported_at_ = wall_ms_;
+  const config::Settings& set = gen_->rules->settings;
+  std::string m = shown_ + ": line " + std::to_string(line_no_) + ": timestamp ";
+  append_rfc3339_ms(m, stamp);
+  if (why == LineTime::Untrusted::Future) {
+    m += " is more than " + config::format_duration(set.max_future_ms) + " ahead of the wall clock (";
+    append_rfc3339_ms(m, wall_ms_);
+    m += "); not trusted (setting max_future)";
+  } else {
+    m += " jumps more than " + config::format_duration(set.max_jump_ms) +
+         " ahead of this input's times; not trusted unless the next timestamp confirms it (setting max_jump)";
+  }
+  if (time_.last() == kNoStamp) {
+    m += "; the line is untimed: ";
+  } else {
+    m += "; the line is decided at ";
+    append_rfc3339_ms(m, time_.last());
+    m += ": ";
+  }
+  constexpr std::size_t kSample = 200;
+  append_text_escaped(m, text.substr(0, kSample));
+  if (text.size() > kSample) m += "...";
+  host_.warn(m);
 }
 
 bool Decider::match_and_decide(const input::Line& line) {
@@ -110,7 +201,8 @@ bool Decider::take(const input::Line& line) {
 
 bool Decider::decide_batch(Batch& b) {
   if (host_.current() != gen_ && !refresh()) return false;
-  const bool stale = b.gen != gen_;  // matched with rules replaced since (SIGHUP): match again
+  const bool stale = b.gen != gen_;    // matched with rules replaced since (SIGHUP): match again
+  wall_ms_ = host_.clock().wall_ms();  // for -j batches, matched elsewhere
   bool go = true;
   for (std::size_t i = 0; go && i < b.size(); ++i) {
     if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});

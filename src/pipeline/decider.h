@@ -71,6 +71,9 @@ class DeciderHost {
   virtual const Clock& clock() = 0;
   // Arrival time now (SPEC §4).
   virtual int64_t arrival_ms() = 0;
+  // A warning about the input that does not end it (stderr, "swthrottle: "
+  // before it).
+  virtual void warn(const std::string& message);
 };
 
 class Decider {
@@ -105,9 +108,8 @@ class Decider {
   // stops between them.
   void flush();
 
-  // time = log: the time this input's last line was decided at (kNoStamp:
-  // none yet).
-  int64_t last_log_ms() const { return time_.last_ms(); }
+  // time = log: this input's newest trusted time (kNoStamp: none yet).
+  int64_t last_log_ms() const { return time_.newest_trusted(); }
 
  private:
   bool refresh();
@@ -117,6 +119,10 @@ class Decider {
   // or kNoStamp) are known.
   bool decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp);
   void flush_pending();
+  // DST: the stamp, or its second pass through a repeated local hour.
+  int64_t second_pass(std::string_view text, int64_t stamp);
+  // Stderr about a stamp LineTime did not trust: rate-limited.
+  void report_untrusted(std::string_view text, int64_t stamp, LineTime::Untrusted why);
   bool go_on() const { return !host_.stopping().load(std::memory_order_relaxed); }
 
   const std::string name_;
@@ -144,10 +150,22 @@ class Decider {
   const bool fold_;
   int64_t pending_ = INT64_MIN;
   engine::BoundaryMemo memo_;
-  // The wall clock only serves the year of syslog stamps: a followed input
-  // reads it every 1024 lines, a batch once.
+  // The wall clock serves the year of syslog stamps and the bound of trusted
+  // time: a followed input reads it every 1024 lines, a batch once, and a
+  // stamp that looks ahead of it reads it again (a quiet file must not judge
+  // an honest stamp by a stale clock).
   int64_t wall_ms_ = 0;
   uint32_t wall_age_ = 0;
+  // timezone = "local": the zone, for the second reading of a repeated hour,
+  // and the same timestamp reader in a fixed zone, which tells whether a
+  // stamp was read in the zone (it has no offset of its own).
+  std::optional<match::stamp::Zone> local_zone_;
+  std::optional<match::LogTime> fixed_logtime_;
+  // Untrusted stamps: the first is shown, later ones counted in a line at
+  // most once a minute of wall clock.
+  bool warned_untrusted_ = false;
+  uint64_t unreported_untrusted_ = 0;
+  int64_t untrusted_reported_at_ = 0;
 };
 
 }  // namespace swthrottle::pipeline

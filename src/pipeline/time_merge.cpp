@@ -11,13 +11,18 @@ namespace {
 // Where one input stands: its current batch and the first line not decided.
 struct Cursor {
   MergeInput* input = nullptr;
-  std::size_t index = 0;      // the input's place on the command line: breaks ties
-  Batch* batch = nullptr;     // never empty while the input is live
-  std::size_t pos = 0;        // the head line
-  int64_t newest = kNoStamp;  // the newest stamp of the lines before the head
+  std::size_t index = 0;   // the input's place on the command line: breaks ties
+  Batch* batch = nullptr;  // never empty while the input is live
+  std::size_t pos = 0;     // the head line
+  LineTime time;           // the stamps of the lines before the head, as the input's decider trusts them
+  int64_t wall_ms = 0;     // for the trust bounds
 
-  int64_t key_of(std::size_t i) const { return std::max(newest, batch->stamps[i]); }
-  int64_t head_key() const { return key_of(pos); }
+  // The key of line i of the batch if it came after the lines `t` has seen.
+  int64_t key_after(LineTime t, std::size_t i) const {
+    t.log(batch->stamps[i], wall_ms);
+    return t.newest_trusted();
+  }
+  int64_t head_key() const { return key_after(time, pos); }
 
   // The next batch with lines (the last one of an input has none). False at
   // the end of the input.
@@ -39,7 +44,7 @@ bool before(int64_t key, std::size_t index, int64_t other_key, std::size_t other
 
 }  // namespace
 
-bool merge_by_time(std::span<MergeInput* const> inputs) {
+bool merge_by_time(std::span<MergeInput* const> inputs, const MergeTrust& trust) {
   // Live inputs in command-line order (an ended one is erased, the order kept).
   std::vector<Cursor> live;
   live.reserve(inputs.size());
@@ -47,6 +52,8 @@ bool merge_by_time(std::span<MergeInput* const> inputs) {
     Cursor c;
     c.input = inputs[i];
     c.index = i;
+    c.time.set_trust(trust.bounds);
+    c.wall_ms = trust.wall_ms;
     if (c.next_batch()) live.push_back(c);
   }
   while (!live.empty()) {
@@ -70,18 +77,17 @@ bool merge_by_time(std::span<MergeInput* const> inputs) {
     Cursor& c = live[m];
     const std::size_t size = c.batch->size();
     std::size_t end = c.pos;
-    int64_t newest = c.newest;
+    LineTime time = c.time;
     do {  // the head is the smallest: it goes first
-      newest = std::max(newest, c.batch->stamps[end]);
+      time.log(c.batch->stamps[end], c.wall_ms);
       ++end;
-    } while (end < size &&
-             (!bounded || before(std::max(newest, c.batch->stamps[end]), c.index, bound_key, bound_index)));
+    } while (end < size && (!bounded || before(c.key_after(time, end), c.index, bound_key, bound_index)));
     if (!c.input->decide(*c.batch, c.pos, end)) {
       for (Cursor& held : live) held.input->release(held.batch);
       return false;
     }
     c.pos = end;
-    c.newest = newest;
+    c.time = time;
     if (end == size) {
       c.input->release(c.batch);
       if (!c.next_batch()) live.erase(live.begin() + static_cast<std::ptrdiff_t>(m));

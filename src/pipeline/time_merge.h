@@ -4,7 +4,9 @@
 // run over the files merged by the same rule into one.
 //
 // The rule. A line's merge key is the newest stamp its input has shown up to
-// and including that line (kNoStamp, which sorts first, before any). Lines
+// and including that line (kNoStamp, which sorts first, before any), of the
+// stamps its decider trusts (pipeline/line_time.h: a lone 2099 line must not
+// hold the rest of its input back until every other input has ended). Lines
 // go in order of (key, input index); equal keys go in input order (the
 // command line's). Because a key never goes down within an input:
 //   - each input's own order is kept;
@@ -30,6 +32,7 @@
 #include <span>
 
 #include "pipeline/batch.h"
+#include "pipeline/line_time.h"
 
 namespace swthrottle::pipeline {
 
@@ -50,6 +53,12 @@ class MergeInput {
 // thread. Returns true at the end of every input, false as soon as a
 // decide() returned false (the rest is not asked for; every batch held is
 // released first).
-bool merge_by_time(std::span<MergeInput* const> inputs);
+// The trust bounds of the inputs' deciders (settings max_future, max_jump)
+// and the wall clock they are judged by; the default trusts every stamp.
+struct MergeTrust {
+  LineTime::Trust bounds;
+  int64_t wall_ms = 0;
+};
+bool merge_by_time(std::span<MergeInput* const> inputs, const MergeTrust& trust = {});
 
 }  // namespace swthrottle::pipeline

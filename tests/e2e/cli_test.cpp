@@ -1103,9 +1103,11 @@ TEST_CASE("e2e: syslog timestamps without settings.year take the current year, o
   // own clock; its month, day and time are written as a syslog stamp, and
   // the expected year follows from how far the moment is from now.
   TempDir dir;
+  // max_future off: "12 hours ahead" is about the year, not trusted time.
   const std::string rules = dir.write("rules.toml", R"([settings]
-time     = "log"
-timezone = "UTC"
+time       = "log"
+timezone   = "UTC"
+max_future = "off"
 [[rule]]
 name      = "t"
 kind      = "throttle"
@@ -1138,6 +1140,94 @@ threshold = "100 per 1m"
   }
 }
 
+TEST_CASE("e2e: trusted time: a line from 2099 and a lone jump in a replay move nothing, and say so") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", R"([settings]
+time     = "log"
+timezone = "UTC"
+[[rule]]
+name      = "burst"
+kind      = "alert"
+threshold = "2 per 10s"
+  [[rule.event]]
+  name  = "fail"
+  match = 'FAIL'
+)");
+  // A live log: stamps of the last minute, and one from a broken clock.
+  const int64_t now = static_cast<int64_t>(std::time(nullptr)) * 1000;
+  const std::string live = rfc3339(now - 20'000) + " FAIL a\n2099-01-01T00:00:00Z INFO clock broken\n" +
+                           rfc3339(now - 10'000) + " FAIL b\n" + rfc3339(now - 9'000) + " FAIL c\n";
+  RunResult r = swt({"-r", rules, "--format", "json", "--stats"}, live);
+  CHECK(r.exit_status == 0);
+  std::vector<Json> recs = records(r.out);
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0]["type"] == "alert");
+  CHECK(recs[0]["time"] == rfc3339(now - 9'000));
+  CHECK(stats_of(r.err)["untrusted"] == 1);
+  CHECK(stats_of(r.err, "burst")["late"] == 0);
+  CHECK(r.err.find("swthrottle: (standard input): line 2: timestamp 2099-01-01T00:00:00.000Z is more than 1m ahead "
+                   "of the wall clock (") != std::string::npos);
+  CHECK(r.err.find("the line is decided at " + rfc3339(now - 20'000) + ": 2099-01-01T00:00:00Z INFO clock broken\n") !=
+        std::string::npos);
+
+  // A replay of an old file: a lone line a week ahead.
+  const std::string old = dir.write("old.log",
+                                    "2024-03-01T10:00:00Z FAIL a\n"
+                                    "2024-03-09T10:00:00Z INFO clock jumped\n"
+                                    "2024-03-01T10:00:05Z FAIL b\n");
+  r = swt({"-r", rules, "--stats", old});
+  CHECK(r.out ==
+        "swthrottle: alert burst count=2 threshold=2 window=10s suppressed=0 time=2024-03-01T10:00:05.000Z: "
+        "2024-03-01T10:00:05Z FAIL b\n");
+  CHECK(stats_of(r.err)["untrusted"] == 1);
+  CHECK(r.err.find("swthrottle: " + old +
+                   ": line 2: timestamp 2024-03-09T10:00:00.000Z jumps more than 1d ahead of this input's times") !=
+        std::string::npos);
+  // Off: the line is taken, and the next one is late.
+  const std::string trusting = dir.write("trusting.toml", "[settings]\nmax_jump = \"off\"\n");
+  r = swt({"-r", rules, "-r", trusting, "--stats", old});
+  CHECK(r.out.empty());
+  CHECK(stats_of(r.err)["untrusted"] == 0);
+  CHECK(stats_of(r.err, "burst")["late"] == 1);
+  // --check shows a bound that is not the default; a bound must be a duration or "off".
+  CHECK(swt({"-r", rules, "-r", trusting, "--check"}).out.find("timezone UTC, max_jump off\n") != std::string::npos);
+  const std::string bad = dir.write("bad.toml", "[settings]\nmax_future = 60\n");
+  r = swt({"-r", bad, "--check"});
+  CHECK(r.exit_status == 2);
+  CHECK(r.err.find("max_future must be a duration such as \"1m\" or \"1d\", or \"off\", not 60") != std::string::npos);
+}
+
+TEST_CASE("e2e: timezone = local: the hour repeated when DST ends is read as its second pass, not late") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", R"([settings]
+time = "log"
+[[rule]]
+name      = "burst"
+kind      = "alert"
+threshold = "3 per 10s"
+cooldown  = "0"
+  [[rule.event]]
+  name  = "fail"
+  match = 'FAIL'
+)");
+  // Europe/Berlin, 2026-10-25: 03:00 CEST is followed by 02:00 CET.
+  const std::string log = dir.write("dst.log",
+                                    "2026-10-25 02:59:58 FAIL a\n"
+                                    "2026-10-25 02:00:03 FAIL b\n"
+                                    "2026-10-25 02:00:04+02:00 FAIL c\n"
+                                    "2026-10-25 02:00:06 FAIL d\n");
+  for (const char* j : {"1", "2"}) {
+    CAPTURE(j);
+    const RunResult r = swthrottle::test::run_process({SWTHROTTLE_BINARY, "-r", rules, "--stats", "-j", j, log}, "",
+                                                      swthrottle::test::kDefaultTimeout, {{"TZ", "Europe/Berlin"}});
+    CHECK(r.exit_status == 0);
+    CHECK(r.out ==
+          "swthrottle: alert burst count=3 threshold=3 window=10s suppressed=0 time=2026-10-25T01:00:06.000Z: "
+          "2026-10-25 02:00:06 FAIL d\n");
+    CHECK(stats_of(r.err, "burst")["late"] == 1);  // c: its own offset is kept
+  }
+}
+
 // ================================================================================
 // Real corpus replays (tests/data/loghub), against independent models
 // ================================================================================
@@ -1147,7 +1237,7 @@ TEST_CASE("e2e: OpenSSH_2k: failed passwords per IP, 5 per 1m, cooldown 1m") {
   const std::string rules = dir.write("rules.toml", R"([settings]
 time     = "log"
 timezone = "UTC"
-year     = 2026
+year     = 2025  # a past year: Dec 10 2026 is ahead of the clock, not trusted
 
 [[rule]]
 name      = "ssh-failed"
@@ -1164,7 +1254,7 @@ cooldown  = "1m"
   std::vector<ModelLine> lines;
   for (const std::string& l : file_lines(loghub("OpenSSH_2k.log"))) {
     ModelLine m;
-    m.t = syslog_ms(l, 2026);
+    m.t = syslog_ms(l, 2025);
     if (std::optional<std::string> ip = ssh_failed_ip(l)) {
       m.matched = true;
       m.key = *ip;
@@ -1866,7 +1956,8 @@ TEST_CASE("e2e: records do not depend on -j over a replay of many batches (SPEC 
     if (log.back() != '\n') log += '\n';
   }
   const std::string logfile = dir.write("big.log", log);
-  const std::string rules = dir.write("r.toml", kLogTime + R"(year = 2026
+  const std::string rules =
+      dir.write("r.toml", kLogTime + R"(year = 2025  # a past year: Dec 2026 is ahead of the clock, not trusted
 
 [[rule]]
 name = "noise"

@@ -305,7 +305,8 @@ class LogTimeModel {
   }
 
   // The zone's offset for a local time; the local zone's is that of the start
-  // of its quarter hour (match/logtime.h), as mktime() gives it.
+  // of its quarter hour (match/logtime.h), as mktime() gives it, or the
+  // first pass of a repeated one.
   int64_t zone_offset(int64_t local_s) const {
     using namespace std::chrono;
     if (!local_) return offset_s_;
@@ -322,7 +323,15 @@ class LogTimeModel {
     tm.tm_isdst = -1;
     const time_t t = mktime(&tm);
     const int64_t q = quarter.time_since_epoch().count();
-    return t == -1 ? offset_at_utc(q) : q - t;
+    if (t == -1) return offset_at_utc(q);
+    // A local time that occurs twice is its first pass: the larger of the
+    // offsets whose reading is that local time.
+    int64_t offset = q - t;
+    for (const int64_t other_at : {static_cast<int64_t>(t) - 6 * 3600, static_cast<int64_t>(t) + 6 * 3600}) {
+      const int64_t other = offset_at_utc(other_at);
+      if (other > offset && offset_at_utc(q - other) == other) offset = other;
+    }
+    return offset;
   }
 
   static int64_t offset_at_utc(int64_t utc_s) {

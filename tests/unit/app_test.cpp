@@ -264,4 +264,41 @@ TEST_CASE("app: files that are not followed, under log time, are decided in the 
   }
 }
 
+// Runs the rules over `input` with --state at `state`; the records.
+std::string run_with_state(TempDir& dir, const std::string& rules, const std::string& state, const std::string& input) {
+  sw::cli::Options o;
+  o.rule_files = {dir.write("rules.toml", rules)};
+  o.state_file = state;
+  CollectingSink sink;
+  FakeClock clock;  // 2026-11-21T10:00:00.000Z
+  sw::app::App app(o, {}, load(o), sink, clock);
+  REQUIRE(app.start());
+  CHECK(app.run({sw::app::InputSpec{"a.log", sw::test::memory_file(input), false}}) == 0);
+  return sink.text();
+}
+
+TEST_CASE("app: --state saves only trusted times") {
+  TempDir dir;
+  const std::string state = dir.file("state.json");
+  CHECK(run_with_state(dir, kLogRules, state,
+                       "2026-11-21T10:00:01Z FAIL ann\n2099-01-01T00:00:00Z INFO broken clock\n"
+                       "2026-11-21T10:00:02Z FAIL bob\n") == kAlert);
+  const std::string saved = sw::test::read_file(state);
+  CHECK(saved.find("\"now_ms\":1795255202000,\"last_log_ms\":1795255202000,") != std::string::npos);
+}
+
+TEST_CASE("app: a --state saved ahead of the wall clock is clamped to it at load") {
+  TempDir dir;
+  const std::string state = dir.file("state.json");
+  // An older run that trusted every stamp saved 2099.
+  const std::string trusting = std::string(kLogRules).replace(std::string(kLogRules).find("time = \"log\""), 12,
+                                                              "time = \"log\"\nmax_future = \"off\"");
+  CHECK(run_with_state(dir, trusting, state, "2099-01-01T00:00:00Z FAIL x\n").empty());
+  REQUIRE(sw::test::read_file(state).find("\"now_ms\":4070908800000,") != std::string::npos);
+  // Clamped to 10:00:00Z: the lines of today are not late.
+  CHECK(run_with_state(dir, kLogRules, state, kTwoFails) == kAlert);
+  CHECK(sw::test::read_file(state).find("\"now_ms\":1795255202000,\"last_log_ms\":1795255202000,") !=
+        std::string::npos);
+}
+
 }  // namespace

@@ -20,6 +20,7 @@
 #include "support/collecting_sink.h"
 #include "support/fake_clock.h"
 #include "support/memory_file.h"
+#include "support/scoped_tz.h"
 #include "support/seed.h"
 
 namespace {
@@ -60,6 +61,7 @@ class FakeHost final : public sw::pipeline::DeciderHost {
     if (!sink.write(records, explain)) stop = true;
   }
   void fail(const std::string& message) override { failures.push_back(message); }
+  void warn(const std::string& message) override { warnings.push_back(message); }
   void saw_log_time(int64_t newest_ms) override { newest = std::max(newest, newest_ms); }
   const sw::Clock& clock() override { return clock_; }
   int64_t arrival_ms() override { return clock_.wall_ms(); }
@@ -79,6 +81,7 @@ class FakeHost final : public sw::pipeline::DeciderHost {
   sw::test::CollectingSink sink;
   std::atomic<bool> stop{false};
   std::vector<std::string> failures;
+  std::vector<std::string> warnings;
   int64_t newest = INT64_MIN;
 
  private:
@@ -173,6 +176,10 @@ std::vector<std::string> make_log(uint64_t seed, std::size_t n) {
   return lines;
 }
 
+// The wall clock of a run over make_log(): its stamps run about 40 minutes
+// past the FakeClock's wall time, and none may look like the future.
+constexpr int64_t kLogSpan = 3'600'000;
+
 TEST_CASE("decider: take, take_read, take_matched and -j give the reference's records") {
   const uint64_t seed = sw::test::base_seed(20261125);
   CAPTURE(seed);
@@ -186,6 +193,7 @@ TEST_CASE("decider: take, take_read, take_matched and -j give the reference's re
 
     {  // line by line, as from a followed file
       FakeHost host(kRules, passthrough);
+      host.clock_.advance(kLogSpan);
       Decider d("f.log", host, Decider::Options{passthrough, false, true}, INT64_MIN);
       REQUIRE(d.ready());
       for (const auto& l : lines) REQUIRE(d.take(sw::input::Line{l, false}));
@@ -195,6 +203,7 @@ TEST_CASE("decider: take, take_read, take_matched and -j give the reference's re
     for (std::size_t buffer : {std::size_t{4096}, std::size_t{1} << 18}) {  // many batches, or few
       CAPTURE(buffer);
       FakeHost host(kRules, passthrough);
+      host.clock_.advance(kLogSpan);
       Decider d("f.log", host, Decider::Options{passthrough, false, true}, INT64_MIN);
       const int fd = sw::test::memory_file(joined(lines));
       sw::input::LineReader reader(fd, 1 << 20, buffer);
@@ -212,6 +221,7 @@ TEST_CASE("decider: take, take_read, take_matched and -j give the reference's re
     for (int workers : {1, 3}) {  // -j
       CAPTURE(workers);
       FakeHost host(kRules, passthrough);
+      host.clock_.advance(kLogSpan);
       Decider d("f.log", host, Decider::Options{passthrough, false, true}, INT64_MIN);
       const int fd = sw::test::memory_file(joined(lines));
       auto pipe = sw::pipeline::ParallelMatch::start(
@@ -321,6 +331,7 @@ TEST_CASE("decider: a batch taken in runs of its lines (a time merge) gives the 
   const std::vector<std::string> lines = make_log(seed, 3000);
   const std::string expected = reference(kRules, lines);
   FakeHost host(kRules);
+  host.clock_.advance(kLogSpan);  // the log runs past the clock's start: not the future
   Decider d("f.log", host, Decider::Options{}, INT64_MIN);
   const int fd = sw::test::memory_file(joined(lines));
   auto pipe = sw::pipeline::ParallelMatch::start(
@@ -363,6 +374,200 @@ TEST_CASE("decider: after a reload between two runs of a batch, the rest is matc
   CHECK(host.sink.text() ==
         "swthrottle: alert burst count=2 threshold=2 window=10s suppressed=0 time=2026-11-21T10:00:03.000Z: "
         "2026-11-21T10:00:03Z OOPS 3\n");
+}
+
+// The lines through take() (a followed file) or take_read() (batches): the
+// records, as text.
+std::string decide_lines(FakeHost& host, const std::vector<std::string>& lines, bool batches) {
+  Decider d("f.log", host, Decider::Options{}, INT64_MIN);
+  REQUIRE(d.ready());
+  if (!batches) {
+    for (const auto& l : lines) CHECK(d.take(sw::input::Line{l, false}));
+    return host.sink.text();
+  }
+  const int fd = sw::test::memory_file(joined(lines));
+  sw::input::LineReader reader(fd);
+  Batch b;
+  b.fill(reader, false);
+  CHECK(d.take_read(b));
+  ::close(fd);
+  return host.sink.text();
+}
+
+TEST_CASE("decider: a 2099 line in a live run does not move now; later alerts fire; it is reported once a minute") {
+  for (bool batches : {false, true}) {
+    CAPTURE(batches);
+    FakeHost host(burst_rules("log", "FAIL"));  // the clock: 2026-11-21T10:00:00Z
+    CHECK(decide_lines(host,
+                       {
+                           "2026-11-21T09:59:00Z FAIL a",
+                           "2099-01-01T00:00:00Z INFO clock broken",
+                           "2026-11-21T09:59:30Z FAIL b",
+                           "2026-11-21T09:59:31Z FAIL c",
+                       },
+                       batches) ==
+          "swthrottle: alert burst count=2 threshold=2 window=10s suppressed=0 time=2026-11-21T09:59:31.000Z: "
+          "2026-11-21T09:59:31Z FAIL c\n");
+    CHECK(host.warnings == std::vector<std::string>{
+                               "f.log: line 2: timestamp 2099-01-01T00:00:00.000Z is more than 1m ahead of the wall "
+                               "clock (2026-11-21T10:00:00.000Z); not trusted (setting max_future); the line is "
+                               "decided at 2026-11-21T09:59:00.000Z: 2099-01-01T00:00:00Z INFO clock broken"});
+    const auto& stats = host.current()->engine->stats();
+    CHECK(stats.untrusted.get() == 1);
+    CHECK(host.current()->engine->rule_stats(0).late.get() == 0);
+    CHECK(host.newest == 1'795'255'171'000);  // 09:59:31Z: --state never sees 2099
+  }
+  // Later ones: a count, at most once a minute of wall clock.
+  FakeHost host(burst_rules("log", "FAIL"));
+  Decider d("f.log", host, Decider::Options{}, INT64_MIN);
+  for (int i = 0; i < 3; ++i) CHECK(d.take(sw::input::Line{"2099-01-01T00:00:00Z FAIL x", false}));
+  CHECK(host.warnings.size() == 1);
+  host.clock_.advance(60'000);
+  CHECK(d.take(sw::input::Line{"2099-01-01T00:00:00Z FAIL x", false}));
+  REQUIRE(host.warnings.size() == 2);
+  CHECK(host.warnings[0] ==
+        "f.log: line 1: timestamp 2099-01-01T00:00:00.000Z is more than 1m ahead of the wall clock "
+        "(2026-11-21T10:00:00.000Z); not trusted (setting max_future); the line is untimed: "
+        "2099-01-01T00:00:00Z FAIL x");
+  CHECK(host.warnings[1] == "f.log: 3 more lines with timestamps not trusted (see --stats: untrusted)");
+  CHECK(host.sink.text().empty());
+  CHECK(host.current()->engine->stats().untimed.get() == 4);
+}
+
+TEST_CASE("decider: the wall clock of a followed file is read for every line, so a quiet file trusts honest stamps") {
+  FakeHost host(burst_rules("log", "FAIL"));
+  Decider d("f.log", host, Decider::Options{}, INT64_MIN);
+  CHECK(d.take(sw::input::Line{"2026-11-21T10:00:00Z FAIL a", false}));
+  host.clock_.advance(3'600'000);  // an hour without a line
+  CHECK(d.take(sw::input::Line{"2026-11-21T11:00:00Z FAIL b", false}));
+  CHECK(d.take(sw::input::Line{"2026-11-21T11:00:01Z FAIL c", false}));
+  CHECK(host.sink.text() ==
+        "swthrottle: alert burst count=2 threshold=2 window=10s suppressed=0 time=2026-11-21T11:00:01.000Z: "
+        "2026-11-21T11:00:01Z FAIL c\n");
+  CHECK(host.warnings.empty());
+}
+
+TEST_CASE("decider: in a replay a lone line far ahead does not move now; a jump the next line confirms does") {
+  {
+    FakeHost host(burst_rules("log", "FAIL"));
+    CHECK(decide_lines(host,
+                       {
+                           "2024-03-01T10:00:00Z FAIL a",
+                           "2024-03-09T10:00:00Z INFO clock jumped",
+                           "2024-03-01T10:00:05Z FAIL b",
+                       },
+                       true) ==
+          "swthrottle: alert burst count=2 threshold=2 window=10s suppressed=0 time=2024-03-01T10:00:05.000Z: "
+          "2024-03-01T10:00:05Z FAIL b\n");
+    CHECK(host.warnings == std::vector<std::string>{
+                               "f.log: line 2: timestamp 2024-03-09T10:00:00.000Z jumps more than 1d ahead of this "
+                               "input's times; not trusted unless the next timestamp confirms it (setting max_jump); "
+                               "the line is decided at 2024-03-01T10:00:00.000Z: 2024-03-09T10:00:00Z INFO clock "
+                               "jumped"});
+    CHECK(host.current()->engine->stats().untrusted.get() == 1);
+    CHECK(host.current()->engine->rule_stats(0).late.get() == 0);
+  }
+  {
+    FakeHost host(burst_rules("log", "FAIL"));
+    CHECK(decide_lines(host,
+                       {
+                           "2024-03-01T10:00:00Z FAIL a",
+                           "2024-03-09T10:00:00Z INFO back after a week",
+                           "2024-03-09T10:00:01Z FAIL b",
+                           "2024-03-09T10:00:02Z FAIL c",
+                       },
+                       false) ==
+          "swthrottle: alert burst count=2 threshold=2 window=10s suppressed=0 time=2024-03-09T10:00:02.000Z: "
+          "2024-03-09T10:00:02Z FAIL c\n");
+    CHECK(host.current()->engine->stats().untrusted.get() == 1);
+    CHECK(host.newest == 1'709'978'402'000);  // 2024-03-09T10:00:02Z
+  }
+}
+
+TEST_CASE("decider: a sparse replay, a line every 2 hours, is decided at its own times") {
+  FakeHost host(R"toml(
+[settings]
+time = "log"
+[[rule]]
+name = "slow"
+kind = "alert"
+threshold = "2 per 3h"
+cooldown = "0"
+  [[rule.event]]
+  name = "fail"
+  match = 'FAIL'
+)toml");
+  std::vector<std::string> lines;
+  for (int h = 0; h < 10; h += 2) lines.push_back("2024-03-01T0" + std::to_string(h) + ":00:00Z FAIL");
+  std::string want;
+  for (int h = 2; h < 10; h += 2)
+    want += "swthrottle: alert slow count=2 threshold=2 window=3h suppressed=0 time=2024-03-01T0" + std::to_string(h) +
+            ":00:00.000Z: 2024-03-01T0" + std::to_string(h) + ":00:00Z FAIL\n";
+  CHECK(decide_lines(host, lines, true) == want);
+  CHECK(host.current()->engine->stats().untrusted.get() == 0);
+}
+
+// One alert rule, "burst": 3 lines with FAIL within 10 s, an alert each time.
+const char* const kThreeFails = R"toml(
+[settings]
+time = "log"
+[[rule]]
+name = "burst"
+kind = "alert"
+threshold = "3 per 10s"
+cooldown = "0"
+  [[rule.event]]
+  name = "fail"
+  match = 'FAIL'
+)toml";
+
+// With timezone = "local", the hour repeated when daylight saving time ends.
+TEST_CASE("decider: the second pass of a repeated local hour is not late, and windows count across it") {
+  for (bool batches : {false, true}) {
+    CAPTURE(batches);
+    const sw::test::ScopedTz berlin("Europe/Berlin");  // 2026-10-25 03:00 CEST -> 02:00 CET
+    FakeHost host(kThreeFails);
+    CHECK(decide_lines(host,
+                       {
+                           "2026-10-25 02:59:58 FAIL a",        // CEST: 00:59:58Z
+                           "2026-10-25 02:00:03 FAIL b",        // the second pass, CET: 01:00:03Z
+                           "2026-10-25 02:00:04+02:00 FAIL c",  // its own offset: 00:00:04Z, late
+                           "2026-10-25 02:00:06 FAIL d",        // still the second pass: a, b, d
+                       },
+                       batches) ==
+          "swthrottle: alert burst count=3 threshold=3 window=10s suppressed=0 time=2026-10-25T01:00:06.000Z: "
+          "2026-10-25 02:00:06 FAIL d\n");
+    CHECK(host.current()->engine->rule_stats(0).late.get() == 1);
+    CHECK(host.newest == 1'792'890'006'000);  // 01:00:06Z
+  }
+  {
+    const sw::test::ScopedTz new_york("America/New_York");  // 2026-11-01 02:00 EDT -> 01:00 EST
+    FakeHost host(kThreeFails);
+    CHECK(decide_lines(host,
+                       {
+                           "2026-11-01 01:59:58 FAIL a",  // EDT: 05:59:58Z
+                           "2026-11-01 01:00:03 FAIL b",  // EST: 06:00:03Z
+                           "2026-11-01 01:00:04 FAIL c",
+                       },
+                       false) ==
+          "swthrottle: alert burst count=3 threshold=3 window=10s suppressed=0 time=2026-11-01T06:00:04.000Z: "
+          "2026-11-01 01:00:04 FAIL c\n");
+    CHECK(host.current()->engine->rule_stats(0).late.get() == 0);
+  }
+}
+
+TEST_CASE("decider: a line a moment out of order in the first pass of a repeated hour stays in the first pass") {
+  const sw::test::ScopedTz berlin("Europe/Berlin");
+  FakeHost host(kThreeFails);
+  CHECK(decide_lines(host,
+                     {
+                         "2026-10-25 02:10:00 FAIL a",  // 00:10:00Z
+                         "2026-10-25 02:09:55 FAIL b",  // 00:09:55Z, not the second pass (01:09:55Z)
+                         "2026-10-25 02:10:01 FAIL c",
+                     },
+                     false) ==
+        "swthrottle: alert burst count=3 threshold=3 window=10s suppressed=0 time=2026-10-25T00:10:01.000Z: "
+        "2026-10-25 02:10:01 FAIL c\n");
 }
 
 }  // namespace

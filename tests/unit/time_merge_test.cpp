@@ -79,8 +79,9 @@ struct Merge {
   bool run() {
     std::vector<sw::pipeline::MergeInput*> in;
     for (auto& i : inputs) in.push_back(&i);
-    return sw::pipeline::merge_by_time(in);
+    return sw::pipeline::merge_by_time(in, trust);
   }
+  sw::pipeline::MergeTrust trust;
 };
 
 using Lines = std::vector<std::string>;
@@ -145,6 +146,21 @@ TEST_CASE("merge_by_time: no inputs, one input") {
   CHECK(one.run());
   CHECK(one.out == Lines{"a1", "a2", "a3"});
   CHECK(one.runs == Lines{"[a1..a2]", "[a3..a3]"});
+}
+
+TEST_CASE("merge_by_time: a stamp its decider does not trust holds nothing back") {
+  // a2 is far ahead of the wall clock (100): with max_future = 10 it does
+  // not raise a's key, so a3 and a4 still go in time order with b's lines.
+  for (bool bounded : {false, true}) {
+    CAPTURE(bounded);
+    Merge m;
+    if (bounded) m.trust = {{/*max_future_ms=*/10, /*max_jump_ms=*/-1}, /*wall_ms=*/100};
+    m.add({{{"a1", 1}, {"a2", 5000}, {"a3", 4}, {"a4", 6}}});
+    m.add({{{"b1", 2}, {"b2", 3}, {"b3", 5}}});
+    CHECK(m.run());
+    if (bounded) CHECK(m.out == Lines{"a1", "a2", "b1", "b2", "a3", "b3", "a4"});
+    else CHECK(m.out == Lines{"a1", "b1", "b2", "b3", "a2", "a3", "a4"});
+  }
 }
 
 }  // namespace
