@@ -56,6 +56,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -63,6 +64,8 @@
 #include <string>
 #include <vector>
 
+#include "input/byte_source.h"
+#include "input/fingerprint.h"
 #include "input/line_reader.h"
 #include "util/clock.h"
 
@@ -79,15 +82,16 @@ struct FollowOptions {
 struct FollowCounts {
   uint64_t rotations = 0;    // switches to another file at the path after one was followed
   uint64_t truncations = 0;  // restarts at offset 0 because the file shrank
+  uint64_t regrown = 0;      // of those, found by the first bytes: the file had grown back past the offset
 };
 
-class Follower {
+class Follower : private ByteSource {
  public:
   // Opens the file if it is there; never fails (a missing file is waited for).
   // `clock` (not owned) times the waits of next(timeout_ms).
   Follower(std::string path, FollowOptions opts, const Clock& clock = system_clock());
-  ~Follower();
 
+  ~Follower() override;
   Follower(const Follower&) = delete;
   Follower& operator=(const Follower&) = delete;
 
@@ -131,26 +135,43 @@ class Follower {
     ino_t ino = 0;
     bool operator==(const FileId&) const = default;
   };
-  // Replaced: another file with content at the path. Next: the file held in
-  // next_fd_ got content.
+  // Replaced: another file, not a regular one, at the path (opened at the
+  // switch). Next: a pinned file has content.
   enum class Change { None, Truncated, Replaced, Next };
   // What the next call of next() must do before reading, because the line
   // returned last (an old file's partial line) is a view into the reader.
   enum class Pending { None, Switch, Rewind, Close };
 
+  // A file seen at the path, opened at once so that it can still be read
+  // after it was renamed away again (pins_).
+  struct Pin {
+    int fd = -1;
+    FileId id;
+    int wd = -1;  // IN_MODIFY, to wake when an empty one gets content
+  };
+  static constexpr std::size_t kMaxPins = 16;
+
+  // ByteSource, for reader_: every read of a regular file is checked.
+  std::ptrdiff_t read(char* buf, std::size_t n) override;
+  const std::string& error() const override { return source_error_; }
+
   bool try_open();
   void adopt(int fd, const struct stat& st);
-  void hold_next(FileId id);
-  void drop_next();
+  void pin(FileId seen);
+  bool pinned(FileId id) const;
+  void unpin_front(bool close_it);
+  off_t pin_size(std::size_t i) const;
   off_t start_offset(int fd, off_t size) const;
   Change examine();
+  Change look();
+  Change truncated(bool regrown);
   void switch_file();
   void rewind();
   void close_file();
   void read_failed();
   void open_failed(int err);
   bool wait(int64_t deadline_ms);
-  void drain_inotify();
+  bool drain_inotify();
   void watch_file();
   void watch_dir();
   void notice(std::string text);
@@ -163,6 +184,10 @@ class Follower {
 
   int fd_ = -1;
   FileId id_;                     // of fd_
+  Fingerprint fingerprint_;       // of fd_ (a regular file)
+  bool regrown_ = false;          // a read found fd_'s first bytes changed; what it read was dropped
+  int64_t next_look_ms_ = 0;      // while reading: look at the path again from then on (polling)
+  std::string source_error_;      // the read error of read()
   bool stream_ = false;           // fd_ is not a regular file
   bool first_open_ = true;        // from_start applies to the file found at start only
   bool had_file_ = false;         // a file was followed before: the next one is a rotation
@@ -179,11 +204,13 @@ class Follower {
   int inotify_fd_ = -1;
   int file_wd_ = -1;
   int dir_wd_ = -1;
-  // An empty new file seen at the path, held open until it has content: the
-  // writer is taken to have moved to it then (it may leave the path before).
-  int next_fd_ = -1;
-  FileId next_id_;
-  int next_wd_ = -1;
+  // The files seen at the path after fd_'s, oldest first, held open: each is
+  // read to its end in turn. Only the last may be empty: an empty one that
+  // another file followed is dropped (its writer moved on without writing to
+  // it). The first is switched to once one has content (the writer is taken
+  // to have moved then).
+  std::array<Pin, kMaxPins> pins_;
+  std::size_t pin_count_ = 0;
   int wake_fd_ = -1;  // eventfd written by stop()
   std::atomic<bool> stop_{false};
 
