@@ -94,6 +94,7 @@ std::optional<Line> Follower::next(int timeout_ms) {
       if (regrown_) {
         // A read found the first bytes changed and dropped what it read.
         regrown_ = false;
+        truncated(/*regrown=*/true);
         if (auto partial = reader_.take_partial()) {
           pending_ = Pending::Rewind;
           return partial;

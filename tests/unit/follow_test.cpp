@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -734,5 +735,162 @@ TEST_CASE("follow: a compressed file at the path is reported and skipped; the ne
     write_file(next, "n1\n");
     REQUIRE(::rename(next.c_str(), path.c_str()) == 0);
     CHECK(t.lines(1) == Lines{"n1"});
+  }
+}
+
+TEST_CASE("follow: copytruncate that grew back to or past the offset before the follower looked") {
+  for (bool inotify : modes) {
+    CAPTURE(inotify);
+    struct Case {
+      std::string_view before;  // written and read before the truncation
+      Lines before_lines;
+      std::string_view after;  // written right after the truncation, before the follower looks
+      Lines want;              // lines then
+      uint64_t truncations;    // 0: the new head equals the old one, which cannot be told from growth
+    } cases[] = {
+        {"aaaa\nbbbb\n", {"aaaa", "bbbb"}, "xxxxxxxx\nyyyy\n", {"xxxxxxxx", "yyyy"}, 1},  // past the offset
+        {"aaaa\nbbbb\n", {"aaaa", "bbbb"}, "cccc\ndddd\n", {"cccc", "dddd"}, 1},          // to the offset exactly
+        {"aaaa\nbb", {"aaaa"}, "xxxxxxxxxx\n", {"bb", "xxxxxxxxxx"}, 1},  // the held partial line goes out first
+        // The limit: the same first bytes as before. Read as growth, from the old offset.
+        {"aaaa\nbbbb\n", {"aaaa", "bbbb"}, "aaaa\nbbbb\ncccc\n", {"cccc"}, 0},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.after);
+      TempDir dir;
+      const std::string path = dir.file("app.log");
+      Writer w(path);
+      Tail t(path, options(inotify));
+      w.write(c.before);
+      CHECK(t.lines(c.before_lines.size()) == c.before_lines);
+      REQUIRE(::truncate(path.c_str(), 0) == 0);
+      w.write(c.after);  // O_APPEND: from offset 0
+      CHECK(t.lines(c.want.size()) == c.want);
+      CHECK(t.now() == Lines{});
+      w.write("z\n");
+      CHECK(t.lines(1) == Lines{"z"});
+      CHECK(t.now() == Lines{});
+      CHECK(t.take_notices() == (c.truncations ? Lines{path + ": file truncated"} : Lines{}));
+      CHECK(t.f.counts().truncations == c.truncations);
+      CHECK(t.f.counts().regrown == c.truncations);
+      CHECK(t.f.counts().rotations == 0);
+    }
+  }
+}
+
+TEST_CASE("follow: a file shorter than its fingerprint grows without a truncation, and its fingerprint with it") {
+  for (bool inotify : modes) {
+    CAPTURE(inotify);
+    TempDir dir;
+    const std::string path = dir.file("app.log");
+    Writer w(path);
+    Tail t(path, options(inotify, true));  // the fingerprint of an empty file: no bytes
+    w.write("a\n");
+    CHECK(t.lines(1) == Lines{"a"});
+    w.write("b\n");  // 4 bytes now: the 2 known ones are still there, and 2 more are known
+    CHECK(t.lines(1) == Lines{"b"});
+    std::string more;
+    Lines more_lines;
+    for (int i = 0; i < 100; ++i) {  // 600 bytes: past the 256 a fingerprint holds
+      more += "l" + std::to_string(100 + i) + "\n";
+      more_lines.push_back("l" + std::to_string(100 + i));
+    }
+    w.write(more);
+    CHECK(t.lines(more_lines.size()) == more_lines);
+    CHECK(t.now() == Lines{});
+    CHECK(t.f.counts().truncations == 0);
+    // Truncated and grown back past the offset with the same first 4 bytes but
+    // not the same first 256: found, because the fingerprint grew to 256.
+    REQUIRE(::truncate(path.c_str(), 0) == 0);
+    const std::string again = "a\nb\n" + std::string(700, 'x') + "\n";
+    w.write(again);
+    CHECK(t.lines(3) == Lines{"a", "b", std::string(700, 'x')});
+    CHECK(t.now() == Lines{});
+    CHECK(t.f.counts().truncations == 1);
+    CHECK(t.f.counts().regrown == 1);
+    CHECK(t.take_notices() == Lines{path + ": file truncated"});
+  }
+}
+
+TEST_CASE("follow: two rotations before the follower looks: the file never seen at the path is not read") {
+  // The guarantee's bound: a file is read only if it was at the path when
+  // the follower looked; one created and renamed away in between is lost.
+  for (bool inotify : modes) {
+    CAPTURE(inotify);
+    TempDir dir;
+    const std::string path = dir.file("app.log");
+    std::optional<Writer> w;
+    w.emplace(path);
+    Tail t(path, options(inotify));
+    w->write("a1\n");
+    CHECK(t.lines(1) == Lines{"a1"});
+    w->write("a2\n");
+    REQUIRE(::rename(path.c_str(), dir.file("app.log.1").c_str()) == 0);
+    w.emplace(path);
+    w->write("b1\n");
+    REQUIRE(::rename(path.c_str(), dir.file("app.log.2").c_str()) == 0);
+    w.emplace(path);
+    w->write("c1\n");
+    CHECK(t.lines(2) == Lines{"a2", "c1"});
+    CHECK(t.now() == Lines{});
+    CHECK(t.take_notices() == Lines{"'" + path + "' has been replaced; following new file"});
+    CHECK(t.f.counts().rotations == 1);
+  }
+}
+
+TEST_CASE("follow: files seen at the path while a backlog is read are each read to their end, in order") {
+  // inotify only: the look during a backlog comes at the next read after a
+  // directory event (with polling, at most every poll interval: timing).
+  TempDir dir;
+  const std::string path = dir.file("app.log");
+  std::optional<Writer> w;
+  w.emplace(path);
+  std::string backlog;
+  Lines want;
+  for (int i = 0; i < 30000; ++i) {  // 8 bytes a line: several 64 KiB reads
+    char line[16];
+    std::snprintf(line, sizeof line, "L%06d", i);
+    backlog += std::string(line) + "\n";
+    want.emplace_back(line);
+  }
+  w->write(backlog);
+  Tail t(path, options(true, true));
+  CHECK(t.lines(1) == Lines{want[0]});  // the first read: 64 KiB of it buffered
+  // Rotated while the backlog is read: the writer goes on in a new file at once.
+  REQUIRE(::rename(path.c_str(), dir.file("app.log.1").c_str()) == 0);
+  w.emplace(path);
+  w->write("b1\n");
+  // Read on past the buffered part: the next read sees the directory event and opens the new file.
+  CHECK(t.lines(10000) == Lines(want.begin() + 1, want.begin() + 10001));
+  // Rotated again, and more: the file opened above has left the path.
+  w->write("b2\n");
+  REQUIRE(::rename(path.c_str(), dir.file("app.log.2").c_str()) == 0);
+  w.emplace(path);
+  w->write("c1\n");
+  Lines rest(want.begin() + 10001, want.end());
+  for (const char* l : {"b1", "b2", "c1"}) rest.emplace_back(l);
+  CHECK(t.lines(rest.size()) == rest);
+  CHECK(t.now() == Lines{});
+  CHECK(t.f.counts().rotations == 2);
+  CHECK(t.take_notices() == Lines{"'" + path + "' has been replaced; following new file",
+                                  "'" + path + "' has been replaced; following new file"});
+}
+
+TEST_CASE("follow: rename, then new writes at once in both files: the old one is read to its end first") {
+  for (bool inotify : modes) {
+    CAPTURE(inotify);
+    TempDir dir;
+    const std::string path = dir.file("app.log");
+    Writer old(path);
+    Tail t(path, options(inotify));
+    old.write("a1\n");
+    CHECK(t.lines(1) == Lines{"a1"});
+    REQUIRE(::rename(path.c_str(), dir.file("app.log.1").c_str()) == 0);
+    Writer fresh(path);
+    fresh.write("n1\n");
+    CHECK(t.now() == Lines{"n1"});  // the old file had nothing more when the new one was seen
+    old.write("a2\n");              // too late: the follower had switched (documented)
+    fresh.write("n2\n");
+    CHECK(t.lines(1) == Lines{"n2"});
+    CHECK(t.now() == Lines{});
   }
 }
