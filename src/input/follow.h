@@ -10,26 +10,32 @@
 //   its "\n" arrives (LineReader with hold_partial).
 // - Rotation (rename + create, seen as another device/inode at the path): the
 //   old file stays open and is read on, because its writer keeps appending to
-//   it until it reopens the name. logrotate `create` makes the new file empty
-//   and only then signals the writer, so an empty new file is held open and
-//   the switch waits until it has content (even if it has left the path by
-//   then); a new file that already has content is switched to at once. The
+//   it until it reopens the name. Every new regular file seen at the path is
+//   opened at once ("pinned", up to kMaxPins ahead of the one being read), so
+//   that it is read to its end however soon it is renamed away again; the
+//   pinned files are read in the order they were seen. logrotate `create`
+//   makes the new file empty and only then signals the writer, so the switch
+//   waits until a pinned file has content; an empty pinned file that another
+//   followed is dropped (its writer moved on without writing to it). The
 //   switch comes at the next end of the old file: every line written to the
 //   old file before the writer was seen to move comes out before the new
 //   file's lines. The old file's unterminated last line, if any, is returned
 //   as a line then (no "\n" can follow it any more), and the new file is read
 //   from its start. A line written to the old file after the switch is not
-//   read. An empty file replaced by another before it got content is dropped
-//   (its writer moved on without writing to it), and a directory at the path
-//   is ignored.
+//   read. A directory at the path is ignored; another kind of file (a FIFO)
+//   is opened at the switch.
 // - Rename away or deletion with no new file yet: the old file keeps being
 //   read (its writer may still append) until a file with content appears at
 //   the path. A deleted file is therefore held open until then.
-// - Truncation (copytruncate, `: > f`: the size is below the read offset): the
-//   held partial line of the old content, if any, is returned as a line, and
-//   reading restarts at offset 0. As with tail, a truncation followed by new
-//   content that is already longer than the old offset when it is looked at
-//   cannot be told from growth.
+// - Truncation (copytruncate, `: > f`): the size is below the read offset,
+//   or the file's first bytes (Fingerprint) are no longer the ones it had,
+//   which finds a file that grew back to or past the offset before it was
+//   looked at. They are compared after every read (what the read got is
+//   dropped when they changed: it may be new content at the old offset) and
+//   at each look. The held partial line of the old content, if any, is
+//   returned as a line, and reading restarts at offset 0. New content that
+//   begins with the same Fingerprint::kBytes as the old cannot be told from
+//   growth; lines not yet read at the truncation are only in the copy.
 // - A read error is reported; the name is reopened at the next check, and the
 //   same file resumes at the offset where it failed.
 // - A non-regular file (FIFO, character device) is read as a stream with
@@ -45,9 +51,11 @@
 // watched: it is found by that check. Each Follower has its own inotify
 // instance (the per-user limit, fs.inotify.max_user_instances, is 128 by
 // default); without one it polls, with a notice.
-// The path is looked at when the current file is read to its end: a file
-// that was created, written and rotated away again before that (two
-// rotations while a backlog is read) is not seen, as with tail -F.
+// The path is looked at ("a look") at every end of the current file, and,
+// while a backlog is read, after a read when inotify reported a change in
+// the directory or a poll interval has passed. The guarantee and its bound:
+// a file that was at the path at a look is read to its end; one created and
+// renamed away (or deleted) between two looks is not seen, as with tail -F.
 //
 // Not thread-safe: one thread per Follower (each input is decided by its own
 // thread), except for stop(). Not copyable, not movable.
