@@ -46,12 +46,17 @@ Follower::Follower(std::string path, FollowOptions opts, const Clock& clock)
     inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (inotify_fd_ < 0) notice("inotify cannot be used, reverting to polling: " + reason(errno));
     else watch_dir();  // before the first open, so that a file created right after a failed open is seen
+    if (inotify_fd_ >= 0) {
+      watcher_ =
+          std::make_unique<NameWatcher>(dir_, slash == std::string::npos ? path_ : path_.substr(slash + 1), path_);
+    }
   }
   try_open();
   first_open_ = false;  // a file that appears later is read from its start
 }
 
 Follower::~Follower() {
+  watcher_.reset();  // its thread first: it may still queue a descriptor
   while (pin_count_ > 0) unpin_front(/*close_it=*/true);
   close_file();
   if (inotify_fd_ >= 0) ::close(inotify_fd_);
@@ -181,6 +186,8 @@ std::vector<std::string> Follower::take_notices() {
 }
 
 bool Follower::try_open() {
+  const auto lock = lock_watcher();
+  if (pin_count_ > 0) return adopt_pin();  // opened by the watcher: older than what is at the path now
   int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // O_NONBLOCK: a FIFO without writer
   if (fd < 0) {
     open_failed(errno);
@@ -308,6 +315,7 @@ Follower::Change Follower::truncated(bool regrown) {
 
 // What is at the path now: a new regular file there is pinned.
 Follower::Change Follower::look() {
+  const auto lock = lock_watcher();  // first what the watcher opened: the order of the files
   next_look_ms_ = clock_.steady_ms() + std::max(opts_.poll_interval_ms, 1);
   struct stat st;
   if (::stat(path_.c_str(), &st) != 0) {
@@ -341,6 +349,23 @@ void Follower::pin(FileId seen) {
     ::close(fd);  // changed since the stat(): looked at again at the next check
     return;
   }
+  add_pin(fd, seen);
+}
+
+std::unique_lock<std::mutex> Follower::lock_watcher() {
+  if (!watcher_ || !watcher_->active()) return {};
+  std::unique_lock lock(watcher_->mutex());
+  std::array<NameWatcher::Opened, NameWatcher::kMax> opened;
+  const std::size_t n = watcher_->take(opened);
+  for (std::size_t i = 0; i < n; ++i) {
+    const FileId id{opened[i].dev, opened[i].ino};
+    if ((fd_ >= 0 && id == id_) || pinned(id) || pin_count_ == kMaxPins) ::close(opened[i].fd);
+    else add_pin(opened[i].fd, id);
+  }
+  return lock;
+}
+
+void Follower::add_pin(int fd, FileId id) {
   // An empty one before it: its writer moved on without writing to it.
   if (pin_count_ > 0 && pin_size(pin_count_ - 1) == 0) {
     Pin& last = pins_[pin_count_ - 1];
@@ -350,7 +375,7 @@ void Follower::pin(FileId seen) {
   }
   Pin& p = pins_[pin_count_++];
   p.fd = fd;
-  p.id = seen;
+  p.id = id;
   p.wd = inotify_fd_ >= 0 ? ::inotify_add_watch(inotify_fd_, proc_fd_path(fd).c_str(), IN_MODIFY) : -1;
 }
 
@@ -377,17 +402,20 @@ void Follower::unpin_front(bool close_it) {
 void Follower::switch_file() {
   const Change to = std::exchange(switch_, Change::None);
   close_file();
-  if (to == Change::Next && pin_count_ > 0) {
-    const Pin p = pins_[0];
-    struct stat st;
-    if (::fstat(p.fd, &st) == 0) {
-      adopt(p.fd, st);
-      unpin_front(/*close_it=*/false);
-      return;
-    }
-    unpin_front(/*close_it=*/true);
-  }
+  if (to == Change::Next && pin_count_ > 0 && adopt_pin()) return;
   try_open();  // on failure: reported, and waited for
+}
+
+bool Follower::adopt_pin() {
+  const Pin p = pins_[0];
+  struct stat st;
+  if (::fstat(p.fd, &st) != 0) {
+    unpin_front(/*close_it=*/true);
+    return false;
+  }
+  adopt(p.fd, st);
+  unpin_front(/*close_it=*/false);
+  return true;
 }
 
 void Follower::rewind() {

@@ -68,6 +68,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,6 +77,7 @@
 #include "input/byte_source.h"
 #include "input/fingerprint.h"
 #include "input/line_reader.h"
+#include "input/name_watcher.h"
 #include "util/clock.h"
 
 namespace swthrottle::input {
@@ -157,7 +160,7 @@ class Follower : private ByteSource {
     FileId id;
     int wd = -1;  // IN_MODIFY, to wake when an empty one gets content
   };
-  static constexpr std::size_t kMaxPins = 16;
+  static constexpr std::size_t kMaxPins = 64;
 
   // ByteSource, for reader_: every read of a regular file is checked.
   std::ptrdiff_t read(char* buf, std::size_t n) override;
@@ -166,6 +169,10 @@ class Follower : private ByteSource {
   bool try_open();
   void adopt(int fd, const struct stat& st);
   void pin(FileId seen);
+  void add_pin(int fd, FileId id);
+  bool adopt_pin();
+  // Locks the watcher's mutex (nothing without a watcher) and pins what it opened.
+  std::unique_lock<std::mutex> lock_watcher();
   bool pinned(FileId id) const;
   void unpin_front(bool close_it);
   off_t pin_size(std::size_t i) const;
@@ -219,7 +226,8 @@ class Follower : private ByteSource {
   // to have moved then).
   std::array<Pin, kMaxPins> pins_;
   std::size_t pin_count_ = 0;
-  int wake_fd_ = -1;  // eventfd written by stop()
+  int wake_fd_ = -1;                      // eventfd written by stop()
+  std::unique_ptr<NameWatcher> watcher_;  // with inotify: opens new files at the path at once
   std::atomic<bool> stop_{false};
 
   std::vector<std::string> notices_;
