@@ -49,16 +49,23 @@
 // case by a stat() check every poll_interval_ms, as GNU tail does, so a missed
 // event only delays a change. A directory that does not exist yet cannot be
 // watched: it is found by that check. Each Follower has its own inotify
-// instance (the per-user limit, fs.inotify.max_user_instances, is 128 by
-// default); without one it polls, with a notice.
+// instance, and its NameWatcher a second one (the per-user limit,
+// fs.inotify.max_user_instances, is 128 by default); without the first it
+// polls, with a notice; without the second it has no watcher.
 // The path is looked at ("a look") at every end of the current file, and,
 // while a backlog is read, after a read when inotify reported a change in
-// the directory or a poll interval has passed. The guarantee and its bound:
-// a file that was at the path at a look is read to its end; one created and
-// renamed away (or deleted) between two looks is not seen, as with tail -F.
+// the directory or a poll interval has passed. With inotify, the
+// NameWatcher's thread also opens the path as soon as a file is created or
+// moved there, whatever the reading thread is doing; what it opened is taken
+// in at the next look, before the path is looked at, so the files keep the
+// order they had at the path. The guarantee and its bound: a file that was
+// at the path at a look, or when the watcher ran after its creation, is read
+// to its end; one created and renamed away (or deleted) before either is not
+// seen, as with tail -F.
 //
 // Not thread-safe: one thread per Follower (each input is decided by its own
-// thread), except for stop(). Not copyable, not movable.
+// thread), except for stop(). The watcher's thread shares only its queue
+// with it (name_watcher.h). Not copyable, not movable.
 #pragma once
 
 #include <sys/stat.h>
