@@ -815,31 +815,30 @@ TEST_CASE("follow: polling, two rotations before the follower looks: the file ne
   // The guarantee's bound: a file is read only if it was at the path when
   // the follower looked; one created and renamed away in between is lost.
   // (With inotify the watcher thread may open it meanwhile: timing.)
-  {
-    TempDir dir;
-    const std::string path = dir.file("app.log");
-    std::optional<Writer> w;
-    w.emplace(path);
-    Tail t(path, options(false));
-    w->write("a1\n");
-    CHECK(t.lines(1) == Lines{"a1"});
-    w->write("a2\n");
-    REQUIRE(::rename(path.c_str(), dir.file("app.log.1").c_str()) == 0);
-    w.emplace(path);
-    w->write("b1\n");
-    REQUIRE(::rename(path.c_str(), dir.file("app.log.2").c_str()) == 0);
-    w.emplace(path);
-    w->write("c1\n");
-    CHECK(t.lines(2) == Lines{"a2", "c1"});
-    CHECK(t.now() == Lines{});
-    CHECK(t.take_notices() == Lines{"'" + path + "' has been replaced; following new file"});
-    CHECK(t.f.counts().rotations == 1);
-  }
+  TempDir dir;
+  const std::string path = dir.file("app.log");
+  std::optional<Writer> w;
+  w.emplace(path);
+  Tail t(path, options(false));
+  w->write("a1\n");
+  CHECK(t.lines(1) == Lines{"a1"});
+  w->write("a2\n");
+  REQUIRE(::rename(path.c_str(), dir.file("app.log.1").c_str()) == 0);
+  w.emplace(path);
+  w->write("b1\n");
+  REQUIRE(::rename(path.c_str(), dir.file("app.log.2").c_str()) == 0);
+  w.emplace(path);
+  w->write("c1\n");
+  CHECK(t.lines(2) == Lines{"a2", "c1"});
+  CHECK(t.now() == Lines{});
+  CHECK(t.take_notices() == Lines{"'" + path + "' has been replaced; following new file"});
+  CHECK(t.f.counts().rotations == 1);
 }
 
 TEST_CASE("follow: files seen at the path while a backlog is read are each read to their end, in order") {
-  // inotify only: the look during a backlog comes at the next read after a
-  // directory event (with polling, at most every poll interval: timing).
+  // inotify only: the new file is opened by the watcher thread, or, failing
+  // that, at the next read after the directory event (with polling, at most
+  // every poll interval: timing).
   TempDir dir;
   const std::string path = dir.file("app.log");
   std::optional<Writer> w;
