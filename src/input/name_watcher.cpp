@@ -58,7 +58,8 @@ void NameWatcher::run() {
       for (ssize_t at = 0; at + static_cast<ssize_t>(sizeof(inotify_event)) <= n;) {
         inotify_event ev;
         std::memcpy(&ev, buf + at, sizeof ev);
-        if (ev.mask & IN_IGNORED) return;  // the directory is gone: the Follower looks by itself
+        if (ev.mask & IN_IGNORED) return;          // the directory is gone: the Follower looks by itself
+        if (ev.mask & IN_Q_OVERFLOW) ours = true;  // events were lost: one of them may have been ours
         // The name is NUL-padded to ev.len.
         if (ev.len > 0 && std::string_view(buf + at + sizeof(inotify_event)) == name_) ours = true;
         at += static_cast<ssize_t>(sizeof(inotify_event) + ev.len);

@@ -20,8 +20,9 @@
 // microseconds). Without inotify, or when the directory cannot be watched
 // (it does not exist yet, or the per-user limit of inotify instances,
 // fs.inotify.max_user_instances, is reached), there is no thread and
-// active() is false. At most kMax descriptors wait; more events are ignored
-// until the caller takes them (it looks at the path itself then).
+// active() is false; when the directory is removed, the thread ends and
+// nothing more is queued. At most kMax descriptors wait; more events are
+// ignored until the caller takes them (it looks at the path itself then).
 //
 // Thread-safe as described; not copyable, not movable.
 #pragma once
