@@ -38,6 +38,7 @@ Follower::Follower(std::string path, FollowOptions opts, const Clock& clock)
       opts_(opts),
       clock_(clock),
       reader_(-1, opts.max_line, kBufferSize, /*hold_partial=*/true) {
+  reader_.read_through(this);
   const auto slash = path_.rfind('/');
   dir_ = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // without it, stop() is seen at the next check
@@ -45,13 +46,18 @@ Follower::Follower(std::string path, FollowOptions opts, const Clock& clock)
     inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (inotify_fd_ < 0) notice("inotify cannot be used, reverting to polling: " + reason(errno));
     else watch_dir();  // before the first open, so that a file created right after a failed open is seen
+    if (inotify_fd_ >= 0) {
+      watcher_ =
+          std::make_unique<NameWatcher>(dir_, slash == std::string::npos ? path_ : path_.substr(slash + 1), path_);
+    }
   }
   try_open();
   first_open_ = false;  // a file that appears later is read from its start
 }
 
 Follower::~Follower() {
-  drop_next();
+  watcher_.reset();  // its thread first: it may still queue a descriptor
+  while (pin_count_ > 0) unpin_front(/*close_it=*/true);
   close_file();
   if (inotify_fd_ >= 0) ::close(inotify_fd_);
   if (wake_fd_ >= 0) ::close(wake_fd_);
@@ -88,6 +94,17 @@ std::optional<Line> Follower::next(int timeout_ms) {
         }
         close_file();
         hold_off_ = true;
+        continue;
+      }
+      if (regrown_) {
+        // A read found the first bytes changed and dropped what it read.
+        regrown_ = false;
+        truncated(/*regrown=*/true);
+        if (auto partial = reader_.take_partial()) {
+          pending_ = Pending::Rewind;
+          return partial;
+        }
+        rewind();
         continue;
       }
       if (switch_ != Change::None) {
@@ -135,6 +152,29 @@ void Follower::stop() {
   }
 }
 
+// The bytes just read came from the file's own content, not from a new
+// content after a truncation, when the file still begins with its first
+// bytes *after* the read: had it been truncated before the read, its head
+// would be the new content's now (the limit: an identical head). Checked
+// after, not before, so that no truncation can slip in between. When the
+// head changed, what was read is dropped and the file is read again from
+// offset 0; had the truncation come just after the read, those bytes were
+// the old content's last ones, which copytruncate keeps only in the copy.
+//
+// While a backlog is read, the path is looked at after a read when the
+// directory changed (inotify) or every poll interval, so that a new file is
+// pinned then, not only at the end of the backlog.
+std::ptrdiff_t Follower::read(char* buf, std::size_t n) {
+  const std::ptrdiff_t got = read_fd(fd_, buf, n, source_error_);
+  if (got <= 0 || stream_) return got;
+  if (!fingerprint_.same(fd_)) {
+    regrown_ = true;
+    return 0;  // ends this read as the end of the file: next() sees regrown_
+  }
+  if (drain_inotify() || clock_.steady_ms() >= next_look_ms_) look();
+  return got;
+}
+
 std::optional<Line> Follower::take_partial() {
   if (fd_ < 0) return std::nullopt;
   return reader_.take_partial();
@@ -146,6 +186,8 @@ std::vector<std::string> Follower::take_notices() {
 }
 
 bool Follower::try_open() {
+  const auto lock = lock_watcher();
+  if (pin_count_ > 0) return adopt_pin();  // opened by the watcher: older than what is at the path now
   int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // O_NONBLOCK: a FIFO without writer
   if (fd < 0) {
     open_failed(errno);
@@ -202,6 +244,7 @@ void Follower::adopt(int fd, const struct stat& st) {
       }
     }
     if (at > 0 && ::lseek(fd, at, SEEK_SET) < 0) ::lseek(fd, 0, SEEK_SET);
+    fingerprint_.take(fd);
   }
   if (!same) {
     if (had_file_) ++counts_.rotations;
@@ -220,6 +263,8 @@ void Follower::adopt(int fd, const struct stat& st) {
   lost_ = false;
   open_errno_ = 0;
   resume_at_.reset();
+  regrown_ = false;
+  next_look_ms_ = clock_.steady_ms() + std::max(opts_.poll_interval_ms, 1);
   reader_.reset(fd_);
   watch_file();
 }
@@ -250,15 +295,32 @@ Follower::Change Follower::examine() {
   struct stat st;
   if (::fstat(fd_, &st) == 0) {
     const off_t pos = ::lseek(fd_, 0, SEEK_CUR);
-    if (pos >= 0 && st.st_size < pos) {
-      ++counts_.truncations;
-      notice(path_ + ": file truncated");
-      return Change::Truncated;
-    }
+    if (pos >= 0 && st.st_size < pos) return truncated(false);
+    // Not shorter than what was read: it may still have been truncated and
+    // have grown back to (or past) the offset since the last look. A longer
+    // one is caught by read() too, one of exactly the offset's size only here.
+    if (!fingerprint_.same(fd_)) return truncated(true);
   }
-  if (next_fd_ >= 0 && ::fstat(next_fd_, &st) == 0 && st.st_size > 0) return Change::Next;
+  if (const Change c = look(); c != Change::None) return c;
+  // Only the last pin can be empty: another one means the first has content.
+  return pin_count_ > 1 || (pin_count_ == 1 && pin_size(0) > 0) ? Change::Next : Change::None;
+}
+
+Follower::Change Follower::truncated(bool regrown) {
+  ++counts_.truncations;
+  if (regrown) ++counts_.regrown;
+  notice(path_ + ": file truncated");
+  return Change::Truncated;
+}
+
+// What is at the path now: a new regular file there is pinned.
+Follower::Change Follower::look() {
+  const auto lock = lock_watcher();  // first what the watcher opened: the order of the files
+  next_look_ms_ = clock_.steady_ms() + std::max(opts_.poll_interval_ms, 1);
+  struct stat st;
   if (::stat(path_.c_str(), &st) != 0) {
-    if (!name_gone_) {
+    // With a file pinned, the name is known to have moved on: said of that one once it is read.
+    if (!name_gone_ && pin_count_ == 0) {
       name_gone_ = true;
       lost_ = true;
       notice("'" + path_ + "' has become inaccessible: " + reason(errno));
@@ -271,56 +333,94 @@ Follower::Change Follower::examine() {
     lost_ = false;
     return Change::None;
   }
-  if (next_fd_ >= 0 && at_path == next_id_) return Change::None;  // still empty
-  if (S_ISDIR(st.st_mode)) return Change::None;                   // nothing to follow there: keep reading the old file
-  if (S_ISREG(st.st_mode) && st.st_size == 0) {
-    hold_next(at_path);
-    return Change::None;
-  }
-  return Change::Replaced;
+  if (pinned(at_path)) return Change::None;
+  if (S_ISDIR(st.st_mode)) return Change::None;  // nothing to follow there: keep reading the old file
+  if (!S_ISREG(st.st_mode)) return pin_count_ == 0 ? Change::Replaced : Change::None;
+  pin(at_path);
+  return Change::None;
 }
 
-void Follower::hold_next(FileId id) {
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+void Follower::pin(FileId seen) {
+  if (pin_count_ == kMaxPins) return;  // looked at again once one was read
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return;  // looked at again at the next check
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !(FileId{st.st_dev, st.st_ino} == id)) {
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !(FileId{st.st_dev, st.st_ino} == seen)) {
     ::close(fd);  // changed since the stat(): looked at again at the next check
     return;
   }
-  drop_next();  // an older empty one: its writer moved on without writing to it
-  next_fd_ = fd;
-  next_id_ = id;
-  if (inotify_fd_ >= 0) next_wd_ = ::inotify_add_watch(inotify_fd_, proc_fd_path(fd).c_str(), IN_MODIFY);
+  add_pin(fd, seen);
 }
 
-void Follower::drop_next() {
-  if (next_fd_ < 0) return;
-  if (next_wd_ >= 0) ::inotify_rm_watch(inotify_fd_, next_wd_);
-  next_wd_ = -1;
-  ::close(next_fd_);
-  next_fd_ = -1;
+std::unique_lock<std::mutex> Follower::lock_watcher() {
+  if (!watcher_ || !watcher_->active()) return {};
+  std::unique_lock lock(watcher_->mutex());
+  std::array<NameWatcher::Opened, NameWatcher::kMax> opened;
+  const std::size_t n = watcher_->take(opened);
+  for (std::size_t i = 0; i < n; ++i) {
+    const FileId id{opened[i].dev, opened[i].ino};
+    if ((fd_ >= 0 && id == id_) || pinned(id) || pin_count_ == kMaxPins) ::close(opened[i].fd);
+    else add_pin(opened[i].fd, id);
+  }
+  return lock;
+}
+
+void Follower::add_pin(int fd, FileId id) {
+  // An empty one before it: its writer moved on without writing to it.
+  if (pin_count_ > 0 && pin_size(pin_count_ - 1) == 0) {
+    Pin& last = pins_[pin_count_ - 1];
+    if (last.wd >= 0) ::inotify_rm_watch(inotify_fd_, last.wd);
+    ::close(last.fd);
+    --pin_count_;
+  }
+  Pin& p = pins_[pin_count_++];
+  p.fd = fd;
+  p.id = id;
+  p.wd = inotify_fd_ >= 0 ? ::inotify_add_watch(inotify_fd_, proc_fd_path(fd).c_str(), IN_MODIFY) : -1;
+}
+
+bool Follower::pinned(FileId id) const {
+  for (std::size_t i = 0; i < pin_count_; ++i)
+    if (pins_[i].id == id) return true;
+  return false;
+}
+
+off_t Follower::pin_size(std::size_t i) const {
+  struct stat st;
+  return ::fstat(pins_[i].fd, &st) == 0 ? st.st_size : 0;
+}
+
+void Follower::unpin_front(bool close_it) {
+  Pin& p = pins_[0];
+  // inotify keeps one watch per inode: once adopted, it is the file's watch.
+  if (p.wd >= 0 && p.wd != file_wd_) ::inotify_rm_watch(inotify_fd_, p.wd);
+  if (close_it) ::close(p.fd);
+  std::move(pins_.begin() + 1, pins_.begin() + static_cast<std::ptrdiff_t>(pin_count_), pins_.begin());
+  pins_[--pin_count_] = Pin{};
 }
 
 void Follower::switch_file() {
   const Change to = std::exchange(switch_, Change::None);
   close_file();
-  if (to == Change::Next && next_fd_ >= 0) {
-    struct stat st;
-    if (::fstat(next_fd_, &st) == 0) {
-      adopt(std::exchange(next_fd_, -1), st);
-      // inotify keeps one watch per inode: adopt() made next_wd_ the file's watch.
-      if (next_wd_ >= 0 && next_wd_ != file_wd_) ::inotify_rm_watch(inotify_fd_, next_wd_);
-      next_wd_ = -1;
-      return;
-    }
-  }
-  drop_next();
+  if (to == Change::Next && pin_count_ > 0 && adopt_pin()) return;
   try_open();  // on failure: reported, and waited for
+}
+
+bool Follower::adopt_pin() {
+  const Pin p = pins_[0];
+  struct stat st;
+  if (::fstat(p.fd, &st) != 0) {
+    unpin_front(/*close_it=*/true);
+    return false;
+  }
+  adopt(p.fd, st);
+  unpin_front(/*close_it=*/false);
+  return true;
 }
 
 void Follower::rewind() {
   ::lseek(fd_, 0, SEEK_SET);
+  fingerprint_.take(fd_);
   reader_.reset(fd_);
 }
 
@@ -362,8 +462,8 @@ bool Follower::wait(int64_t deadline_ms) {
     if (left <= 0) return false;
     wait_ms = static_cast<int>(std::min<int64_t>(wait_ms, left));
   }
-  pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};  // poll ignores a negative fd
-  if (::poll(fds, 2, wait_ms) > 0 && (fds[1].revents & POLLIN)) drain_inotify();
+  pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};              // poll ignores a negative fd
+  if (::poll(fds, 2, wait_ms) > 0 && (fds[1].revents & POLLIN)) drain_inotify();  // examine() looks anyway
   if (inotify_fd_ >= 0) {
     // Watches lost (the directory was removed, or a limit was hit) are retried at every check.
     if (dir_wd_ < 0) watch_dir();
@@ -373,20 +473,24 @@ bool Follower::wait(int64_t deadline_ms) {
   return true;
 }
 
-void Follower::drain_inotify() {
+bool Follower::drain_inotify() {
   // Any event means "look again"; only removed watches need bookkeeping.
+  if (inotify_fd_ < 0) return false;
+  bool dir_changed = false;
   alignas(inotify_event) char buf[4096];
   for (;;) {
     const ssize_t n = ::read(inotify_fd_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // EAGAIN: drained
+    if (n <= 0) return dir_changed;  // EAGAIN: drained
     for (ssize_t at = 0; at + static_cast<ssize_t>(sizeof(inotify_event)) <= n;) {
       inotify_event ev;
       std::memcpy(&ev, buf + at, sizeof ev);
+      if (ev.wd == dir_wd_) dir_changed = true;
       if (ev.mask & IN_IGNORED) {
         if (ev.wd == file_wd_) file_wd_ = -1;
         if (ev.wd == dir_wd_) dir_wd_ = -1;
-        if (ev.wd == next_wd_) next_wd_ = -1;
+        for (std::size_t i = 0; i < pin_count_; ++i)
+          if (ev.wd == pins_[i].wd) pins_[i].wd = -1;
       }
       at += static_cast<ssize_t>(sizeof(inotify_event) + ev.len);
     }

@@ -10,26 +10,32 @@
 //   its "\n" arrives (LineReader with hold_partial).
 // - Rotation (rename + create, seen as another device/inode at the path): the
 //   old file stays open and is read on, because its writer keeps appending to
-//   it until it reopens the name. logrotate `create` makes the new file empty
-//   and only then signals the writer, so an empty new file is held open and
-//   the switch waits until it has content (even if it has left the path by
-//   then); a new file that already has content is switched to at once. The
+//   it until it reopens the name. Every new regular file seen at the path is
+//   opened at once ("pinned", up to kMaxPins ahead of the one being read), so
+//   that it is read to its end however soon it is renamed away again; the
+//   pinned files are read in the order they were seen. logrotate `create`
+//   makes the new file empty and only then signals the writer, so the switch
+//   waits until a pinned file has content; an empty pinned file that another
+//   followed is dropped (its writer moved on without writing to it). The
 //   switch comes at the next end of the old file: every line written to the
 //   old file before the writer was seen to move comes out before the new
 //   file's lines. The old file's unterminated last line, if any, is returned
 //   as a line then (no "\n" can follow it any more), and the new file is read
 //   from its start. A line written to the old file after the switch is not
-//   read. An empty file replaced by another before it got content is dropped
-//   (its writer moved on without writing to it), and a directory at the path
-//   is ignored.
+//   read. A directory at the path is ignored; another kind of file (a FIFO)
+//   is opened at the switch.
 // - Rename away or deletion with no new file yet: the old file keeps being
 //   read (its writer may still append) until a file with content appears at
 //   the path. A deleted file is therefore held open until then.
-// - Truncation (copytruncate, `: > f`: the size is below the read offset): the
-//   held partial line of the old content, if any, is returned as a line, and
-//   reading restarts at offset 0. As with tail, a truncation followed by new
-//   content that is already longer than the old offset when it is looked at
-//   cannot be told from growth.
+// - Truncation (copytruncate, `: > f`): the size is below the read offset,
+//   or the file's first bytes (Fingerprint) are no longer the ones it had,
+//   which finds a file that grew back to or past the offset before it was
+//   looked at. They are compared after every read (what the read got is
+//   dropped when they changed: it may be new content at the old offset) and
+//   at each look. The held partial line of the old content, if any, is
+//   returned as a line, and reading restarts at offset 0. New content that
+//   begins with the same Fingerprint::kBytes as the old cannot be told from
+//   growth; lines not yet read at the truncation are only in the copy.
 // - A read error is reported; the name is reopened at the next check, and the
 //   same file resumes at the offset where it failed.
 // - A non-regular file (FIFO, character device) is read as a stream with
@@ -43,27 +49,42 @@
 // case by a stat() check every poll_interval_ms, as GNU tail does, so a missed
 // event only delays a change. A directory that does not exist yet cannot be
 // watched: it is found by that check. Each Follower has its own inotify
-// instance (the per-user limit, fs.inotify.max_user_instances, is 128 by
-// default); without one it polls, with a notice.
-// The path is looked at when the current file is read to its end: a file
-// that was created, written and rotated away again before that (two
-// rotations while a backlog is read) is not seen, as with tail -F.
+// instance, and its NameWatcher a second one (the per-user limit,
+// fs.inotify.max_user_instances, is 128 by default); without the first it
+// polls, with a notice; without the second it has no watcher.
+// The path is looked at ("a look") at every end of the current file, and,
+// while a backlog is read, after a read when inotify reported a change in
+// the directory or a poll interval has passed. With inotify, the
+// NameWatcher's thread also opens the path as soon as a file is created or
+// moved there, whatever the reading thread is doing; what it opened is taken
+// in at the next look, before the path is looked at, so the files keep the
+// order they had at the path. The guarantee and its bound: a file that was
+// at the path at a look, or when the watcher ran after its creation, is read
+// to its end; one created and renamed away (or deleted) before either is not
+// seen, as with tail -F.
 //
 // Not thread-safe: one thread per Follower (each input is decided by its own
-// thread), except for stop(). Not copyable, not movable.
+// thread), except for stop(). The watcher's thread shares only its queue
+// with it (name_watcher.h). Not copyable, not movable.
 #pragma once
 
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "input/byte_source.h"
+#include "input/fingerprint.h"
 #include "input/line_reader.h"
+#include "input/name_watcher.h"
 #include "util/clock.h"
 
 namespace swthrottle::input {
@@ -79,15 +100,16 @@ struct FollowOptions {
 struct FollowCounts {
   uint64_t rotations = 0;    // switches to another file at the path after one was followed
   uint64_t truncations = 0;  // restarts at offset 0 because the file shrank
+  uint64_t regrown = 0;      // of those, found by the first bytes: the file had grown back past the offset
 };
 
-class Follower {
+class Follower : private ByteSource {
  public:
   // Opens the file if it is there; never fails (a missing file is waited for).
   // `clock` (not owned) times the waits of next(timeout_ms).
   Follower(std::string path, FollowOptions opts, const Clock& clock = system_clock());
-  ~Follower();
 
+  ~Follower() override;
   Follower(const Follower&) = delete;
   Follower& operator=(const Follower&) = delete;
 
@@ -131,26 +153,47 @@ class Follower {
     ino_t ino = 0;
     bool operator==(const FileId&) const = default;
   };
-  // Replaced: another file with content at the path. Next: the file held in
-  // next_fd_ got content.
+  // Replaced: another file, not a regular one, at the path (opened at the
+  // switch). Next: a pinned file has content.
   enum class Change { None, Truncated, Replaced, Next };
   // What the next call of next() must do before reading, because the line
   // returned last (an old file's partial line) is a view into the reader.
   enum class Pending { None, Switch, Rewind, Close };
 
+  // A file seen at the path, opened at once so that it can still be read
+  // after it was renamed away again (pins_).
+  struct Pin {
+    int fd = -1;
+    FileId id;
+    int wd = -1;  // IN_MODIFY, to wake when an empty one gets content
+  };
+  static constexpr std::size_t kMaxPins = 64;
+
+  // ByteSource, for reader_: every read of a regular file is checked.
+  std::ptrdiff_t read(char* buf, std::size_t n) override;
+  const std::string& error() const override { return source_error_; }
+
   bool try_open();
   void adopt(int fd, const struct stat& st);
-  void hold_next(FileId id);
-  void drop_next();
+  void pin(FileId seen);
+  void add_pin(int fd, FileId id);
+  bool adopt_pin();
+  // Locks the watcher's mutex (nothing without a watcher) and pins what it opened.
+  std::unique_lock<std::mutex> lock_watcher();
+  bool pinned(FileId id) const;
+  void unpin_front(bool close_it);
+  off_t pin_size(std::size_t i) const;
   off_t start_offset(int fd, off_t size) const;
   Change examine();
+  Change look();
+  Change truncated(bool regrown);
   void switch_file();
   void rewind();
   void close_file();
   void read_failed();
   void open_failed(int err);
   bool wait(int64_t deadline_ms);
-  void drain_inotify();
+  bool drain_inotify();
   void watch_file();
   void watch_dir();
   void notice(std::string text);
@@ -163,6 +206,10 @@ class Follower {
 
   int fd_ = -1;
   FileId id_;                     // of fd_
+  Fingerprint fingerprint_;       // of fd_ (a regular file)
+  bool regrown_ = false;          // a read found fd_'s first bytes changed; what it read was dropped
+  int64_t next_look_ms_ = 0;      // while reading: look at the path again from then on (polling)
+  std::string source_error_;      // the read error of read()
   bool stream_ = false;           // fd_ is not a regular file
   bool first_open_ = true;        // from_start applies to the file found at start only
   bool had_file_ = false;         // a file was followed before: the next one is a rotation
@@ -179,12 +226,15 @@ class Follower {
   int inotify_fd_ = -1;
   int file_wd_ = -1;
   int dir_wd_ = -1;
-  // An empty new file seen at the path, held open until it has content: the
-  // writer is taken to have moved to it then (it may leave the path before).
-  int next_fd_ = -1;
-  FileId next_id_;
-  int next_wd_ = -1;
-  int wake_fd_ = -1;  // eventfd written by stop()
+  // The files seen at the path after fd_'s, oldest first, held open: each is
+  // read to its end in turn. Only the last may be empty: an empty one that
+  // another file followed is dropped (its writer moved on without writing to
+  // it). The first is switched to once one has content (the writer is taken
+  // to have moved then).
+  std::array<Pin, kMaxPins> pins_;
+  std::size_t pin_count_ = 0;
+  int wake_fd_ = -1;                      // eventfd written by stop()
+  std::unique_ptr<NameWatcher> watcher_;  // with inotify: opens new files at the path at once
   std::atomic<bool> stop_{false};
 
   std::vector<std::string> notices_;

@@ -224,12 +224,14 @@ std::size_t LineReader::fill() {
   std::ptrdiff_t n;
   if (sniff_) n = read_first(room);
   else if (source_) n = source_->read(buf_.get() + end_, room);
+  else if (through_) n = through_->read(buf_.get() + end_, room);
   else n = read_fd(fd_, buf_.get() + end_, room, error_);
   if (n > 0) {
     end_ += static_cast<std::size_t>(n);
     return static_cast<std::size_t>(n);
   }
   if (n < 0 && source_ && error_.empty()) error_ = source_->error();
+  if (n < 0 && through_ && !source_ && error_.empty()) error_ = through_->error();
   if (n < 0 && error_.empty()) error_ = "read error";
   return 0;
 }

@@ -110,6 +110,11 @@ class LineReader {
   // and keeps the buffer's memory.
   void reset(int fd);
 
+  // Plain input is read through `source` (not owned; kept across reset())
+  // instead of read(2): a followed file checks each read it makes
+  // (follow.h). nullptr: read(2) again. Not for sniffed input.
+  void read_through(ByteSource* source) { through_ = source; }
+
   // Turns content sniffing on (see above); call before the first read.
   // `notice` gets what to report without a prefix, e.g. "looks binary (a NUL
   // byte in its first 4096 bytes); its lines are read and matched as text".
@@ -160,6 +165,7 @@ class LineReader {
   std::function<void(const std::string&)> notice_;
   Compression compression_ = Compression::None;
   std::unique_ptr<ByteSource> source_;  // a compressed input's decoder; null for plain input
+  ByteSource* through_ = nullptr;       // read_through(): plain input read through it
 };
 
 }  // namespace swthrottle::input

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -735,4 +736,211 @@ TEST_CASE("follow: a compressed file at the path is reported and skipped; the ne
     REQUIRE(::rename(next.c_str(), path.c_str()) == 0);
     CHECK(t.lines(1) == Lines{"n1"});
   }
+}
+
+TEST_CASE("follow: copytruncate that grew back to or past the offset before the follower looked") {
+  for (bool inotify : modes) {
+    CAPTURE(inotify);
+    struct Case {
+      std::string_view before;  // written and read before the truncation
+      Lines before_lines;
+      std::string_view after;  // written right after the truncation, before the follower looks
+      Lines want;              // lines then
+      uint64_t truncations;    // 0: the new head equals the old one, which cannot be told from growth
+    } cases[] = {
+        {"aaaa\nbbbb\n", {"aaaa", "bbbb"}, "xxxxxxxx\nyyyy\n", {"xxxxxxxx", "yyyy"}, 1},  // past the offset
+        {"aaaa\nbbbb\n", {"aaaa", "bbbb"}, "cccc\ndddd\n", {"cccc", "dddd"}, 1},          // to the offset exactly
+        {"aaaa\nbb", {"aaaa"}, "xxxxxxxxxx\n", {"bb", "xxxxxxxxxx"}, 1},  // the held partial line goes out first
+        // The limit: the same first bytes as before. Read as growth, from the old offset.
+        {"aaaa\nbbbb\n", {"aaaa", "bbbb"}, "aaaa\nbbbb\ncccc\n", {"cccc"}, 0},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.after);
+      TempDir dir;
+      const std::string path = dir.file("app.log");
+      Writer w(path);
+      Tail t(path, options(inotify));
+      w.write(c.before);
+      CHECK(t.lines(c.before_lines.size()) == c.before_lines);
+      REQUIRE(::truncate(path.c_str(), 0) == 0);
+      w.write(c.after);  // O_APPEND: from offset 0
+      CHECK(t.lines(c.want.size()) == c.want);
+      CHECK(t.now() == Lines{});
+      w.write("z\n");
+      CHECK(t.lines(1) == Lines{"z"});
+      CHECK(t.now() == Lines{});
+      CHECK(t.take_notices() == (c.truncations ? Lines{path + ": file truncated"} : Lines{}));
+      CHECK(t.f.counts().truncations == c.truncations);
+      CHECK(t.f.counts().regrown == c.truncations);
+      CHECK(t.f.counts().rotations == 0);
+    }
+  }
+}
+
+TEST_CASE("follow: a file shorter than its fingerprint grows without a truncation, and its fingerprint with it") {
+  for (bool inotify : modes) {
+    CAPTURE(inotify);
+    TempDir dir;
+    const std::string path = dir.file("app.log");
+    Writer w(path);
+    Tail t(path, options(inotify, true));  // the fingerprint of an empty file: no bytes
+    w.write("a\n");
+    CHECK(t.lines(1) == Lines{"a"});
+    w.write("b\n");  // 4 bytes now: the 2 known ones are still there, and 2 more are known
+    CHECK(t.lines(1) == Lines{"b"});
+    std::string more;
+    Lines more_lines;
+    for (int i = 0; i < 100; ++i) {  // 600 bytes: past the 256 a fingerprint holds
+      more += "l" + std::to_string(100 + i) + "\n";
+      more_lines.push_back("l" + std::to_string(100 + i));
+    }
+    w.write(more);
+    CHECK(t.lines(more_lines.size()) == more_lines);
+    CHECK(t.now() == Lines{});
+    CHECK(t.f.counts().truncations == 0);
+    // Truncated and grown back past the offset with the same first 4 bytes but
+    // not the same first 256: found, because the fingerprint grew to 256.
+    REQUIRE(::truncate(path.c_str(), 0) == 0);
+    const std::string again = "a\nb\n" + std::string(700, 'x') + "\n";
+    w.write(again);
+    CHECK(t.lines(3) == Lines{"a", "b", std::string(700, 'x')});
+    CHECK(t.now() == Lines{});
+    CHECK(t.f.counts().truncations == 1);
+    CHECK(t.f.counts().regrown == 1);
+    CHECK(t.take_notices() == Lines{path + ": file truncated"});
+  }
+}
+
+TEST_CASE("follow: polling, two rotations before the follower looks: the file never seen at the path is not read") {
+  // The guarantee's bound: a file is read only if it was at the path when
+  // the follower looked; one created and renamed away in between is lost.
+  // (With inotify the watcher thread may open it meanwhile: timing.)
+  TempDir dir;
+  const std::string path = dir.file("app.log");
+  std::optional<Writer> w;
+  w.emplace(path);
+  Tail t(path, options(false));
+  w->write("a1\n");
+  CHECK(t.lines(1) == Lines{"a1"});
+  w->write("a2\n");
+  REQUIRE(::rename(path.c_str(), dir.file("app.log.1").c_str()) == 0);
+  w.emplace(path);
+  w->write("b1\n");
+  REQUIRE(::rename(path.c_str(), dir.file("app.log.2").c_str()) == 0);
+  w.emplace(path);
+  w->write("c1\n");
+  CHECK(t.lines(2) == Lines{"a2", "c1"});
+  CHECK(t.now() == Lines{});
+  CHECK(t.take_notices() == Lines{"'" + path + "' has been replaced; following new file"});
+  CHECK(t.f.counts().rotations == 1);
+}
+
+TEST_CASE("follow: files seen at the path while a backlog is read are each read to their end, in order") {
+  // inotify only: the new file is opened by the watcher thread, or, failing
+  // that, at the next read after the directory event (with polling, at most
+  // every poll interval: timing).
+  TempDir dir;
+  const std::string path = dir.file("app.log");
+  std::optional<Writer> w;
+  w.emplace(path);
+  std::string backlog;
+  Lines want;
+  for (int i = 0; i < 30000; ++i) {  // 8 bytes a line: several 64 KiB reads
+    char line[16];
+    std::snprintf(line, sizeof line, "L%06d", i);
+    backlog += std::string(line) + "\n";
+    want.emplace_back(line);
+  }
+  w->write(backlog);
+  Tail t(path, options(true, true));
+  CHECK(t.lines(1) == Lines{want[0]});  // the first read: 64 KiB of it buffered
+  // Rotated while the backlog is read: the writer goes on in a new file at once.
+  REQUIRE(::rename(path.c_str(), dir.file("app.log.1").c_str()) == 0);
+  w.emplace(path);
+  w->write("b1\n");
+  // Read on past the buffered part: the next read sees the directory event and opens the new file.
+  CHECK(t.lines(10000) == Lines(want.begin() + 1, want.begin() + 10001));
+  // Rotated again, and more: the file opened above has left the path.
+  w->write("b2\n");
+  REQUIRE(::rename(path.c_str(), dir.file("app.log.2").c_str()) == 0);
+  w.emplace(path);
+  w->write("c1\n");
+  Lines rest(want.begin() + 10001, want.end());
+  for (const char* l : {"b1", "b2", "c1"}) rest.emplace_back(l);
+  CHECK(t.lines(rest.size()) == rest);
+  CHECK(t.now() == Lines{});
+  CHECK(t.f.counts().rotations == 2);
+  CHECK(t.take_notices() == Lines{"'" + path + "' has been replaced; following new file",
+                                  "'" + path + "' has been replaced; following new file"});
+}
+
+TEST_CASE("follow: rename, then new writes at once in both files: the old one is read to its end first") {
+  for (bool inotify : modes) {
+    CAPTURE(inotify);
+    TempDir dir;
+    const std::string path = dir.file("app.log");
+    Writer old(path);
+    Tail t(path, options(inotify));
+    old.write("a1\n");
+    CHECK(t.lines(1) == Lines{"a1"});
+    REQUIRE(::rename(path.c_str(), dir.file("app.log.1").c_str()) == 0);
+    Writer fresh(path);
+    fresh.write("n1\n");
+    CHECK(t.now() == Lines{"n1"});  // the old file had nothing more when the new one was seen
+    old.write("a2\n");              // too late: the follower had switched (documented)
+    fresh.write("n2\n");
+    CHECK(t.lines(1) == Lines{"n2"});
+    CHECK(t.now() == Lines{});
+  }
+}
+
+namespace {
+
+// Whether this process has a descriptor other than `except` open on `path`'s
+// file: the Follower's (its watcher's), since nothing else opens it.
+bool held_open(const std::string& path, int except) {
+  struct stat file;
+  if (::stat(path.c_str(), &file) != 0) return false;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::atoi(e.path().filename().c_str());
+    // stat() through the /proc link, not fstat(fd): the descriptor is
+    // another thread's (ThreadSanitizer rightly sees fstat as a use of it).
+    struct stat st;
+    if (fd != except && ::stat(e.path().c_str(), &st) == 0 && st.st_dev == file.st_dev && st.st_ino == file.st_ino)
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("follow: inotify, a file opened by the watcher is read whole though it left the path before any next()") {
+  // The watcher thread opens a new file at the path as soon as it is created,
+  // without the reading thread: here the test calls no next() from the
+  // rotation to the end, and the file in between is still read.
+  TempDir dir;
+  const std::string path = dir.file("app.log");
+  std::optional<Writer> w;
+  w.emplace(path);
+  Tail t(path, options(true));
+  w->write("a1\n");
+  CHECK(t.lines(1) == Lines{"a1"});
+  w->write("a2\n");
+  REQUIRE(::rename(path.c_str(), dir.file("app.log.1").c_str()) == 0);
+  const int b = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  REQUIRE(b >= 0);
+  // A bounded wait on a condition: the watcher has it open.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+  while (!held_open(path, b) && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  REQUIRE(held_open(path, b));
+  REQUIRE(::write(b, "b1\n", 3) == 3);
+  ::close(b);
+  REQUIRE(::rename(path.c_str(), dir.file("app.log.1").c_str()) == 0);  // over the first one: only held open now
+  w.emplace(path);
+  w->write("c1\n");
+  CHECK(t.lines(3) == Lines{"a2", "b1", "c1"});
+  CHECK(t.now() == Lines{});
+  CHECK(t.f.counts().rotations == 2);
+  CHECK(t.take_notices() == Lines{"'" + path + "' has been replaced; following new file",
+                                  "'" + path + "' has been replaced; following new file"});
 }
