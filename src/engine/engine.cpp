@@ -41,6 +41,7 @@ struct Engine::RuleState {
   std::string threshold_text;  // {threshold}: Y, or the `when` text
   window::WindowSpec spec;
   ExprCondition condition{nullptr};
+  ExprCondition clear{nullptr};  // resolve_when, when the rule has one
   window::AlertPolicy policy;
   // Shared so that a reloaded engine can keep them (SIGHUP) while deciders
   // still finishing a line on the old engine use the same windows.
@@ -66,6 +67,10 @@ Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rul
                                   rs->throttle ? 1u : static_cast<uint32_t>(r.events.size())};
     rs->condition = ExprCondition(&r.when);
     rs->policy = window::AlertPolicy{&rs->condition, r.cooldown_ms, r.resolve};
+    if (r.resolve_when) {
+      rs->clear = ExprCondition(&*r.resolve_when);
+      rs->policy.clear = &rs->clear;
+    }
     if (r.key) {
       rs->keys = std::make_shared<KeyMap>(r.mode, rs->spec, r.max_keys);
     } else {
@@ -332,8 +337,9 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
     if (ex) {
       ex->decision = o.action == window::AlertAction::Alert      ? to_string(o.action)
                      : o.action == window::AlertAction::Resolved ? "resolved: the condition no longer holds"
-                     : o.holds ? "condition holds; no alert: inside the cooldown since the last one"
-                               : "counted; condition false";
+                     : o.holds  ? "condition holds; no alert: inside the cooldown since the last one"
+                     : o.firing ? "counted; condition false, still firing: resolve_when does not hold"
+                                : "counted; condition false";
     }
   }
 

@@ -160,7 +160,9 @@ AlertOutcome AccurateWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t 
   }
   copy_totals_locked(counts_out);
   out.holds = policy.condition->holds(std::span<const uint64_t>(totals(), spec_.events));
-  apply_alert_step_locked(next_alert_state(alert_state_locked(), out.holds, /*from_event=*/true, now_ms_, policy), out);
+  const bool clear = clears(policy, firing_, out.holds, std::span<const uint64_t>(totals(), spec_.events));
+  apply_alert_step_locked(
+      next_alert_state(alert_state_locked(), out.holds, clear, /*from_event=*/true, now_ms_, policy), out);
   if (out.holds && out.action == AlertAction::None) ++alert_suppressed_;  // held back by the cooldown
   return out;
 }
@@ -190,8 +192,9 @@ AlertOutcome AccurateWindow::tick_alert(int64_t now_ms, const AlertPolicy& polic
   copy_totals_locked(counts_out);
   if (!firing_) return out;
   out.holds = policy.condition->holds(std::span<const uint64_t>(totals(), spec_.events));
-  apply_alert_step_locked(next_alert_state(alert_state_locked(), out.holds, /*from_event=*/false, now_ms_, policy),
-                          out);
+  const bool clear = clears(policy, firing_, out.holds, std::span<const uint64_t>(totals(), spec_.events));
+  apply_alert_step_locked(
+      next_alert_state(alert_state_locked(), out.holds, clear, /*from_event=*/false, now_ms_, policy), out);
   return out;
 }
 

@@ -427,7 +427,9 @@ AlertAction EfficientWindow::decide_alert(const AlertPolicy& policy, AlertOutcom
     const uint64_t s = state_.load();
     sum_at(now_.load(), cs);
     out.holds = policy.condition->holds(cs);
-    const AlertStep step = next_alert_state(unpack_alert_state(s), out.holds, from_event, now, policy);
+    const AlertState from = unpack_alert_state(s);
+    const bool clear = clears(policy, from.firing, out.holds, cs);
+    const AlertStep step = next_alert_state(from, out.holds, clear, from_event, now, policy);
     const uint64_t next = step.changed ? pack_alert_state(step.next) : s;
     const AlertAction action = step.action;
     if (next != s) {

@@ -59,6 +59,9 @@ struct AlertPolicy {
   const Condition* condition = nullptr;
   int64_t cooldown_ms = 0;  // least time between two alerts
   bool resolve = false;     // report when a announced condition stops holding
+  // The condition that ends a firing episode once `condition` is false
+  // (hysteresis: fire at >= 10, clear below 3). Null: `condition` false ends it.
+  const Condition* clear = nullptr;
 };
 
 // Suppressed lines of a throttle since the last summary. suppressed == 0: none.
