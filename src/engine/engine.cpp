@@ -40,6 +40,7 @@ struct Engine::RuleState {
   bool needs_captures = false;
   std::string threshold_text;  // {threshold}: Y, or the `when` text
   window::WindowSpec spec;
+  uint32_t tallied_events = 0;  // throttle of several events: LineEvents::of
   ExprCondition condition{nullptr};
   ExprCondition clear{nullptr};  // resolve_when, when the rule has one
   window::AlertPolicy policy;
@@ -65,6 +66,7 @@ Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rul
     // A throttle counts passed lines (one counter); an alert counts each event.
     rs->spec = window::WindowSpec{r.window_ms / r.buckets, r.buckets,
                                   rs->throttle ? 1u : static_cast<uint32_t>(r.events.size())};
+    if (rs->throttle && r.events.size() > 1) rs->tallied_events = static_cast<uint32_t>(r.events.size());
     rs->condition = ExprCondition(&r.when);
     rs->policy = window::AlertPolicy{&rs->condition, r.cooldown_ms, r.resolve};
     if (r.resolve_when) {
@@ -109,6 +111,16 @@ Record Engine::summary_record(const RuleState& rs, std::string_view key, int64_t
   r.suppressed = s.suppressed;
   r.first_ms = s.first_ms;
   r.last_ms = s.last_ms;
+  // Per event of the suppressed lines. A one-event rule's windows tally none:
+  // every suppressed line matched its event. A tally missing for a rule of
+  // more (pending from a state file of an older swthrottle) reads as zeros.
+  const std::size_t n = rs.rule->events.size();
+  if (n == 1) {
+    r.counts.assign(1, s.suppressed);
+  } else {
+    r.counts.assign(n, 0);
+    std::copy_n(s.counts.begin(), std::min(n, s.counts.size()), r.counts.begin());
+  }
   return r;
 }
 
@@ -285,7 +297,9 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
 
     if (rs.throttle) {
       throttle_matched = true;
-      const window::ThrottleOutcome o = w->offer_throttle(t, now, rs.limit);
+      // A multi-event rule's summaries say which events were suppressed.
+      const window::LineEvents events{hit.events, rs.tallied_events};
+      const window::ThrottleOutcome o = w->offer_throttle(t, now, rs.limit, 0, events);
       if (o.late) rs.stats().late.add();
       if (o.passed) {
         rs.stats().passed.add();

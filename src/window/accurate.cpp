@@ -98,7 +98,8 @@ int64_t AccurateWindow::now_ms() const {
   return now_ms_;
 }
 
-ThrottleOutcome AccurateWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event) {
+ThrottleOutcome AccurateWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event,
+                                               LineEvents events) {
   std::lock_guard lock(mu_);
   advance_locked(std::max(now_ms, t_ms));
   ThrottleOutcome out;
@@ -117,15 +118,35 @@ ThrottleOutcome AccurateWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uin
   } else {
     if (pending_++ == 0) first_ms_ = decided_at;
     last_ms_ = decided_at;
+    tally_events_locked(events);
   }
   return out;
+}
+
+void AccurateWindow::tally_events_locked(LineEvents events) {
+  if (events.of == 0) return;
+  const uint32_t n = std::min<uint32_t>(events.of, 64);
+  if (!pending_events_) {
+    pending_events_ = std::make_unique<uint64_t[]>(n + 1);  // zeroed
+    pending_events_[0] = n;
+  }
+  const uint64_t have = pending_events_[0];
+  for (uint64_t m = events.mask; m != 0; m &= m - 1) {
+    const auto e = static_cast<uint64_t>(std::countr_zero(m));
+    if (e < have) ++pending_events_[1 + e];
+  }
 }
 
 Summary AccurateWindow::take_pending_locked() {
   Summary s;
   if (pending_ == 0) return s;
-  s = Summary{pending_, first_ms_, last_ms_};
+  s = Summary{pending_, first_ms_, last_ms_, {}};
   pending_ = 0;
+  if (pending_events_) {
+    uint64_t* c = pending_events_.get() + 1;
+    s.counts.assign(c, c + pending_events_[0]);
+    std::fill_n(c, pending_events_[0], 0);
+  }
   return s;
 }
 
@@ -214,7 +235,9 @@ WindowState AccurateWindow::save() const {
       st.buckets.push_back({b, std::vector<uint64_t>(c, c + spec_.events)});
     }
   }
-  st.pending = Summary{pending_, first_ms_, last_ms_};
+  st.pending = Summary{pending_, first_ms_, last_ms_, {}};
+  if (pending_events_ && pending_ != 0)
+    st.pending.counts.assign(pending_events_.get() + 1, pending_events_.get() + 1 + pending_events_[0]);
   st.firing = firing_;
   st.announced = announced_;
   st.alerted = alerted_;
@@ -233,6 +256,13 @@ void AccurateWindow::load(const WindowState& st) {
   pending_ = st.pending.suppressed;
   first_ms_ = st.pending.first_ms;
   last_ms_ = st.pending.last_ms;
+  pending_events_.reset();
+  if (!st.pending.counts.empty()) {
+    const auto n = static_cast<uint32_t>(std::min<std::size_t>(st.pending.counts.size(), 64));
+    pending_events_ = std::make_unique<uint64_t[]>(n + 1);
+    pending_events_[0] = n;
+    std::copy_n(st.pending.counts.begin(), n, pending_events_.get() + 1);
+  }
   firing_ = st.firing;
   announced_ = st.announced;
   alerted_ = st.alerted;

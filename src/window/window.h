@@ -69,6 +69,19 @@ struct Summary {
   uint64_t suppressed = 0;
   int64_t first_ms = 0;  // decision time of the first suppressed line
   int64_t last_ms = 0;   // decision time of the last suppressed line
+  // Per event: how many of those lines matched it (a line that matched two
+  // events counts in both). Sized LineEvents::of of the offers; empty when
+  // they tallied no events. Allocated only when a summary is taken.
+  std::vector<uint64_t> counts;
+};
+
+// The events a throttled line matched (bit i: event i of its rule), out of
+// `of` events. A suppressed line adds one to each of them in the pending
+// summary's counts. of == 0: no per-event tally (Summary::counts stays
+// empty). Every offer to one window gives the same `of`, at most 64.
+struct LineEvents {
+  uint64_t mask = 0;
+  uint32_t of = 0;
 };
 
 struct ThrottleOutcome {
@@ -137,8 +150,10 @@ class Window {
   virtual int64_t now_ms() const = 0;
 
   // Throttle: pass when the window holds fewer than `limit` counts, counting
-  // the passed line as `event`; else suppress and tally.
-  virtual ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event = 0) = 0;
+  // the passed line as `event`; else suppress and tally (per event of
+  // `events` too). The first per-event tally allocates once per window.
+  virtual ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event = 0,
+                                         LineEvents events = {}) = 0;
   // Boundary check of a throttle at now: when lines are pending and the
   // window has room again (< limit), returns their summary and resets the tally.
   virtual Summary tick_throttle(int64_t now_ms, uint64_t limit) = 0;

@@ -22,7 +22,7 @@ TEST_CASE("state codec: exact text of a state with a key and a rule name that ar
   WindowState w;
   w.now_ms = 125000;
   w.buckets = {{12, {1, 2}}, {13, {0, 18446744073709551615u}}};
-  w.pending = {0, -1, -1};
+  w.pending = {0, -1, -1, {}};
   WindowState v;
   v.now_ms = -1;
   v.firing = true;
