@@ -49,7 +49,7 @@ threshold = "2 per 10s"
   match = 'refused'
 )";
 
-// Split in two at the blank: the --state runs take one half each.
+// In two halves: the --state runs take one each.
 const std::string kFirstHalf =
     "2026-11-21T10:00:00Z ERROR host=db1\n"
     "2026-11-21T10:00:01Z ERROR host=db1\n"
