@@ -529,6 +529,29 @@ TEST_CASE("engine --state: pending per-event counts and a firing episode between
   }
 }
 
+TEST_CASE(
+    "engine SIGHUP: a changed resolve_when keeps the windows and the firing state, and decides the next resolve") {
+  std::string reloaded = kHysteresis;
+  reloaded.replace(reloaded.find("\"err < 3\""), 9, "\"err < 5\"");
+  for (const std::string& mode : kModes) {
+    INFO("mode=" << mode);
+    Harness before(kHysteresis, mode);
+    for (int64_t t = 0; t < 9000; t += 1000) CHECK(before.offer("ERR host=a", t) == "");
+    CHECK(before.offer("ERR host=a", 9000) ==
+          "alert t=9000 hyst key=a count=10 counts=[10] suppressed=0 |ERR host=a|\n"
+          "alert t=9000 plain key= count=10 counts=[10] suppressed=0 |ERR host=a|\n");
+    CHECK(before.tick(14000) == "resolved t=14000 plain key= count=5 counts=[5] suppressed=0\n");
+    // Reload at 5 (firing): only the condition changed, so windows are kept
+    // (rule_identity.h) and nothing is flushed.
+    Harness after(reloaded, mode);
+    std::vector<Record> flushed;
+    CHECK(after.engine().adopt(before.engine(), flushed).empty());
+    CHECK(flushed.empty());
+    // 4 < 5 under the new resolve_when (the old one, < 3, would wait for 17000).
+    CHECK(after.tick(15000) == "resolved t=15000 hyst key=a count=4 counts=[4] suppressed=0\n");
+  }
+}
+
 TEST_CASE("engine alert: a boundary check never raises an alert") {
   const char* const rules = R"toml(
 [[rule]]
