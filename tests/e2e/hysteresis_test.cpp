@@ -159,3 +159,19 @@ TEST_CASE("e2e resolve_when: two runs with --state write what one run writes") {
   CHECK(b.err == "");
   CHECK(canon_lines(a.out + b.out) == canon_expected());
 }
+
+TEST_CASE("e2e resolve_when: --check shows it, --explain says why a firing key did not resolve") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", kRules);
+  RunResult c = swthrottle::test::run_swthrottle({"-r", rules, "--check"});
+  CHECK(c.exit_status == 0);
+  CHECK(c.out.find("  cooldown: 10s, reports resolved when \"error < 2\"\n") != std::string::npos);
+  // At 10:00:12 the boundary check keeps db1 firing (no line of the key);
+  // a line of the key between the thresholds says so.
+  RunResult e = swthrottle::test::run_swthrottle({"-r", rules, "--explain"},
+                                                 kFirstHalf + "2026-11-21T10:00:12Z ERROR host=db1\n");
+  CHECK(e.exit_status == 0);
+  CHECK(e.out.find("rule db-errors: events error; host=db1; key \"db1\"; counts error=3 -> counted; condition false, "
+                   "still firing: "
+                   "resolve_when does not hold\n") != std::string::npos);
+}
