@@ -31,12 +31,14 @@
 //  - single-threaded (and with -j for one input, which decides in order), every
 //    decision equals AccurateWindow's;
 //  - an alert or resolve transition happens exactly once (CAS on one state word);
-//  - suppressed counts of summaries and alerts add up to what was suppressed.
+//  - suppressed counts of summaries and alerts add up to what was suppressed,
+//    and so do the per-event counts of summaries (LineEvents), event by event.
 // Approximate, with several threads deciding on one window at once (T):
 //  - a throttle passes between min(Y, offered) and Y + T - 1 lines per window
 //    position (a pass reads the sum, then adds; at most T-1 adds are in flight);
 //  - an alert's counts may miss adds still in flight; `first`/`last` of a
-//    summary may include a line of a neighbouring summary.
+//    summary may include a line of a neighbouring summary, and its per-event
+//    counts may leave the events of a line still being tallied to the next.
 // Flood path: once a throttle has seen sum >= Y at a position, it latches that
 // position and later decisions there cost two loads and a striped tally add.
 //
