@@ -529,6 +529,27 @@ TEST_CASE("engine --state: pending per-event counts and a firing episode between
   }
 }
 
+TEST_CASE("engine --state: a pending summary from a state file without counts reports them as 0") {
+  // State files written before summaries had counts: the pending tally has
+  // no per-event part. The summary still comes, with counts 0 (unknown).
+  for (const std::string& mode : kModes) {
+    INFO("mode=" << mode);
+    Harness first(kNetThrottle, mode);
+    CHECK(first.offer("db1: connect timed out", 0) == "line t=0 rule=net |db1: connect timed out|\n");
+    CHECK(first.offer("db1: connect timed out", 100) == "line t=100 rule=net |db1: connect timed out|\n");
+    CHECK(first.offer("db1: connect refused", 200) == "");
+    swthrottle::engine::EngineState st = first.engine().save_state();
+    for (auto& rw : st.rules)
+      for (auto& k : rw.windows) {
+        CHECK(k.window.pending.counts == std::vector<uint64_t>{0, 1});
+        k.window.pending.counts.clear();
+      }
+    Harness next(kNetThrottle, mode);
+    CHECK(next.engine().load_state(st).empty());
+    CHECK(next.finish() == "summary t=200 net key=db1 suppressed=1 counts=[0,0] first=200 last=200\n");
+  }
+}
+
 TEST_CASE(
     "engine SIGHUP: a changed resolve_when keeps the windows and the firing state, and decides the next resolve") {
   std::string reloaded = kHysteresis;
