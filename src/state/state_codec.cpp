@@ -68,10 +68,10 @@ class WindowWriter {
     pending["last_ms"] = w.pending.last_ms;
     // Per-event counts of the pending lines: only a multi-event throttle's,
     // so every other window's text is as it was before they existed.
-    if (w.pending.counts.empty()) {
+    if (w.pending_counts.empty()) {
       pending.erase("counts");
     } else {
-      pending["counts"] = w.pending.counts;
+      pending["counts"] = w.pending_counts;
     }
     j_["firing"] = w.firing;
     j_["announced"] = w.announced;
@@ -220,9 +220,9 @@ class Reader {
     if (auto c = p->find("counts"); c != p->end()) {  // optional: absent in files of older versions
       const std::string cp = at(pp, "counts");
       if (!array(*c, cp)) return false;
-      w.pending.counts.resize(c->size());
+      w.pending_counts.resize(c->size());
       for (std::size_t e = 0; e < c->size(); ++e)
-        if (!uint64((*c)[e], index(cp, e), w.pending.counts[e])) return false;
+        if (!uint64((*c)[e], index(cp, e), w.pending_counts[e])) return false;
     }
     return field(*p, "suppressed", pp, w.pending.suppressed, &Reader::uint64) &&
            field(*p, "first_ms", pp, w.pending.first_ms, &Reader::int64) &&

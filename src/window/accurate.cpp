@@ -99,7 +99,7 @@ int64_t AccurateWindow::now_ms() const {
 }
 
 ThrottleOutcome AccurateWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event,
-                                               LineEvents events) {
+                                               LineEvents events, std::span<uint64_t> counts_out) {
   std::lock_guard lock(mu_);
   advance_locked(std::max(now_ms, t_ms));
   ThrottleOutcome out;
@@ -114,7 +114,7 @@ ThrottleOutcome AccurateWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uin
   if (total_locked() < limit) {
     add_locked(b, event, 1);
     out.passed = true;
-    out.summary = take_pending_locked();
+    out.summary = take_pending_locked(counts_out);
   } else {
     if (pending_++ == 0) first_ms_ = decided_at;
     last_ms_ = decided_at;
@@ -137,29 +137,31 @@ void AccurateWindow::tally_events_locked(LineEvents events) {
   }
 }
 
-Summary AccurateWindow::take_pending_locked() {
+Summary AccurateWindow::take_pending_locked(std::span<uint64_t> counts_out) {
   Summary s;
   if (pending_ == 0) return s;
-  s = Summary{pending_, first_ms_, last_ms_, {}};
+  s = Summary{pending_, first_ms_, last_ms_};
   pending_ = 0;
+  std::fill(counts_out.begin(), counts_out.end(), 0);
   if (pending_events_) {
     uint64_t* c = pending_events_.get() + 1;
-    s.counts.assign(c, c + pending_events_[0]);
-    std::fill_n(c, pending_events_[0], 0);
+    const auto n = static_cast<std::size_t>(pending_events_[0]);
+    std::copy_n(c, std::min(n, counts_out.size()), counts_out.begin());
+    std::fill_n(c, n, 0);
   }
   return s;
 }
 
-Summary AccurateWindow::tick_throttle(int64_t now_ms, uint64_t limit) {
+Summary AccurateWindow::tick_throttle(int64_t now_ms, uint64_t limit, std::span<uint64_t> counts_out) {
   std::lock_guard lock(mu_);
   advance_locked(now_ms);
   if (pending_ == 0 || total_locked() >= limit) return {};
-  return take_pending_locked();
+  return take_pending_locked(counts_out);
 }
 
-Summary AccurateWindow::take_pending() {
+Summary AccurateWindow::take_pending(std::span<uint64_t> counts_out) {
   std::lock_guard lock(mu_);
-  return take_pending_locked();
+  return take_pending_locked(counts_out);
 }
 
 AlertOutcome AccurateWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events, const AlertPolicy& policy,
@@ -235,9 +237,9 @@ WindowState AccurateWindow::save() const {
       st.buckets.push_back({b, std::vector<uint64_t>(c, c + spec_.events)});
     }
   }
-  st.pending = Summary{pending_, first_ms_, last_ms_, {}};
+  st.pending = Summary{pending_, first_ms_, last_ms_};
   if (pending_events_ && pending_ != 0)
-    st.pending.counts.assign(pending_events_.get() + 1, pending_events_.get() + 1 + pending_events_[0]);
+    st.pending_counts.assign(pending_events_.get() + 1, pending_events_.get() + 1 + pending_events_[0]);
   st.firing = firing_;
   st.announced = announced_;
   st.alerted = alerted_;
@@ -257,11 +259,11 @@ void AccurateWindow::load(const WindowState& st) {
   first_ms_ = st.pending.first_ms;
   last_ms_ = st.pending.last_ms;
   pending_events_.reset();
-  if (!st.pending.counts.empty()) {
-    const auto n = static_cast<uint32_t>(std::min<std::size_t>(st.pending.counts.size(), 64));
+  if (!st.pending_counts.empty()) {
+    const auto n = static_cast<uint32_t>(std::min<std::size_t>(st.pending_counts.size(), 64));
     pending_events_ = std::make_unique<uint64_t[]>(n + 1);
     pending_events_[0] = n;
-    std::copy_n(st.pending.counts.begin(), n, pending_events_.get() + 1);
+    std::copy_n(st.pending_counts.begin(), n, pending_events_.get() + 1);
   }
   firing_ = st.firing;
   announced_ = st.announced;

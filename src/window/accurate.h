@@ -54,9 +54,9 @@ class AccurateWindow final : public Window {
   int64_t now_ms() const override;
 
   ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event = 0,
-                                 LineEvents events = {}) override;
-  Summary tick_throttle(int64_t now_ms, uint64_t limit) override;
-  Summary take_pending() override;
+                                 LineEvents events = {}, std::span<uint64_t> counts_out = {}) override;
+  Summary tick_throttle(int64_t now_ms, uint64_t limit, std::span<uint64_t> counts_out = {}) override;
+  Summary take_pending(std::span<uint64_t> counts_out = {}) override;
 
   AlertOutcome offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events, const AlertPolicy& policy,
                            std::span<uint64_t> counts_out) override;
@@ -71,7 +71,7 @@ class AccurateWindow final : public Window {
   void add_locked(int64_t b, uint32_t event, uint64_t n);
   uint64_t total_locked() const;
   void copy_totals_locked(std::span<uint64_t> out) const;
-  Summary take_pending_locked();
+  Summary take_pending_locked(std::span<uint64_t> counts_out);
   void tally_events_locked(LineEvents events);
   AlertState alert_state_locked() const;
   // Stores step.next and reports step.action in out, with the held-back

@@ -351,12 +351,13 @@ std::vector<uint64_t> EfficientWindow::untaken_event_counts(const Ext* x) const 
 // As take_summary() does for the tally, per event: each event's reported
 // total only grows (CAS to the larger), so two summaries racing here split
 // the growth between them and never count a line twice.
-std::vector<uint64_t> EfficientWindow::take_event_counts(Ext* x) {
-  std::vector<uint64_t> out;
+void EfficientWindow::take_event_counts(Ext* x, std::span<uint64_t> out) {
+  std::fill(out.begin(), out.end(), 0);
   Cell* be = x->by_event.load(std::memory_order_acquire);
-  if (be == nullptr) return out;
+  if (be == nullptr) return;
   const uint32_t n = x->events_n.load(std::memory_order_relaxed);
-  out.resize(n);
+  // Every event's growth is taken, whether the caller wants it or not: an
+  // untaken one would show up in the next summary.
   for (uint32_t e = 0; e < n; ++e) {
     Cell& reported = be[stripes_ * event_stride(n) + e];
     uint64_t prev = reported.load();
@@ -364,14 +365,13 @@ std::vector<uint64_t> EfficientWindow::take_event_counts(Ext* x) {
     for (uint32_t i = 0; i < stripes_; ++i) total += be[i * event_stride(n) + e].load(std::memory_order_relaxed);
     while (total > prev && !reported.compare_exchange_weak(prev, total)) {
     }
-    out[e] = total > prev ? total - prev : 0;
+    if (e < out.size()) out[e] = total > prev ? total - prev : 0;
   }
-  return out;
 }
 
 // Tallies are never reset (a striped read-then-reset loses counts, cf.
 // LongAdder.sumThenReset): a report takes the growth since the last report.
-Summary EfficientWindow::take_summary() {
+Summary EfficientWindow::take_summary(std::span<uint64_t> counts_out) {
   Ext* x = ext();
   if (x == nullptr) return {};
   const TallySlot* t = x->tally();
@@ -389,7 +389,7 @@ Summary EfficientWindow::take_summary() {
       const int64_t first = x->first_ms.exchange(kUnset);
       s.last_ms = last;
       s.first_ms = first == kUnset ? last : first;
-      s.counts = take_event_counts(x);
+      take_event_counts(x, counts_out);
       return s;
     }
   }
@@ -397,7 +397,7 @@ Summary EfficientWindow::take_summary() {
 }
 
 ThrottleOutcome EfficientWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event,
-                                                LineEvents events) {
+                                                LineEvents events, std::span<uint64_t> counts_out) {
   ThrottleOutcome out;
   for (;;) {
     // The window moves to the later of now and t; t may be older (its own
@@ -422,7 +422,7 @@ ThrottleOutcome EfficientWindow::offer_throttle(int64_t t_ms, int64_t now_ms, ui
         // decide again at the new position.
         if (add_at(w, b, event, 1) == AddResult::Late) continue;
         out.passed = true;
-        out.summary = take_summary();
+        out.summary = take_summary(counts_out);
         return out;
       }
       saturated_limit_.store(limit);
@@ -435,15 +435,15 @@ ThrottleOutcome EfficientWindow::offer_throttle(int64_t t_ms, int64_t now_ms, ui
   }
 }
 
-Summary EfficientWindow::tick_throttle(int64_t now_ms, uint64_t limit) {
+Summary EfficientWindow::tick_throttle(int64_t now_ms, uint64_t limit, std::span<uint64_t> counts_out) {
   const uint64_t w = advance_to(now_ms);
   const Ext* x = ext();
   if (x == nullptr || tally_total(x) == x->reported.load()) return {};
   if (sum_at(w, {}) >= limit) return {};
-  return take_summary();
+  return take_summary(counts_out);
 }
 
-Summary EfficientWindow::take_pending() { return take_summary(); }
+Summary EfficientWindow::take_pending(std::span<uint64_t> counts_out) { return take_summary(counts_out); }
 
 uint64_t EfficientWindow::take_alert_suppressed() {
   Ext* x = ext();
@@ -562,7 +562,8 @@ WindowState EfficientWindow::save() const {
       for (uint32_t i = 0; i < stripes_; ++i)
         if (t[i].count.load(std::memory_order_relaxed) != 0) last = std::max(last, t[i].last_ms.load());
       const int64_t first = x->first_ms.load();
-      st.pending = Summary{untaken, first == kUnset ? last : first, last, untaken_event_counts(x)};
+      st.pending = Summary{untaken, first == kUnset ? last : first, last};
+      st.pending_counts = untaken_event_counts(x);
     }
   } else {
     st.alert_suppressed = untaken;
@@ -586,12 +587,12 @@ void EfficientWindow::load(const WindowState& st) {
     slot.count.fetch_add(untaken, std::memory_order_relaxed);
     slot.last_ms.store(st.pending.last_ms, std::memory_order_relaxed);
     if (st.pending.suppressed != 0) x->first_ms.store(st.pending.first_ms);
-    if (st.pending.suppressed != 0 && !st.pending.counts.empty()) {
-      const auto n = static_cast<uint32_t>(std::min<std::size_t>(st.pending.counts.size(), 64));
+    if (st.pending.suppressed != 0 && !st.pending_counts.empty()) {
+      const auto n = static_cast<uint32_t>(std::min<std::size_t>(st.pending_counts.size(), 64));
       Cell* be = ensure_by_event(x, n);
       const uint32_t have = x->events_n.load(std::memory_order_relaxed);
       Cell* mine = be + (stripe_id() & (stripes_ - 1)) * event_stride(have);
-      for (uint32_t e = 0; e < n && e < have; ++e) mine[e].fetch_add(st.pending.counts[e], std::memory_order_relaxed);
+      for (uint32_t e = 0; e < n && e < have; ++e) mine[e].fetch_add(st.pending_counts[e], std::memory_order_relaxed);
     }
   }
   state_.store(pack_alert_state({st.firing, st.announced, st.alerted, st.last_alert_ms}));

@@ -74,9 +74,9 @@ class EfficientWindow final : public Window {
   int64_t now_ms() const override { return now_ms_.load(); }
 
   ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event = 0,
-                                 LineEvents events = {}) override;
-  Summary tick_throttle(int64_t now_ms, uint64_t limit) override;
-  Summary take_pending() override;
+                                 LineEvents events = {}, std::span<uint64_t> counts_out = {}) override;
+  Summary tick_throttle(int64_t now_ms, uint64_t limit, std::span<uint64_t> counts_out = {}) override;
+  Summary take_pending(std::span<uint64_t> counts_out = {}) override;
 
   AlertOutcome offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events, const AlertPolicy& policy,
                            std::span<uint64_t> counts_out) override;
@@ -150,12 +150,13 @@ class EfficientWindow final : public Window {
   }
   static std::size_t by_event_words(uint32_t stripes, uint32_t n) { return stripes * event_stride(n) + n; }
   Cell* ensure_by_event(Ext* x, uint32_t n);
-  // The per-event growth since the last report, which it then becomes.
-  std::vector<uint64_t> take_event_counts(Ext* x);
+  // The per-event growth since the last report, which it then becomes, into
+  // out (zeroed first).
+  void take_event_counts(Ext* x, std::span<uint64_t> out);
   std::vector<uint64_t> untaken_event_counts(const Ext* x) const;
   uint64_t tally_total(const Ext* x) const;
   uint64_t untaken_tally() const;
-  Summary take_summary();
+  Summary take_summary(std::span<uint64_t> counts_out);
   uint64_t take_alert_suppressed();
   AlertAction decide_alert(const AlertPolicy& policy, AlertOutcome& out, std::span<uint64_t> counts_out,
                            bool from_event);

@@ -69,16 +69,13 @@ struct Summary {
   uint64_t suppressed = 0;
   int64_t first_ms = 0;  // decision time of the first suppressed line
   int64_t last_ms = 0;   // decision time of the last suppressed line
-  // Per event: how many of those lines matched it (a line that matched two
-  // events counts in both). Sized LineEvents::of of the offers; empty when
-  // they tallied no events. Allocated only when a summary is taken.
-  std::vector<uint64_t> counts;
 };
 
 // The events a throttled line matched (bit i: event i of its rule), out of
 // `of` events. A suppressed line adds one to each of them in the pending
-// summary's counts. of == 0: no per-event tally (Summary::counts stays
-// empty). Every offer to one window gives the same `of`, at most 64.
+// summary's per-event counts: how many of its lines matched each event (a
+// line of two events counts in both). of == 0: no per-event tally. Every
+// offer to one window gives the same `of`, at most 64.
 struct LineEvents {
   uint64_t mask = 0;
   uint32_t of = 0;
@@ -123,9 +120,10 @@ struct WindowState {
     std::vector<uint64_t> counts;  // E counts
   };
   int64_t now_ms = -1;
-  std::vector<Bucket> buckets;  // oldest first; only buckets with a count
-  Summary pending;              // throttle: suppressed lines not yet reported
-  bool firing = false;          // alert state
+  std::vector<Bucket> buckets;           // oldest first; only buckets with a count
+  Summary pending;                       // throttle: suppressed lines not yet reported
+  std::vector<uint64_t> pending_counts;  // their per-event counts (LineEvents); empty: none tallied
+  bool firing = false;                   // alert state
   bool announced = false;
   bool alerted = false;
   int64_t last_alert_ms = 0;
@@ -152,13 +150,18 @@ class Window {
   // Throttle: pass when the window holds fewer than `limit` counts, counting
   // the passed line as `event`; else suppress and tally (per event of
   // `events` too). The first per-event tally allocates once per window.
+  //
+  // counts_out, here and in the two below: whenever a summary is returned
+  // (suppressed != 0), it receives the summary's per-event counts, zeros for
+  // events not tallied; otherwise it is left as it was. A span, as for
+  // alerts, so that the per-line path returns plain values.
   virtual ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event = 0,
-                                         LineEvents events = {}) = 0;
+                                         LineEvents events = {}, std::span<uint64_t> counts_out = {}) = 0;
   // Boundary check of a throttle at now: when lines are pending and the
   // window has room again (< limit), returns their summary and resets the tally.
-  virtual Summary tick_throttle(int64_t now_ms, uint64_t limit) = 0;
+  virtual Summary tick_throttle(int64_t now_ms, uint64_t limit, std::span<uint64_t> counts_out = {}) = 0;
   // End of input / exit: the pending summary, whatever the window holds.
-  virtual Summary take_pending() = 0;
+  virtual Summary take_pending(std::span<uint64_t> counts_out = {}) = 0;
 
   // Alert: adds one count for every bit of `events` at t, then evaluates the
   // policy's condition at now. counts_out (size E) receives the counts seen.

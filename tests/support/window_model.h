@@ -54,7 +54,8 @@ class WindowModel {
 
   // `ev`: the events of the line; a suppressed one counts in each of them
   // (Summary::counts has ev.of entries once any line tallied events).
-  window::ThrottleOutcome offer_throttle(int64_t t, int64_t now, uint64_t limit, window::LineEvents ev = {}) {
+  window::ThrottleOutcome offer_throttle(int64_t t, int64_t now, uint64_t limit, window::LineEvents ev = {},
+                                         std::span<uint64_t> counts_out = {}) {
     advance(now);
     advance(t);
     window::ThrottleOutcome o;
@@ -69,7 +70,7 @@ class WindowModel {
     if (total() < limit) {
       put(b, 0);
       o.passed = true;
-      o.summary = take_pending();
+      o.summary = take_pending(counts_out);
     } else {
       if (pending_++ == 0) first_ = at;
       last_ = at;
@@ -81,14 +82,19 @@ class WindowModel {
     }
     return o;
   }
-  window::Summary tick_throttle(int64_t now, uint64_t limit) {
+  window::Summary tick_throttle(int64_t now, uint64_t limit, std::span<uint64_t> counts_out = {}) {
     advance(now);
     if (pending_ == 0 || total() >= limit) return {};
-    return take_pending();
+    return take_pending(counts_out);
   }
-  window::Summary take_pending() {
+  // counts_out: the summary's per-event counts when one is returned, zeros
+  // for events never tallied; untouched otherwise.
+  window::Summary take_pending(std::span<uint64_t> counts_out = {}) {
     window::Summary s;
-    if (pending_ != 0) s = {pending_, first_, last_, pending_events_};
+    if (pending_ == 0) return s;
+    s = {pending_, first_, last_};
+    for (std::size_t e = 0; e < counts_out.size(); ++e)
+      counts_out[e] = e < pending_events_.size() ? pending_events_[e] : 0;
     pending_ = 0;
     std::fill(pending_events_.begin(), pending_events_.end(), 0);
     return s;

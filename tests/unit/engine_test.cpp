@@ -541,8 +541,8 @@ TEST_CASE("engine --state: a pending summary from a state file without counts re
     swthrottle::engine::EngineState st = first.engine().save_state();
     for (auto& rw : st.rules)
       for (auto& k : rw.windows) {
-        CHECK(k.window.pending.counts == std::vector<uint64_t>{0, 1});
-        k.window.pending.counts.clear();
+        CHECK(k.window.pending_counts == std::vector<uint64_t>{0, 1});
+        k.window.pending_counts.clear();
       }
     Harness next(kNetThrottle, mode);
     CHECK(next.engine().load_state(st).empty());

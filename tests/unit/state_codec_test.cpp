@@ -23,7 +23,7 @@ TEST_CASE("state codec: exact text of a state with a key and a rule name that ar
   WindowState w;
   w.now_ms = 125000;
   w.buckets = {{12, {1, 2}}, {13, {0, 18446744073709551615u}}};
-  w.pending = {0, -1, -1, {}};
+  w.pending = {0, -1, -1};
   WindowState v;
   v.now_ms = -1;
   v.firing = true;
@@ -66,10 +66,11 @@ TEST_CASE("state codec: a pending summary's per-event counts, only where a windo
   s.last_log_ms = 5000;
   WindowState with;
   with.now_ms = 5000;
-  with.pending = {4, 200, 500, {3, 2}};
+  with.pending = {4, 200, 500};
+  with.pending_counts = {3, 2};
   WindowState without;
   without.now_ms = 5000;
-  without.pending = {1, 300, 300, {}};
+  without.pending = {1, 300, 300};
   s.rules.push_back({"net", "fp", {{"db1", with}, {"db2", without}}});
 
   const std::string want =
@@ -89,8 +90,8 @@ TEST_CASE("state codec: a pending summary's per-event counts, only where a windo
   REQUIRE(back.ok());
   REQUIRE(back->rules.size() == 1);
   REQUIRE(back->rules[0].windows.size() == 2);
-  CHECK(back->rules[0].windows[0].window.pending.counts == std::vector<uint64_t>{3, 2});
-  CHECK(back->rules[0].windows[1].window.pending.counts.empty());
+  CHECK(back->rules[0].windows[0].window.pending_counts == std::vector<uint64_t>{3, 2});
+  CHECK(back->rules[0].windows[1].window.pending_counts.empty());
   CHECK(to_json(*back, 5000) == want);
 
   // Counts that are not non-negative integers make the file not ours.

@@ -83,7 +83,7 @@ EngineState rich_state() {
   alert.alert_suppressed = 18446744073709551615u;
 
   WindowState throttle = window(-1, {{-3, {5}}});
-  throttle.pending = {42, -7, 9223372036854775807, {}};
+  throttle.pending = {42, -7, 9223372036854775807};
 
   WindowState resolved = window(0, {});
   resolved.last_alert_ms = -9223372036854775807 - 1;
@@ -172,7 +172,7 @@ EngineState big_state(int tag, int n) {
   for (int i = 0; i < n; ++i) {
     WindowState w = window(1000000 + tag, {{100 + tag, {uint64_t(i), uint64_t(tag)}},  //
                                            {101 + tag, {7, uint64_t(i * tag)}}});
-    w.pending = {uint64_t(tag), i, i + tag, {}};
+    w.pending = {uint64_t(tag), i, i + tag};
     rw.windows.push_back(
         {"key-" + std::to_string(tag) + "-" + std::to_string(i) + std::string(size_t(tag) * 20, 'x'), std::move(w)});
   }
@@ -191,7 +191,7 @@ TEST_CASE("state: exact text of a small state") {
   s.now_ms = 125000;
   s.last_log_ms = -1;
   WindowState w = window(125000, {{12, {1, 2}}});
-  w.pending = {3, 100, 200, {}};
+  w.pending = {3, 100, 200};
   w.firing = true;
   w.announced = true;
   w.alerted = true;
