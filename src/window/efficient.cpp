@@ -291,20 +291,23 @@ EfficientWindow::Cell* EfficientWindow::ensure_by_event(Ext* x, uint32_t n) {
   return be;
 }
 
+void EfficientWindow::tally_events(Ext* x, uint32_t stripe, LineEvents events) {
+  Cell* be = ensure_by_event(x, events.of);
+  const uint32_t n = x->events_n.load(std::memory_order_relaxed);
+  Cell* mine = be + stripe * event_stride(n);
+  for (uint64_t m = events.mask; m != 0; m &= m - 1) {
+    const auto e = static_cast<uint32_t>(std::countr_zero(m));
+    if (e < n) mine[e].fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 void EfficientWindow::tally_add(Ext* x, int64_t decided_ms, LineEvents events) {
   const uint32_t stripe = stripe_id() & (stripes_ - 1);
   // The events before the line itself: a summary that takes the line then
   // usually takes its events too. One that races it (several inputs) leaves
-  // them to the next summary; none is lost or counted twice.
-  if (events.of != 0) {
-    Cell* be = ensure_by_event(x, events.of);
-    const uint32_t n = x->events_n.load(std::memory_order_relaxed);
-    Cell* mine = be + stripe * event_stride(n);
-    for (uint64_t m = events.mask; m != 0; m &= m - 1) {
-      const auto e = static_cast<uint32_t>(std::countr_zero(m));
-      if (e < n) mine[e].fetch_add(1, std::memory_order_relaxed);
-    }
-  }
+  // them to the next summary; none is lost or counted twice. Out of line, so
+  // that the flood path of a one-event rule stays as small as it was.
+  if (events.of != 0) tally_events(x, stripe, events);
   TallySlot& slot = x->tally()[stripe];
   slot.count.fetch_add(1, std::memory_order_relaxed);
   slot.last_ms.store(decided_ms, std::memory_order_relaxed);

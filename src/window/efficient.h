@@ -142,6 +142,7 @@ class EfficientWindow final : public Window {
   static void delete_ext(Ext* x, uint32_t stripes);
   Cell* ensure_more();
   void tally_add(Ext* x, int64_t decided_ms, LineEvents events = {});
+  [[gnu::noinline]] void tally_events(Ext* x, uint32_t stripe, LineEvents events);
   // Words per stripe of per-event tallies: n rounded up to 128 bytes, so
   // stripes do not share lines.
   static std::size_t event_stride(uint32_t n) {
