@@ -59,8 +59,10 @@ std::string check_summary(const config::RuleSet& rules) {
     if (r.key) out += fmt::format("  key: {} (at most {} keys)\n", r.key->text(), r.max_keys);
     if (!r.ignore.empty()) out += fmt::format("  ignore: {}\n", r.ignore);
     if (!throttle) {
-      out += fmt::format("  cooldown: {}{}\n", config::format_duration(r.cooldown_ms),
+      out += fmt::format("  cooldown: {}{}", config::format_duration(r.cooldown_ms),
                          r.resolve ? ", reports resolved" : "");
+      if (r.resolve_when) out += fmt::format(" when \"{}\"", r.resolve_when_text);
+      out += "\n";
     }
     if (r.message) out += fmt::format("  message: {}\n", r.message->text());
     if (!r.exec.empty()) {

@@ -64,6 +64,10 @@ std::string fingerprint(const Rule& r) {
   add_field(fp, "buckets", std::to_string(r.buckets));
   add_field(fp, "mode", to_string(r.mode));
   add_field(fp, "when", r.threshold ? fmt::format("sum >= {}", *r.threshold) : canonical_when(r.when_text));
+  // Part of the condition: a saved firing episode was opened under it. Only
+  // when set, so the fingerprints of rules without it (and their state
+  // files) stay as they were.
+  if (r.resolve_when) add_field(fp, "resolve_when", canonical_when(r.resolve_when_text));
   return fp;
 }
 

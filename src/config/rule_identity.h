@@ -6,7 +6,7 @@
 //    windows only when the fingerprint saved with them equals the rule's
 //    fingerprint now. It covers kind, events (names and patterns), ignore,
 //    window, buckets, mode and the condition (threshold, or `when` with
-//    whitespace normalised). It is text because it is written into the state
+//    whitespace normalised, and `resolve_when` when the rule has one). It is text because it is written into the state
 //    file and compared by a later run.
 //
 //  windows_carry_over(old, new)   SIGHUP reload (SPEC §6: keep "the windows
@@ -17,7 +17,8 @@
 //    alert counts events, the key because keyed and unkeyed rules hold their
 //    windows differently. Nothing is persisted, so it is a comparison.
 //
-// Why they differ: a reload is looser. A changed condition, ignore pattern
+// Why they differ: a reload is looser. A changed condition (`when` or
+// `resolve_when`: a kept firing episode then ends by the new one), ignore pattern
 // or mode does not make the kept counts wrong, only the decisions still to
 // come different, and adopt() carries a changed mode into windows of the new
 // mode itself. A state file is trusted only by an unchanged rule.

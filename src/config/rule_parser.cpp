@@ -308,6 +308,30 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
     }
     rule.resolve = resolve->as_boolean()->get();
   }
+  if (const toml::node* resolve_when = t.get("resolve_when")) {
+    if (!alert) {
+      return in.err(*resolve_when,
+                    fmt::format("{} is a throttle rule; resolve_when applies to alert rules only", label));
+    }
+    const auto* s = resolve_when->as_string();
+    if (s == nullptr) {
+      return in.err(*resolve_when, fmt::format("resolve_when must be a string such as \"error < 3\", not {}",
+                                               describe(*resolve_when)));
+    }
+    auto ex = Expr::parse(s->get(), rule.event_names);
+    if (!ex) return in.err_in(*resolve_when, ex.error().col, "resolve_when: " + ex.error().what);
+    // resolve_when only says when a resolved record is written: asking for it
+    // asks for resolves, and turning them off beside it is a contradiction.
+    const toml::node* resolve = t.get("resolve");
+    if (resolve != nullptr && !rule.resolve) {
+      return in.err(*resolve, fmt::format("{} has resolve_when but resolve = false; resolve_when decides when the "
+                                          "resolved record is written: remove one of them",
+                                          label));
+    }
+    rule.resolve = true;
+    rule.resolve_when = std::move(*ex);
+    rule.resolve_when_text = s->get();
+  }
   if (const toml::node* exec = t.get("exec")) {
     const auto* arr = exec->as_array();
     if (arr == nullptr || arr->empty()) {

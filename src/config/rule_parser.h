@@ -17,9 +17,9 @@
 
 namespace swthrottle::config {
 
-inline const std::vector<std::string> kRuleKeys{"name",   "kind",    "threshold", "window",   "when",
-                                                "key",    "message", "cooldown",  "resolve",  "exec",
-                                                "ignore", "mode",    "buckets",   "max_keys", "event"};
+inline const std::vector<std::string> kRuleKeys{"name",    "kind",     "threshold", "window",      "when",   "key",
+                                                "message", "cooldown", "resolve",   "exec",        "ignore", "mode",
+                                                "buckets", "max_keys", "event",     "resolve_when"};
 
 // A rule as its table gives it; the settings' defaults are not applied yet.
 struct PendingRule {

@@ -106,6 +106,11 @@ struct Rule {
   std::optional<Template> message;  // fields: all
   int64_t cooldown_ms = 0;          // alert: default = window_ms
   bool resolve = false;             // alert only
+  // alert only: the clear condition of a firing episode (hysteresis). Without
+  // it an episode ends when `when` stops holding; with it, only once `when`
+  // is false and resolve_when holds (`when` wins where both hold).
+  std::optional<Expr> resolve_when;
+  std::string resolve_when_text;  // as written ("" without resolve_when)
   std::vector<std::string> exec;    // argv, empty = none
   std::string ignore;               // RE2 pattern, empty = none
 

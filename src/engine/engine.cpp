@@ -40,7 +40,9 @@ struct Engine::RuleState {
   bool needs_captures = false;
   std::string threshold_text;  // {threshold}: Y, or the `when` text
   window::WindowSpec spec;
+  uint32_t tallied_events = 0;  // throttle of several events: LineEvents::of
   ExprCondition condition{nullptr};
+  ExprCondition clear{nullptr};  // resolve_when, when the rule has one
   window::AlertPolicy policy;
   // Shared so that a reloaded engine can keep them (SIGHUP) while deciders
   // still finishing a line on the old engine use the same windows.
@@ -64,8 +66,13 @@ Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rul
     // A throttle counts passed lines (one counter); an alert counts each event.
     rs->spec = window::WindowSpec{r.window_ms / r.buckets, r.buckets,
                                   rs->throttle ? 1u : static_cast<uint32_t>(r.events.size())};
+    if (rs->throttle && r.events.size() > 1) rs->tallied_events = static_cast<uint32_t>(r.events.size());
     rs->condition = ExprCondition(&r.when);
     rs->policy = window::AlertPolicy{&rs->condition, r.cooldown_ms, r.resolve};
+    if (r.resolve_when) {
+      rs->clear = ExprCondition(&*r.resolve_when);
+      rs->policy.clear = &rs->clear;
+    }
     if (r.key) {
       rs->keys = std::make_shared<KeyMap>(r.mode, rs->spec, r.max_keys);
     } else {
@@ -99,11 +106,23 @@ Record Engine::make_record(RecordType type, const RuleState& rs, std::string_vie
   return r;
 }
 
-Record Engine::summary_record(const RuleState& rs, std::string_view key, int64_t now, const window::Summary& s) const {
+Record Engine::summary_record(const RuleState& rs, std::string_view key, int64_t now, const window::Summary& s,
+                              std::span<const uint64_t> counts) const {
   Record r = make_record(RecordType::Summary, rs, key, now);
   r.suppressed = s.suppressed;
   r.first_ms = s.first_ms;
   r.last_ms = s.last_ms;
+  // Per event of the suppressed lines. A one-event rule's windows tally none:
+  // every suppressed line matched its event. A tally missing for a rule of
+  // more (pending from a state file of an older swthrottle) reads as zeros,
+  // as the window writes it.
+  const std::size_t n = rs.rule->events.size();
+  if (n == 1) {
+    r.counts.assign(1, s.suppressed);
+  } else {
+    r.counts.assign(n, 0);
+    std::copy_n(counts.begin(), std::min(n, counts.size()), r.counts.begin());
+  }
   return r;
 }
 
@@ -129,10 +148,11 @@ void Engine::check_rule(RuleState& rs, int64_t now, std::vector<Record>& out) {
   std::array<uint64_t, 64> counts{};
   auto check = [&](window::Window& w, std::string_view key) {
     if (rs.throttle) {
-      const window::Summary s = w.tick_throttle(now, rs.limit);
+      const std::span<uint64_t> tally(counts.data(), rs.tallied_events);
+      const window::Summary s = w.tick_throttle(now, rs.limit, tally);
       if (s.suppressed == 0) return;
       rs.stats().summaries.add();
-      out.push_back(summary_record(rs, key, now, s));
+      out.push_back(summary_record(rs, key, now, s, tally));
     } else {
       const window::AlertOutcome o = w.tick_alert(now, rs.policy, counts);
       if (o.action != window::AlertAction::Resolved) return;
@@ -185,10 +205,12 @@ void Engine::tick(int64_t now_ms, std::vector<Record>& out, BoundaryMemo* memo) 
 void Engine::flush_evicted(RuleState& rs, const SlotRef& evicted, int64_t now, std::vector<Record>& out) {
   rs.stats().evictions.add();
   if (!rs.throttle) return;  // an evicted alert key is forgotten (counted in the stats)
-  const window::Summary s = evicted->window().take_pending();
+  std::array<uint64_t, 64> counts;
+  const std::span<uint64_t> tally(counts.data(), rs.tallied_events);
+  const window::Summary s = evicted->window().take_pending(tally);
   if (s.suppressed == 0) return;
   rs.stats().summaries.add();
-  out.push_back(summary_record(rs, evicted->key(), now, s));
+  out.push_back(summary_record(rs, evicted->key(), now, s, tally));
 }
 
 void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vector<Record>& out,
@@ -280,14 +302,17 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
 
     if (rs.throttle) {
       throttle_matched = true;
-      const window::ThrottleOutcome o = w->offer_throttle(t, now, rs.limit);
+      // A multi-event rule's summaries say which events were suppressed.
+      const window::LineEvents events{hit.events, rs.tallied_events};
+      const std::span<uint64_t> tally(counts.data(), rs.tallied_events);
+      const window::ThrottleOutcome o = w->offer_throttle(t, now, rs.limit, 0, events, tally);
       if (o.late) rs.stats().late.add();
       if (o.passed) {
         rs.stats().passed.add();
         if (passed_by == nullptr) passed_by = &rule;
         if (o.summary.suppressed != 0) {
           rs.stats().summaries.add();
-          summaries.push_back(summary_record(rs, key, now, o.summary));
+          summaries.push_back(summary_record(rs, key, now, o.summary, tally));
         }
       } else {
         suppressed = true;
@@ -332,8 +357,9 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
     if (ex) {
       ex->decision = o.action == window::AlertAction::Alert      ? to_string(o.action)
                      : o.action == window::AlertAction::Resolved ? "resolved: the condition no longer holds"
-                     : o.holds ? "condition holds; no alert: inside the cooldown since the last one"
-                               : "counted; condition false";
+                     : o.holds  ? "condition holds; no alert: inside the cooldown since the last one"
+                     : o.firing ? "counted; condition false, still firing: resolve_when does not hold"
+                                : "counted; condition false";
     }
   }
 
@@ -358,10 +384,12 @@ void Engine::finish(std::vector<Record>& out) {
   for (auto& rs : states_) {
     if (!rs->throttle) continue;
     auto take = [&](window::Window& w, std::string_view key) {
-      const window::Summary s = w.take_pending();
+      std::array<uint64_t, 64> counts;
+      const std::span<uint64_t> tally(counts.data(), rs->tallied_events);
+      const window::Summary s = w.take_pending(tally);
       if (s.suppressed == 0) return;
       rs->stats().summaries.add();
-      out.push_back(summary_record(*rs, key, now, s));
+      out.push_back(summary_record(*rs, key, now, s, tally));
     };
     if (rs->single) {
       take(*rs->single, "");
@@ -432,9 +460,11 @@ std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& f
       fresh.push_back(rs->rule->name);
       if (prev->throttle) {
         auto take = [&](window::Window& w, std::string_view key) {
-          const window::Summary s = w.take_pending();
+          std::array<uint64_t, 64> counts;
+          const std::span<uint64_t> tally(counts.data(), prev->tallied_events);
+          const window::Summary s = w.take_pending(tally);
           if (s.suppressed == 0) return;
-          flushed.push_back(summary_record(*prev, key, old.now_.load(), s));
+          flushed.push_back(summary_record(*prev, key, old.now_.load(), s, tally));
         };
         if (prev->single) take(*prev->single, "");
         else

@@ -101,7 +101,10 @@ class Engine {
   void check_rule(RuleState& rs, int64_t now, std::vector<Record>& out);
   void flush_evicted(RuleState& rs, const SlotRef& evicted, int64_t now, std::vector<Record>& out);
   Record make_record(RecordType type, const RuleState& rs, std::string_view key, int64_t now) const;
-  Record summary_record(const RuleState& rs, std::string_view key, int64_t now, const window::Summary& s) const;
+  // `counts`: the summary's per-event counts, as the window wrote them
+  // (unread for a rule of one event, whose windows tally none).
+  Record summary_record(const RuleState& rs, std::string_view key, int64_t now, const window::Summary& s,
+                        std::span<const uint64_t> counts) const;
   void fill_counts(Record& r, const RuleState& rs, std::span<const uint64_t> counts) const;
   // Renders the rule's message (if any) into r; values are the template fields
   // of the line (count, suppressed and key are filled in from r).

@@ -10,9 +10,9 @@
 // the default window (10 buckets, one counter) and an IPv4 key (<= 16 bytes):
 //   slot header (LRU links, references, key length)       24
 //   key, padded to 8                                       16
-//   EfficientWindow / AccurateWindow                  88 / 96
+//   EfficientWindow / AccurateWindow                 88 / 104
 //   first cell block / counters                       80 / 88
-//   = 208 / 224 bytes, a 224 / 240-byte malloc chunk
+//   = 208 / 232 bytes, a 224 / 240-byte malloc chunk
 //   table: 12 bytes per entry, 7/16 to 7/8 full         14-27
 // (before: ~496 / ~446 bytes in six allocations).
 #pragma once

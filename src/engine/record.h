@@ -36,9 +36,11 @@ struct Record {
   std::string key;  // "" for a rule without `key`
 
   // Alert, Resolved
-  uint64_t count = 0;            // total of the rule's event counts in the window
-  std::vector<uint64_t> counts;  // per event, in rule->event_names order
-  std::string message;           // rendered `message`; empty = the rule has none
+  uint64_t count = 0;  // total of the rule's event counts in the window
+  // Alert, Resolved: per event, in rule->event_names order, in the window.
+  // Summary: per event, how many of the suppressed lines matched it.
+  std::vector<uint64_t> counts;
+  std::string message;  // rendered `message`; empty = the rule has none
   bool has_message = false;
 
   // Alert, Resolved, Summary

@@ -46,6 +46,18 @@ void json_time(std::string& out, std::string_view field, bool has, int64_t ms) {
   }
 }
 
+// "counts":{...}: every event of the rule, in rule order.
+void json_counts(std::string& out, const Record& r, const config::Rule& rule) {
+  out += ",\"counts\":{";
+  for (std::size_t i = 0; i < rule.event_names.size(); ++i) {
+    if (i > 0) out += ',';
+    append_json_string(out, rule.event_names[i]);
+    out += ':';
+    append_uint(out, count_at(r, i));
+  }
+  out += '}';
+}
+
 void render_json(std::string& out, const Record& r) {
   out += "{\"type\":\"";
   out += to_string(r.type);
@@ -83,20 +95,15 @@ void render_json(std::string& out, const Record& r) {
     append_uint(out, r.suppressed);
     json_time(out, ",\"first\":", true, r.first_ms);
     json_time(out, ",\"last\":", true, r.last_ms);
+    json_counts(out, r, rule);  // last: the members before it are as they were without it
     out += "}\n";
     return;
   }
 
   out += ",\"count\":";
   append_uint(out, r.count);
-  out += ",\"counts\":{";
-  for (std::size_t i = 0; i < rule.event_names.size(); ++i) {
-    if (i > 0) out += ',';
-    append_json_string(out, rule.event_names[i]);
-    out += ':';
-    append_uint(out, count_at(r, i));
-  }
-  out += "},\"suppressed\":";
+  json_counts(out, r, rule);
+  out += ",\"suppressed\":";
   append_uint(out, r.suppressed);
   if (r.type == RecordType::Alert && r.has_line) {
     out += ",\"line\":";
@@ -133,6 +140,19 @@ void text_condition(std::string& out, const config::Rule& rule) {
   append_text_escaped(out, rule.window_text);
 }
 
+// " counts=a:1,b:2" for a rule of several events; nothing for one event,
+// whose count is already said.
+void text_counts(std::string& out, const Record& r, const config::Rule& rule) {
+  if (rule.event_names.size() <= 1) return;
+  out += " counts=";
+  for (std::size_t i = 0; i < rule.event_names.size(); ++i) {
+    if (i > 0) out += ',';
+    append_text_escaped(out, rule.event_names[i]);
+    out += ':';
+    append_uint(out, count_at(r, i));
+  }
+}
+
 void render_text(std::string& out, const Record& r) {
   if (r.type == RecordType::Line) {
     out += r.line;  // byte-for-byte: a passed line is the user's data, not ours
@@ -153,6 +173,7 @@ void render_text(std::string& out, const Record& r) {
   if (r.type == RecordType::Summary) {
     out += " suppressed=";
     append_uint(out, r.suppressed);
+    text_counts(out, r, rule);  // which events the suppressed lines were
     text_time(out, " first=", true, r.first_ms);
     text_time(out, " last=", true, r.last_ms);
     out += " window=";
@@ -164,15 +185,7 @@ void render_text(std::string& out, const Record& r) {
 
   out += " count=";
   append_uint(out, r.count);
-  if (rule.event_names.size() > 1) {
-    out += " counts=";
-    for (std::size_t i = 0; i < rule.event_names.size(); ++i) {
-      if (i > 0) out += ',';
-      append_text_escaped(out, rule.event_names[i]);
-      out += ':';
-      append_uint(out, count_at(r, i));
-    }
-  }
+  text_counts(out, r, rule);
   text_condition(out, rule);
   if (r.type == RecordType::Alert) {
     out += " suppressed=";

@@ -66,6 +66,13 @@ class WindowWriter {
     pending["suppressed"] = w.pending.suppressed;
     pending["first_ms"] = w.pending.first_ms;
     pending["last_ms"] = w.pending.last_ms;
+    // Per-event counts of the pending lines: only a multi-event throttle's,
+    // so every other window's text is as it was before they existed.
+    if (w.pending_counts.empty()) {
+      pending.erase("counts");
+    } else {
+      pending["counts"] = w.pending_counts;
+    }
     j_["firing"] = w.firing;
     j_["announced"] = w.announced;
     j_["alerted"] = w.alerted;
@@ -210,6 +217,13 @@ class Reader {
     const json* p = member(j, "pending", path);
     const std::string pp = at(path, "pending");
     if (p == nullptr || !object(*p, pp)) return false;
+    if (auto c = p->find("counts"); c != p->end()) {  // optional: absent in files of older versions
+      const std::string cp = at(pp, "counts");
+      if (!array(*c, cp)) return false;
+      w.pending_counts.resize(c->size());
+      for (std::size_t e = 0; e < c->size(); ++e)
+        if (!uint64((*c)[e], index(cp, e), w.pending_counts[e])) return false;
+    }
     return field(*p, "suppressed", pp, w.pending.suppressed, &Reader::uint64) &&
            field(*p, "first_ms", pp, w.pending.first_ms, &Reader::int64) &&
            field(*p, "last_ms", pp, w.pending.last_ms, &Reader::int64) &&

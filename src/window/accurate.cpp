@@ -98,7 +98,8 @@ int64_t AccurateWindow::now_ms() const {
   return now_ms_;
 }
 
-ThrottleOutcome AccurateWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event) {
+ThrottleOutcome AccurateWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event,
+                                               LineEvents events, std::span<uint64_t> counts_out) {
   std::lock_guard lock(mu_);
   advance_locked(std::max(now_ms, t_ms));
   ThrottleOutcome out;
@@ -113,32 +114,54 @@ ThrottleOutcome AccurateWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uin
   if (total_locked() < limit) {
     add_locked(b, event, 1);
     out.passed = true;
-    out.summary = take_pending_locked();
+    out.summary = take_pending_locked(counts_out);
   } else {
     if (pending_++ == 0) first_ms_ = decided_at;
     last_ms_ = decided_at;
+    tally_events_locked(events);
   }
   return out;
 }
 
-Summary AccurateWindow::take_pending_locked() {
+void AccurateWindow::tally_events_locked(LineEvents events) {
+  if (events.of == 0) return;
+  const uint32_t n = std::min<uint32_t>(events.of, 64);
+  if (!pending_events_) {
+    pending_events_ = std::make_unique<uint64_t[]>(n + 1);  // zeroed
+    pending_events_[0] = n;
+  }
+  const uint64_t have = pending_events_[0];
+  for (uint64_t m = events.mask; m != 0; m &= m - 1) {
+    const auto e = static_cast<uint64_t>(std::countr_zero(m));
+    if (e < have) ++pending_events_[1 + e];
+  }
+}
+
+Summary AccurateWindow::take_pending_locked(std::span<uint64_t> counts_out) {
   Summary s;
   if (pending_ == 0) return s;
   s = Summary{pending_, first_ms_, last_ms_};
   pending_ = 0;
+  std::fill(counts_out.begin(), counts_out.end(), 0);
+  if (pending_events_) {
+    uint64_t* c = pending_events_.get() + 1;
+    const auto n = static_cast<std::size_t>(pending_events_[0]);
+    std::copy_n(c, std::min(n, counts_out.size()), counts_out.begin());
+    std::fill_n(c, n, 0);
+  }
   return s;
 }
 
-Summary AccurateWindow::tick_throttle(int64_t now_ms, uint64_t limit) {
+Summary AccurateWindow::tick_throttle(int64_t now_ms, uint64_t limit, std::span<uint64_t> counts_out) {
   std::lock_guard lock(mu_);
   advance_locked(now_ms);
   if (pending_ == 0 || total_locked() >= limit) return {};
-  return take_pending_locked();
+  return take_pending_locked(counts_out);
 }
 
-Summary AccurateWindow::take_pending() {
+Summary AccurateWindow::take_pending(std::span<uint64_t> counts_out) {
   std::lock_guard lock(mu_);
-  return take_pending_locked();
+  return take_pending_locked(counts_out);
 }
 
 AlertOutcome AccurateWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events, const AlertPolicy& policy,
@@ -160,7 +183,9 @@ AlertOutcome AccurateWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t 
   }
   copy_totals_locked(counts_out);
   out.holds = policy.condition->holds(std::span<const uint64_t>(totals(), spec_.events));
-  apply_alert_step_locked(next_alert_state(alert_state_locked(), out.holds, /*from_event=*/true, now_ms_, policy), out);
+  const bool clear = clears(policy, firing_, out.holds, std::span<const uint64_t>(totals(), spec_.events));
+  apply_alert_step_locked(
+      next_alert_state(alert_state_locked(), out.holds, clear, /*from_event=*/true, now_ms_, policy), out);
   if (out.holds && out.action == AlertAction::None) ++alert_suppressed_;  // held back by the cooldown
   return out;
 }
@@ -190,8 +215,9 @@ AlertOutcome AccurateWindow::tick_alert(int64_t now_ms, const AlertPolicy& polic
   copy_totals_locked(counts_out);
   if (!firing_) return out;
   out.holds = policy.condition->holds(std::span<const uint64_t>(totals(), spec_.events));
-  apply_alert_step_locked(next_alert_state(alert_state_locked(), out.holds, /*from_event=*/false, now_ms_, policy),
-                          out);
+  const bool clear = clears(policy, firing_, out.holds, std::span<const uint64_t>(totals(), spec_.events));
+  apply_alert_step_locked(
+      next_alert_state(alert_state_locked(), out.holds, clear, /*from_event=*/false, now_ms_, policy), out);
   return out;
 }
 
@@ -212,6 +238,8 @@ WindowState AccurateWindow::save() const {
     }
   }
   st.pending = Summary{pending_, first_ms_, last_ms_};
+  if (pending_events_ && pending_ != 0)
+    st.pending_counts.assign(pending_events_.get() + 1, pending_events_.get() + 1 + pending_events_[0]);
   st.firing = firing_;
   st.announced = announced_;
   st.alerted = alerted_;
@@ -230,6 +258,13 @@ void AccurateWindow::load(const WindowState& st) {
   pending_ = st.pending.suppressed;
   first_ms_ = st.pending.first_ms;
   last_ms_ = st.pending.last_ms;
+  pending_events_.reset();
+  if (!st.pending_counts.empty()) {
+    const auto n = static_cast<uint32_t>(std::min<std::size_t>(st.pending_counts.size(), 64));
+    pending_events_ = std::make_unique<uint64_t[]>(n + 1);
+    pending_events_[0] = n;
+    std::copy_n(st.pending_counts.begin(), n, pending_events_.get() + 1);
+  }
   firing_ = st.firing;
   announced_ = st.announced;
   alerted_ = st.alerted;

@@ -20,12 +20,13 @@
 // uncontended lock (~15 ns); contended on one hot key, calls serialize. The
 // lock is a 4-byte TinyMutex: every key of an accurate keyed rule has one.
 //
-// Memory: 96 bytes plus (1 + B) x E counters, which either the window
+// Memory: 104 bytes plus (1 + B) x E counters, which either the window
 // allocates or the caller provides (make_window_at: a key's slot holds its
 // window and counters in one allocation).
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "window/alert_state.h"
 #include "window/tiny_mutex.h"
@@ -52,9 +53,10 @@ class AccurateWindow final : public Window {
   void read(std::span<uint64_t> out) const override;
   int64_t now_ms() const override;
 
-  ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event = 0) override;
-  Summary tick_throttle(int64_t now_ms, uint64_t limit) override;
-  Summary take_pending() override;
+  ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event = 0,
+                                 LineEvents events = {}, std::span<uint64_t> counts_out = {}) override;
+  Summary tick_throttle(int64_t now_ms, uint64_t limit, std::span<uint64_t> counts_out = {}) override;
+  Summary take_pending(std::span<uint64_t> counts_out = {}) override;
 
   AlertOutcome offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events, const AlertPolicy& policy,
                            std::span<uint64_t> counts_out) override;
@@ -69,7 +71,8 @@ class AccurateWindow final : public Window {
   void add_locked(int64_t b, uint32_t event, uint64_t n);
   uint64_t total_locked() const;
   void copy_totals_locked(std::span<uint64_t> out) const;
-  Summary take_pending_locked();
+  Summary take_pending_locked(std::span<uint64_t> counts_out);
+  void tally_events_locked(LineEvents events);
   AlertState alert_state_locked() const;
   // Stores step.next and reports step.action in out, with the held-back
   // lines it carries (Alert also starts a new tally).
@@ -94,6 +97,10 @@ class AccurateWindow final : public Window {
   uint64_t pending_ = 0;
   int64_t first_ms_ = 0;
   int64_t last_ms_ = 0;
+  // Their per-event counts (LineEvents): [0] is the number of events n, then
+  // n counts. Allocated at the first suppression that tallies events, so a
+  // window that never suppresses a multi-event rule's line pays 8 bytes.
+  std::unique_ptr<uint64_t[]> pending_events_;
 
   // Alert (with firing_, announced_ and alerted_ above).
   int64_t last_alert_ms_ = 0;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "window/window.h"
 
@@ -30,11 +31,12 @@ struct AlertStep {
 };
 
 // One evaluation at now_ms. `holds`: the condition over the window's counts.
-// `from_event`: a line's events were just counted, so an alert may be raised;
-// false for a boundary check, which can only end a firing episode. The caller
-// tallies a held-back line exactly when holds && from_event and the action is
-// None (inside the cooldown).
-constexpr AlertStep next_alert_state(const AlertState& s, bool holds, bool from_event, int64_t now_ms,
+// `clears`: the episode may end here (see clears() below; only read when
+// !holds). `from_event`: a line's events were just counted, so an alert may
+// be raised; false for a boundary check, which can only end a firing episode.
+// The caller tallies a held-back line exactly when holds && from_event and the
+// action is None (inside the cooldown).
+constexpr AlertStep next_alert_state(const AlertState& s, bool holds, bool clears, bool from_event, int64_t now_ms,
                                      const AlertPolicy& policy) {
   AlertStep step{s, AlertAction::None, false};
   if (holds && from_event) {
@@ -49,13 +51,29 @@ constexpr AlertStep next_alert_state(const AlertState& s, bool holds, bool from_
       step.next.announced = false;
       step.changed = true;
     }
-  } else if (!holds && s.firing) {
+  } else if (!holds && s.firing && clears) {
     step.next.firing = false;
     step.next.announced = false;
     step.changed = true;
     if (s.announced && policy.resolve) step.action = AlertAction::Resolved;
   }
   return step;
+}
+
+// Without a clear condition, an episode ends as soon as the condition is false.
+constexpr AlertStep next_alert_state(const AlertState& s, bool holds, bool from_event, int64_t now_ms,
+                                     const AlertPolicy& policy) {
+  return next_alert_state(s, holds, /*clears=*/true, from_event, now_ms, policy);
+}
+
+// Whether a firing episode may end at these counts: the condition is false
+// and, with a clear condition (resolve_when), that one holds. Where both the
+// condition and the clear condition hold, the condition wins: the key fires.
+// Evaluated only for a firing key, so a key that is not firing never pays for
+// the second condition.
+inline bool clears(const AlertPolicy& policy, bool firing, bool holds, std::span<const uint64_t> counts) {
+  if (!firing || holds) return false;
+  return policy.clear == nullptr || policy.clear->holds(counts);
 }
 
 }  // namespace swthrottle::window

@@ -144,6 +144,7 @@ EfficientWindow::Ext* EfficientWindow::new_ext(uint32_t stripes) {
 }
 
 void EfficientWindow::delete_ext(Ext* x, uint32_t stripes) {
+  delete_aligned_array(x->by_event.load(), by_event_words(stripes, x->events_n.load()));
   TallySlot* t = x->tally();
   for (uint32_t i = 0; i < stripes; ++i) t[i].~TallySlot();
   x->~Ext();
@@ -278,8 +279,36 @@ void EfficientWindow::advance(int64_t now_ms) { advance_to(now_ms); }
 
 void EfficientWindow::read(std::span<uint64_t> out) const { sum_at(now_.load(), out); }
 
-void EfficientWindow::tally_add(Ext* x, int64_t decided_ms) {
-  TallySlot& slot = x->tally()[stripe_id() & (stripes_ - 1)];
+EfficientWindow::Cell* EfficientWindow::ensure_by_event(Ext* x, uint32_t n) {
+  Cell* be = x->by_event.load(std::memory_order_acquire);
+  if (be != nullptr) return be;
+  n = std::min<uint32_t>(n, 64);
+  Cell* fresh = new_aligned_array<Cell>(by_event_words(stripes_, n));
+  // Every offer to a window gives the same n, so a racing thread stores the same.
+  x->events_n.store(n, std::memory_order_relaxed);
+  if (x->by_event.compare_exchange_strong(be, fresh, std::memory_order_acq_rel)) return fresh;
+  delete_aligned_array(fresh, by_event_words(stripes_, n));  // another thread won
+  return be;
+}
+
+void EfficientWindow::tally_events(Ext* x, uint32_t stripe, LineEvents events) {
+  Cell* be = ensure_by_event(x, events.of);
+  const uint32_t n = x->events_n.load(std::memory_order_relaxed);
+  Cell* mine = be + stripe * event_stride(n);
+  for (uint64_t m = events.mask; m != 0; m &= m - 1) {
+    const auto e = static_cast<uint32_t>(std::countr_zero(m));
+    if (e < n) mine[e].fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void EfficientWindow::tally_add(Ext* x, int64_t decided_ms, LineEvents events) {
+  const uint32_t stripe = stripe_id() & (stripes_ - 1);
+  // The events before the line itself: a summary that takes the line then
+  // usually takes its events too. One that races it (several inputs) leaves
+  // them to the next summary; none is lost or counted twice. Out of line, so
+  // that the flood path of a one-event rule stays as small as it was.
+  if (events.of != 0) tally_events(x, stripe, events);
+  TallySlot& slot = x->tally()[stripe];
   slot.count.fetch_add(1, std::memory_order_relaxed);
   slot.last_ms.store(decided_ms, std::memory_order_relaxed);
   // Set once per summary: in a flood this is a load of a read-mostly line.
@@ -307,9 +336,45 @@ uint64_t EfficientWindow::untaken_tally() const {
   return total > reported ? total - reported : 0;
 }
 
+std::vector<uint64_t> EfficientWindow::untaken_event_counts(const Ext* x) const {
+  std::vector<uint64_t> out;
+  const Cell* be = x != nullptr ? x->by_event.load(std::memory_order_acquire) : nullptr;
+  if (be == nullptr) return out;
+  const uint32_t n = x->events_n.load(std::memory_order_relaxed);
+  out.resize(n);
+  for (uint32_t e = 0; e < n; ++e) {
+    const uint64_t reported = be[stripes_ * event_stride(n) + e].load();
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < stripes_; ++i) total += be[i * event_stride(n) + e].load(std::memory_order_relaxed);
+    out[e] = total > reported ? total - reported : 0;
+  }
+  return out;
+}
+
+// As take_summary() does for the tally, per event: each event's reported
+// total only grows (CAS to the larger), so two summaries racing here split
+// the growth between them and never count a line twice.
+void EfficientWindow::take_event_counts(Ext* x, std::span<uint64_t> out) {
+  std::fill(out.begin(), out.end(), 0);
+  Cell* be = x->by_event.load(std::memory_order_acquire);
+  if (be == nullptr) return;
+  const uint32_t n = x->events_n.load(std::memory_order_relaxed);
+  // Every event's growth is taken, whether the caller wants it or not: an
+  // untaken one would show up in the next summary.
+  for (uint32_t e = 0; e < n; ++e) {
+    Cell& reported = be[stripes_ * event_stride(n) + e];
+    uint64_t prev = reported.load();
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < stripes_; ++i) total += be[i * event_stride(n) + e].load(std::memory_order_relaxed);
+    while (total > prev && !reported.compare_exchange_weak(prev, total)) {
+    }
+    if (e < out.size()) out[e] = total > prev ? total - prev : 0;
+  }
+}
+
 // Tallies are never reset (a striped read-then-reset loses counts, cf.
 // LongAdder.sumThenReset): a report takes the growth since the last report.
-Summary EfficientWindow::take_summary() {
+Summary EfficientWindow::take_summary(std::span<uint64_t> counts_out) {
   Ext* x = ext();
   if (x == nullptr) return {};
   const TallySlot* t = x->tally();
@@ -327,13 +392,15 @@ Summary EfficientWindow::take_summary() {
       const int64_t first = x->first_ms.exchange(kUnset);
       s.last_ms = last;
       s.first_ms = first == kUnset ? last : first;
+      take_event_counts(x, counts_out);
       return s;
     }
   }
   return {};
 }
 
-ThrottleOutcome EfficientWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event) {
+ThrottleOutcome EfficientWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event,
+                                                LineEvents events, std::span<uint64_t> counts_out) {
   ThrottleOutcome out;
   for (;;) {
     // The window moves to the later of now and t; t may be older (its own
@@ -358,7 +425,7 @@ ThrottleOutcome EfficientWindow::offer_throttle(int64_t t_ms, int64_t now_ms, ui
         // decide again at the new position.
         if (add_at(w, b, event, 1) == AddResult::Late) continue;
         out.passed = true;
-        out.summary = take_summary();
+        out.summary = take_summary(counts_out);
         return out;
       }
       saturated_limit_.store(limit);
@@ -366,20 +433,20 @@ ThrottleOutcome EfficientWindow::offer_throttle(int64_t t_ms, int64_t now_ms, ui
     }
     Ext* x = ensure_ext();
     if (!x->throttled.load(std::memory_order_relaxed)) x->throttled.store(true, std::memory_order_relaxed);
-    tally_add(x, decided_at);
+    tally_add(x, decided_at, events);
     return out;
   }
 }
 
-Summary EfficientWindow::tick_throttle(int64_t now_ms, uint64_t limit) {
+Summary EfficientWindow::tick_throttle(int64_t now_ms, uint64_t limit, std::span<uint64_t> counts_out) {
   const uint64_t w = advance_to(now_ms);
   const Ext* x = ext();
   if (x == nullptr || tally_total(x) == x->reported.load()) return {};
   if (sum_at(w, {}) >= limit) return {};
-  return take_summary();
+  return take_summary(counts_out);
 }
 
-Summary EfficientWindow::take_pending() { return take_summary(); }
+Summary EfficientWindow::take_pending(std::span<uint64_t> counts_out) { return take_summary(counts_out); }
 
 uint64_t EfficientWindow::take_alert_suppressed() {
   Ext* x = ext();
@@ -427,7 +494,9 @@ AlertAction EfficientWindow::decide_alert(const AlertPolicy& policy, AlertOutcom
     const uint64_t s = state_.load();
     sum_at(now_.load(), cs);
     out.holds = policy.condition->holds(cs);
-    const AlertStep step = next_alert_state(unpack_alert_state(s), out.holds, from_event, now, policy);
+    const AlertState from = unpack_alert_state(s);
+    const bool clear = clears(policy, from.firing, out.holds, cs);
+    const AlertStep step = next_alert_state(from, out.holds, clear, from_event, now, policy);
     const uint64_t next = step.changed ? pack_alert_state(step.next) : s;
     const AlertAction action = step.action;
     if (next != s) {
@@ -497,6 +566,7 @@ WindowState EfficientWindow::save() const {
         if (t[i].count.load(std::memory_order_relaxed) != 0) last = std::max(last, t[i].last_ms.load());
       const int64_t first = x->first_ms.load();
       st.pending = Summary{untaken, first == kUnset ? last : first, last};
+      st.pending_counts = untaken_event_counts(x);
     }
   } else {
     st.alert_suppressed = untaken;
@@ -520,6 +590,13 @@ void EfficientWindow::load(const WindowState& st) {
     slot.count.fetch_add(untaken, std::memory_order_relaxed);
     slot.last_ms.store(st.pending.last_ms, std::memory_order_relaxed);
     if (st.pending.suppressed != 0) x->first_ms.store(st.pending.first_ms);
+    if (st.pending.suppressed != 0 && !st.pending_counts.empty()) {
+      const auto n = static_cast<uint32_t>(std::min<std::size_t>(st.pending_counts.size(), 64));
+      Cell* be = ensure_by_event(x, n);
+      const uint32_t have = x->events_n.load(std::memory_order_relaxed);
+      Cell* mine = be + (stripe_id() & (stripes_ - 1)) * event_stride(have);
+      for (uint32_t e = 0; e < n && e < have; ++e) mine[e].fetch_add(st.pending_counts[e], std::memory_order_relaxed);
+    }
   }
   state_.store(pack_alert_state({st.firing, st.announced, st.alerted, st.last_alert_ms}));
 }
@@ -531,7 +608,7 @@ std::unique_ptr<Window> make_window(Mode mode, const WindowSpec& spec, uint32_t 
 
 // Both windows end on a multiple of kWindowAlign, so their counters follow
 // them directly. The sizes are the idle-key budget of engine/keymap.h (64-bit).
-static_assert(sizeof(void*) != 8 || (sizeof(EfficientWindow) == 88 && sizeof(AccurateWindow) == 96));
+static_assert(sizeof(void*) != 8 || (sizeof(EfficientWindow) == 88 && sizeof(AccurateWindow) == 104));
 static_assert(alignof(AccurateWindow) <= kWindowAlign && sizeof(AccurateWindow) % kWindowAlign == 0);
 static_assert(alignof(EfficientWindow) <= kWindowAlign && sizeof(EfficientWindow) % kWindowAlign == 0);
 

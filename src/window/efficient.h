@@ -31,12 +31,14 @@
 //  - single-threaded (and with -j for one input, which decides in order), every
 //    decision equals AccurateWindow's;
 //  - an alert or resolve transition happens exactly once (CAS on one state word);
-//  - suppressed counts of summaries and alerts add up to what was suppressed.
+//  - suppressed counts of summaries and alerts add up to what was suppressed,
+//    and so do the per-event counts of summaries (LineEvents), event by event.
 // Approximate, with several threads deciding on one window at once (T):
 //  - a throttle passes between min(Y, offered) and Y + T - 1 lines per window
 //    position (a pass reads the sum, then adds; at most T-1 adds are in flight);
 //  - an alert's counts may miss adds still in flight; `first`/`last` of a
-//    summary may include a line of a neighbouring summary.
+//    summary may include a line of a neighbouring summary, and its per-event
+//    counts may leave the events of a line still being tallied to the next.
 // Flood path: once a throttle has seen sum >= Y at a position, it latches that
 // position and later decisions there cost two loads and a striped tally add.
 //
@@ -48,6 +50,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <vector>
 
 #include "window/stripe.h"
 #include "window/window.h"
@@ -70,9 +73,10 @@ class EfficientWindow final : public Window {
   void read(std::span<uint64_t> out) const override;
   int64_t now_ms() const override { return now_ms_.load(); }
 
-  ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event = 0) override;
-  Summary tick_throttle(int64_t now_ms, uint64_t limit) override;
-  Summary take_pending() override;
+  ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event = 0,
+                                 LineEvents events = {}, std::span<uint64_t> counts_out = {}) override;
+  Summary tick_throttle(int64_t now_ms, uint64_t limit, std::span<uint64_t> counts_out = {}) override;
+  Summary take_pending(std::span<uint64_t> counts_out = {}) override;
 
   AlertOutcome offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events, const AlertPolicy& policy,
                            std::span<uint64_t> counts_out) override;
@@ -106,6 +110,11 @@ class EfficientWindow final : public Window {
     std::atomic<uint64_t> reported{0};      // tally total at the last summary or alert
     std::atomic<int64_t> first_ms{kUnset};  // decision time of the first suppressed line since the summary
     std::atomic<bool> throttled{false};     // used as a throttle: its tally is pending summaries
+    std::atomic<uint32_t> events_n{0};      // n of by_event, stored before by_event is published
+    // Per-event tallies of suppressed lines (LineEvents), from the first one:
+    // S stripes of event_stride(n) words, then n words "reported" (the
+    // per-event totals at the last summary, as `reported` is for the tally).
+    std::atomic<Cell*> by_event{nullptr};
 
     TallySlot* tally() { return std::launder(reinterpret_cast<TallySlot*>(this + 1)); }
     const TallySlot* tally() const { return std::launder(reinterpret_cast<const TallySlot*>(this + 1)); }
@@ -132,10 +141,23 @@ class EfficientWindow final : public Window {
   static Ext* new_ext(uint32_t stripes);
   static void delete_ext(Ext* x, uint32_t stripes);
   Cell* ensure_more();
-  void tally_add(Ext* x, int64_t decided_ms);
+  void tally_add(Ext* x, int64_t decided_ms, LineEvents events = {});
+  [[gnu::noinline]] void tally_events(Ext* x, uint32_t stripe, LineEvents events);
+  // Words per stripe of per-event tallies: n rounded up to 128 bytes, so
+  // stripes do not share lines.
+  static std::size_t event_stride(uint32_t n) {
+    constexpr std::size_t kWords = kFalseSharingRange / sizeof(Cell);
+    return (std::size_t(n) + kWords - 1) / kWords * kWords;
+  }
+  static std::size_t by_event_words(uint32_t stripes, uint32_t n) { return stripes * event_stride(n) + n; }
+  Cell* ensure_by_event(Ext* x, uint32_t n);
+  // The per-event growth since the last report, which it then becomes, into
+  // out (zeroed first).
+  void take_event_counts(Ext* x, std::span<uint64_t> out);
+  std::vector<uint64_t> untaken_event_counts(const Ext* x) const;
   uint64_t tally_total(const Ext* x) const;
   uint64_t untaken_tally() const;
-  Summary take_summary();
+  Summary take_summary(std::span<uint64_t> counts_out);
   uint64_t take_alert_suppressed();
   AlertAction decide_alert(const AlertPolicy& policy, AlertOutcome& out, std::span<uint64_t> counts_out,
                            bool from_event);

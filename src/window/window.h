@@ -59,6 +59,9 @@ struct AlertPolicy {
   const Condition* condition = nullptr;
   int64_t cooldown_ms = 0;  // least time between two alerts
   bool resolve = false;     // report when a announced condition stops holding
+  // The condition that ends a firing episode once `condition` is false
+  // (hysteresis: fire at >= 10, clear below 3). Null: `condition` false ends it.
+  const Condition* clear = nullptr;
 };
 
 // Suppressed lines of a throttle since the last summary. suppressed == 0: none.
@@ -66,6 +69,16 @@ struct Summary {
   uint64_t suppressed = 0;
   int64_t first_ms = 0;  // decision time of the first suppressed line
   int64_t last_ms = 0;   // decision time of the last suppressed line
+};
+
+// The events a throttled line matched (bit i: event i of its rule), out of
+// `of` events. A suppressed line adds one to each of them in the pending
+// summary's per-event counts: how many of its lines matched each event (a
+// line of two events counts in both). of == 0: no per-event tally. Every
+// offer to one window gives the same `of`, at most 64.
+struct LineEvents {
+  uint64_t mask = 0;
+  uint32_t of = 0;
 };
 
 struct ThrottleOutcome {
@@ -107,9 +120,10 @@ struct WindowState {
     std::vector<uint64_t> counts;  // E counts
   };
   int64_t now_ms = -1;
-  std::vector<Bucket> buckets;  // oldest first; only buckets with a count
-  Summary pending;              // throttle: suppressed lines not yet reported
-  bool firing = false;          // alert state
+  std::vector<Bucket> buckets;           // oldest first; only buckets with a count
+  Summary pending;                       // throttle: suppressed lines not yet reported
+  std::vector<uint64_t> pending_counts;  // their per-event counts (LineEvents); empty: none tallied
+  bool firing = false;                   // alert state
   bool announced = false;
   bool alerted = false;
   int64_t last_alert_ms = 0;
@@ -134,13 +148,20 @@ class Window {
   virtual int64_t now_ms() const = 0;
 
   // Throttle: pass when the window holds fewer than `limit` counts, counting
-  // the passed line as `event`; else suppress and tally.
-  virtual ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event = 0) = 0;
+  // the passed line as `event`; else suppress and tally (per event of
+  // `events` too). The first per-event tally allocates once per window.
+  //
+  // counts_out, here and in the two below: whenever a summary is returned
+  // (suppressed != 0), it receives the summary's per-event counts, zeros for
+  // events not tallied; otherwise it is left as it was. A span, as for
+  // alerts, so that the per-line path returns plain values.
+  virtual ThrottleOutcome offer_throttle(int64_t t_ms, int64_t now_ms, uint64_t limit, uint32_t event = 0,
+                                         LineEvents events = {}, std::span<uint64_t> counts_out = {}) = 0;
   // Boundary check of a throttle at now: when lines are pending and the
   // window has room again (< limit), returns their summary and resets the tally.
-  virtual Summary tick_throttle(int64_t now_ms, uint64_t limit) = 0;
+  virtual Summary tick_throttle(int64_t now_ms, uint64_t limit, std::span<uint64_t> counts_out = {}) = 0;
   // End of input / exit: the pending summary, whatever the window holds.
-  virtual Summary take_pending() = 0;
+  virtual Summary take_pending(std::span<uint64_t> counts_out = {}) = 0;
 
   // Alert: adds one count for every bit of `events` at t, then evaluates the
   // policy's condition at now. counts_out (size E) receives the counts seen.

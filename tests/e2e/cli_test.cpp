@@ -437,13 +437,13 @@ threshold = "2 per 10s"
           R"({"type":"line","time":"2026-11-21T10:00:00.000Z","line":"2026-11-21T10:00:00Z ERR a","rule":"t"})",
           R"({"type":"line","time":"2026-11-21T10:00:01.000Z","line":"2026-11-21T10:00:01Z ERR b","rule":"t"})",
           R"({"type":"summary","time":"2026-11-21T10:00:10.000Z","rule":"t","key":"","window":"10s","threshold":2,
-          "suppressed":2,"first":"2026-11-21T10:00:02.000Z","last":"2026-11-21T10:00:03.000Z"})",
+          "suppressed":2,"first":"2026-11-21T10:00:02.000Z","last":"2026-11-21T10:00:03.000Z","counts":{"e":2}})",
           R"({"type":"line","time":"2026-11-21T10:00:10.000Z","line":"2026-11-21T10:00:10Z ERR e","rule":"t"})",
           R"({"type":"summary","time":"2026-11-21T10:00:11.000Z","rule":"t","key":"","window":"10s","threshold":2,
-          "suppressed":1,"first":"2026-11-21T10:00:10.000Z","last":"2026-11-21T10:00:10.000Z"})",
+          "suppressed":1,"first":"2026-11-21T10:00:10.000Z","last":"2026-11-21T10:00:10.000Z","counts":{"e":1}})",
           R"({"type":"line","time":"2026-11-21T10:00:12.000Z","line":"2026-11-21T10:00:12Z ERR g","rule":"t"})",
           R"({"type":"summary","time":"2026-11-21T10:00:12.000Z","rule":"t","key":"","window":"10s","threshold":2,
-          "suppressed":1,"first":"2026-11-21T10:00:12.000Z","last":"2026-11-21T10:00:12.000Z"})",
+          "suppressed":1,"first":"2026-11-21T10:00:12.000Z","last":"2026-11-21T10:00:12.000Z","counts":{"e":1}})",
       });
 
   // The same run as text: passed lines unchanged, summaries in the layout of
@@ -592,9 +592,11 @@ key       = "{user}"
   std::sort(got.begin(), got.end());
   std::vector<std::string> want{
       canon_expected({R"({"type":"summary","time":"2026-11-21T10:00:09.000Z","rule":"kt","key":"alice","window":"10s",
-          "threshold":1,"suppressed":2,"first":"2026-11-21T10:00:08.000Z","last":"2026-11-21T10:00:09.000Z"})"}),
+          "threshold":1,"suppressed":2,"first":"2026-11-21T10:00:08.000Z","last":"2026-11-21T10:00:09.000Z",
+          "counts":{"upload":2}})"}),
       canon_expected({R"({"type":"summary","time":"2026-11-21T10:00:09.000Z","rule":"kt","key":"bob","window":"10s",
-          "threshold":1,"suppressed":1,"first":"2026-11-21T10:00:09.000Z","last":"2026-11-21T10:00:09.000Z"})"})};
+          "threshold":1,"suppressed":1,"first":"2026-11-21T10:00:09.000Z","last":"2026-11-21T10:00:09.000Z",
+          "counts":{"upload":1}})"})};
   std::sort(want.begin(), want.end());
   CHECK(as_text(got) == as_text(want));
 
@@ -732,7 +734,7 @@ threshold = "5 per 10s"
           R"({"type":"resolved","time":"2026-11-21T10:00:12.000Z","rule":"zr","key":"","window":"10s","threshold":2,
           "count":0,"counts":{"r":0},"suppressed":0})",
           R"({"type":"summary","time":"2026-11-21T10:00:12.000Z","rule":"yt","key":"","window":"10s","threshold":1,
-          "suppressed":1,"first":"2026-11-21T10:00:01.000Z","last":"2026-11-21T10:00:01.000Z"})",
+          "suppressed":1,"first":"2026-11-21T10:00:01.000Z","last":"2026-11-21T10:00:01.000Z","counts":{"t":1}})",
           R"({"type":"line","time":"2026-11-21T10:00:12.000Z","line":"2026-11-21T10:00:12Z X","rule":"xt"})",
           R"({"type":"alert","time":"2026-11-21T10:00:12.000Z","rule":"wa","key":"","window":"10s","threshold":1,
           "count":1,"counts":{"w":1},"suppressed":0,"line":"2026-11-21T10:00:12Z X","message":"wa 1"})",
@@ -771,7 +773,7 @@ threshold = "1 per 10s"
           "count":1,"counts":{"b":1},"suppressed":0,"line":"2026-11-21T10:00:03Z BAD"})";
   const std::string summary =
       R"({"type":"summary","time":"2026-11-21T10:00:03.000Z","rule":"t","key":"","window":"10s","threshold":1,
-          "suppressed":1,"first":"2026-11-21T10:00:02.000Z","last":"2026-11-21T10:00:02.000Z"})";
+          "suppressed":1,"first":"2026-11-21T10:00:02.000Z","last":"2026-11-21T10:00:02.000Z","counts":{"e":1}})";
   RunResult p = swt({"-r", rules, "--format", "json", "--passthrough"}, input);
   CHECK(p.exit_status == 0);
   check_records(
@@ -827,7 +829,7 @@ threshold = "1 per 10s"
           R"({"type":"alert","time":"2026-11-21T10:00:00.000Z","rule":"a","key":"","window":"10s","threshold":1,
           "count":1,"counts":{"e":1},"suppressed":0,"line":"2026-11-21T10:00:00Z ERR timed"})",
           R"({"type":"summary","time":"2026-11-21T10:00:00.000Z","rule":"t","key":"","window":"10s","threshold":1,
-          "suppressed":1,"first":"2026-11-21T10:00:00.000Z","last":"2026-11-21T10:00:00.000Z"})",
+          "suppressed":1,"first":"2026-11-21T10:00:00.000Z","last":"2026-11-21T10:00:00.000Z","counts":{"e":1}})",
       });
   CHECK(stats_of(r.err)["untimed"] == 2);
   CHECK(stats_of(r.err)["lines"] == 4);
@@ -908,7 +910,7 @@ threshold = "2 per 10s"
           R"({"type":"alert","time":"2026-11-21T10:00:30.000Z","rule":"a","key":"","window":"10s","threshold":2,
           "count":2,"counts":{"e":2},"suppressed":0,"line":"2026-11-21T10:00:25Z ERR older"})",
           R"({"type":"summary","time":"2026-11-21T10:00:30.000Z","rule":"t","key":"","window":"10s","threshold":1,
-          "suppressed":2,"first":"2026-11-21T10:00:30.000Z","last":"2026-11-21T10:00:25.000Z"})",
+          "suppressed":2,"first":"2026-11-21T10:00:30.000Z","last":"2026-11-21T10:00:25.000Z","counts":{"e":2}})",
       });
   CHECK(stats_of(r.err, "t")["late"] == 1);
   CHECK(stats_of(r.err, "a")["late"] == 1);

@@ -359,6 +359,7 @@ TEST_CASE("examples: every rules file passes --check, and every sample log is sm
       {"app-errors/rules.toml", "app-errors/app.log", "1 rule OK"},
       {"kernel/rules.toml", "kernel/syslog", "2 rules OK"},
       {"systemd/rules.toml", "systemd/journal.txt", "1 rule OK"},
+      {"upstream/rules.toml", "upstream/proxy.log", "2 rules OK"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.rules);
@@ -495,9 +496,11 @@ TEST_CASE("examples/app-errors: an ERROR flood thinned to 3 per 30s per componen
       summaries,
       {
           R"J({"type":"summary","time":"2026-11-21T10:00:40.000Z","rule":"error-flood","key":"payment","window":"30s",
-          "threshold":3,"suppressed":17,"first":"2026-11-21T10:00:11.500Z","last":"2026-11-21T10:00:19.500Z"})J",
+          "threshold":3,"suppressed":17,"first":"2026-11-21T10:00:11.500Z","last":"2026-11-21T10:00:19.500Z",
+          "counts":{"error":17}})J",
           R"J({"type":"summary","time":"2026-11-21T10:01:00.000Z","rule":"error-flood","key":"payment","window":"30s",
-          "threshold":3,"suppressed":1,"first":"2026-11-21T10:00:48.000Z","last":"2026-11-21T10:00:48.000Z"})J",
+          "threshold":3,"suppressed":1,"first":"2026-11-21T10:00:48.000Z","last":"2026-11-21T10:00:48.000Z",
+          "counts":{"error":1}})J",
       });
 
   // --passthrough writes every line but the 18 suppressed ones: 43 - 18 = 25
@@ -581,6 +584,61 @@ TEST_CASE("examples/systemd: failing units from journalctl -o short-iso") {
           "threshold":1,"count":1,"counts":{"failed":1},"suppressed":5,
           "line":"2026-11-21T11:35:00+0100 web1 systemd[1]: app.service: Failed with result 'exit-code'.",
           "message":"app.service failed (exit-code)"})J",
+      });
+}
+
+TEST_CASE("examples/upstream: hysteresis with resolve_when, and a summary that counts per event") {
+  // Both rules: 1m window, 6 s buckets (bucket = second / 6). INFO lines every
+  // 5 s from 10:00:00 to 10:02:30 match nothing but move now.
+  // upstream-timeouts (fire at >= 10, clear below 3): timeouts every 3 s from
+  // :00 to :33 (2 per bucket in buckets 0..5), then at 10:01:20 (bucket 13)
+  // and 10:01:50 (bucket 18).
+  //  - :27 is the 10th: alert. :30 and :33 hold inside the cooldown (the
+  //    window, 1m): 2 suppressed.
+  //  - Bucket 10 (10:01:00): buckets 1..10 hold 10, still true. Bucket 11
+  //    (10:01:10): 8, `when` is false, but 8 is not < 3: still firing (a rule
+  //    without resolve_when would resolve here). 10:01:20: 4 + 1 = 5; bucket
+  //    14 (10:01:25): 2 + 1 = 3, not < 3. Bucket 15 (10:01:30): 1 < 3:
+  //    resolved, carrying the 2 suppressed.
+  // upstream-errors (5 per 1m, timeouts and refusals): the timeouts at :00,
+  // :03, :06, :09, :12 pass; the timeouts :15 .. :33 (7) and the refusals at
+  // :20, :22, :25 (3) are suppressed. At bucket 10 (10:01:00) the passed
+  // lines of bucket 0 have left: 3 < 5, room again: the summary of 10, 7
+  // timeouts and 3 refusals, first :15, last :33. The timeouts at 10:01:20
+  // and 10:01:50 pass.
+  const std::string rules = example("upstream/rules.toml"), log = example("upstream/proxy.log");
+  auto timeout = [](const char* t) {
+    return std::string(t) +
+           R"( WARN proxy: upstream timed out (110: Connection timed out) while reading response header, upstream: "http://10.0.0.5:8080/api/orders")";
+  };
+  RunResult r = swt({"--rule", rules, log});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  CHECK(r.out == timeout("2026-11-21T10:00:00Z") + "\n" + timeout("2026-11-21T10:00:03Z") + "\n" +
+                     timeout("2026-11-21T10:00:06Z") + "\n" + timeout("2026-11-21T10:00:09Z") + "\n" +
+                     timeout("2026-11-21T10:00:12Z") + "\n" +
+                     "swthrottle: alert upstream-timeouts count=10 when=\"timeout >= 10\" window=1m suppressed=0 "
+                     "time=2026-11-21T10:00:27.000Z: 10 upstream timeouts within 1m\n"
+                     "swthrottle: summary upstream-errors suppressed=10 counts=timeout:7,refused:3 "
+                     "first=2026-11-21T10:00:15.000Z last=2026-11-21T10:00:33.000Z window=1m "
+                     "time=2026-11-21T10:01:00.000Z\n" +
+                     timeout("2026-11-21T10:01:20Z") + "\n" +
+                     "swthrottle: resolved upstream-timeouts count=1 when=\"timeout >= 10\" window=1m "
+                     "time=2026-11-21T10:01:30.000Z\n" +
+                     timeout("2026-11-21T10:01:50Z") + "\n");
+
+  RunResult j = swt({"--rule", rules, "--format", "json", log});
+  std::vector<std::string> lines = split_lines(j.out);
+  REQUIRE(lines.size() == 10);
+  check_records(
+      lines[6] + "\n" + lines[8] + "\n",
+      {
+          R"J({"type":"summary","time":"2026-11-21T10:01:00.000Z","rule":"upstream-errors","key":"","window":"1m",
+          "threshold":5,"suppressed":10,"first":"2026-11-21T10:00:15.000Z","last":"2026-11-21T10:00:33.000Z",
+          "counts":{"timeout":7,"refused":3}})J",
+          R"J({"type":"resolved","time":"2026-11-21T10:01:30.000Z","rule":"upstream-timeouts","key":"","window":"1m",
+          "when":"timeout >= 10","count":1,"counts":{"timeout":1},"suppressed":2,
+          "message":"1 upstream timeouts within 1m"})J",
       });
 }
 

@@ -3,10 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <latch>
 #include <map>
+#include <mutex>
 #include <random>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -118,6 +121,45 @@ TEST_CASE("stress: throttle passes min(Y, offered) exactly (accurate), within Y+
       // Every suppressed line is reported exactly once, in some summary.
       reported += w->take_pending().suppressed;
       CHECK(passed + reported == offered);
+    }
+  }
+}
+
+TEST_CASE("stress: per-event counts of summaries add up to the suppressed lines' events, event by event") {
+  for (uint64_t limit : {1u, 100u}) {
+    for (bool accurate : {true, false}) {
+      const WindowSpec spec{1000, 10, 1};
+      auto w = make(accurate, spec, limit % 2 == 1);
+      constexpr int kOffers = 1000;
+      std::mutex mu;
+      std::array<uint64_t, 2> suppressed{}, reported{};
+      auto add = [](std::array<uint64_t, 2>& to, std::span<const uint64_t> counts) {
+        for (std::size_t e = 0; e < counts.size() && e < 2; ++e) to[e] += counts[e];
+      };
+      run_threads(kThreads, [&](int t) {
+        std::array<uint64_t, 2> mine{}, got{};
+        for (int i = 0; i < kOffers; ++i) {
+          const uint64_t mask = 1 + static_cast<uint64_t>((i + t) % 3);  // event 0, event 1, or both
+          std::array<uint64_t, 2> counts{};
+          ThrottleOutcome o = w->offer_throttle(5000, 5000, limit, 0, LineEvents{mask, 2}, counts);
+          if (!o.passed) {
+            if (mask & 1) ++mine[0];
+            if (mask & 2) ++mine[1];
+          }
+          if (o.summary.suppressed != 0) add(got, counts);
+        }
+        std::lock_guard lock(mu);
+        for (int e = 0; e < 2; ++e) {
+          suppressed[e] += mine[e];
+          reported[e] += got[e];
+        }
+      });
+      std::array<uint64_t, 2> counts{};
+      if (w->take_pending(counts).suppressed != 0) add(reported, counts);
+      CAPTURE(limit);
+      CAPTURE(accurate);
+      CHECK(reported == suppressed);
+      CHECK(suppressed[0] + suppressed[1] > 0);
     }
   }
 }

@@ -52,7 +52,10 @@ class WindowModel {
     return window::AddResult::Added;
   }
 
-  window::ThrottleOutcome offer_throttle(int64_t t, int64_t now, uint64_t limit) {
+  // `ev`: the events of the line; a suppressed one counts in each of them
+  // (Summary::counts has ev.of entries once any line tallied events).
+  window::ThrottleOutcome offer_throttle(int64_t t, int64_t now, uint64_t limit, window::LineEvents ev = {},
+                                         std::span<uint64_t> counts_out = {}) {
     advance(now);
     advance(t);
     window::ThrottleOutcome o;
@@ -67,22 +70,33 @@ class WindowModel {
     if (total() < limit) {
       put(b, 0);
       o.passed = true;
-      o.summary = take_pending();
+      o.summary = take_pending(counts_out);
     } else {
       if (pending_++ == 0) first_ = at;
       last_ = at;
+      if (ev.of != 0) {
+        pending_events_.resize(ev.of, 0);
+        for (uint32_t e = 0; e < ev.of; ++e)
+          if (ev.mask >> e & 1) ++pending_events_[e];
+      }
     }
     return o;
   }
-  window::Summary tick_throttle(int64_t now, uint64_t limit) {
+  window::Summary tick_throttle(int64_t now, uint64_t limit, std::span<uint64_t> counts_out = {}) {
     advance(now);
     if (pending_ == 0 || total() >= limit) return {};
-    return take_pending();
+    return take_pending(counts_out);
   }
-  window::Summary take_pending() {
+  // counts_out: the summary's per-event counts when one is returned, zeros
+  // for events never tallied; untouched otherwise.
+  window::Summary take_pending(std::span<uint64_t> counts_out = {}) {
     window::Summary s;
-    if (pending_ != 0) s = {pending_, first_, last_};
+    if (pending_ == 0) return s;
+    s = {pending_, first_, last_};
+    for (std::size_t e = 0; e < counts_out.size(); ++e)
+      counts_out[e] = e < pending_events_.size() ? pending_events_[e] : 0;
     pending_ = 0;
+    std::fill(pending_events_.begin(), pending_events_.end(), 0);
     return s;
   }
 
@@ -116,7 +130,7 @@ class WindowModel {
         if (!firing_) announced_ = false;
       }
       firing_ = true;
-    } else if (firing_) {
+    } else if (firing_ && clears(p, counts_out)) {
       if (announced_ && p.resolve) {
         o.action = window::AlertAction::Resolved;
         o.suppressed = suppressed_;
@@ -133,7 +147,7 @@ class WindowModel {
     counts_out = counts();
     if (!firing_) return o;
     o.holds = p.condition->holds(counts_out);
-    if (!o.holds) {
+    if (!o.holds && clears(p, counts_out)) {
       if (announced_ && p.resolve) {
         o.action = window::AlertAction::Resolved;
         o.suppressed = suppressed_;
@@ -146,11 +160,18 @@ class WindowModel {
   int64_t now_ms() const { return now_ms_; }
 
  private:
+  // SPEC §3 with resolve_when: a firing key whose condition is false stops
+  // firing only where the clear condition (if any) holds.
+  static bool clears(const window::AlertPolicy& p, const std::vector<uint64_t>& counts) {
+    return p.clear == nullptr || p.clear->holds(counts);
+  }
+
   window::WindowSpec spec_;
   int64_t now_ms_ = -1, now_b_ = -1;
   std::map<int64_t, std::vector<uint64_t>> buckets_;
   uint64_t pending_ = 0;
   int64_t first_ = 0, last_ = 0;
+  std::vector<uint64_t> pending_events_;
   bool firing_ = false, announced_ = false, alerted_ = false;
   int64_t last_alert_ = 0;
   uint64_t suppressed_ = 0;

@@ -68,8 +68,13 @@ std::string describe(const Record& r) {
     s += " " + (r.rule != nullptr ? r.rule->name : std::string("?")) + " key=" + r.key;
   }
   if (r.type == RecordType::Summary) {
-    s += " suppressed=" + std::to_string(r.suppressed) + " first=" + std::to_string(r.first_ms) +
-         " last=" + std::to_string(r.last_ms);
+    s += " suppressed=" + std::to_string(r.suppressed);
+    if (r.counts.size() > 1) {  // a rule of several events: which events were suppressed (one event: = suppressed)
+      s += " counts=[";
+      for (std::size_t i = 0; i < r.counts.size(); ++i) s += (i ? "," : "") + std::to_string(r.counts[i]);
+      s += "]";
+    }
+    s += " first=" + std::to_string(r.first_ms) + " last=" + std::to_string(r.last_ms);
   }
   if (r.type == RecordType::Alert || r.type == RecordType::Resolved) {
     s += " count=" + std::to_string(r.count) + " counts=[";
@@ -92,6 +97,10 @@ class Harness {
  public:
   Harness(std::string_view toml, const std::string& mode, EngineOptions options = {})
       : rules_(load(toml, mode)), matcher_(make_matcher(*rules_)), engine_(*rules_, options) {}
+  // A later run with --state: the same rules, the state of `before` loaded.
+  Harness(const Harness& before, std::string_view toml, const std::string& mode) : Harness(toml, mode) {
+    CHECK(engine_.load_state(before.engine_.save_state()).empty());
+  }
 
   std::string offer(std::string_view text, int64_t t_ms) { return offer_event(text, true, t_ms); }
   std::string offer_untimed(std::string_view text) { return offer_event(text, false, 0); }
@@ -355,6 +364,212 @@ resolve = true
     // alerts group, without a line.
     CHECK(h.offer("GET /d 200", 300) == "resolved t=300 ratio key= count=6 counts=[4,2] suppressed=1\n");
     CHECK(h.tick(10000) == "");  // no longer firing: nothing to resolve
+  }
+}
+
+// ------------------------------------------------------------ resolve_when
+
+// Hysteresis (SEC's SingleWith2Thresholds): "hyst" fires at 10 and clears
+// only below 3; "plain" is the same threshold without resolve_when, for
+// contrast. One event per second, so the count falls by one per bucket.
+const char* const kHysteresis = R"toml(
+[[rule]]
+name = "hyst"
+kind = "alert"
+window = "10s"
+when = "err >= 10"
+resolve_when = "err < 3"
+key = "{host}"
+  [[rule.event]]
+  name = "err"
+  match = 'ERR host=(?P<host>\w+)'
+
+[[rule]]
+name = "plain"
+kind = "alert"
+threshold = "10 per 10s"
+resolve = true
+  [[rule.event]]
+  name = "err"
+  match = 'ERR host=a'
+)toml";
+
+TEST_CASE("engine resolve_when: fire at when, stay firing between the thresholds, resolve only at resolve_when") {
+  for (const std::string& mode : kModes) {
+    INFO("mode=" << mode);
+    Harness h(kHysteresis, mode);
+    for (int64_t t = 0; t < 9000; t += 1000) CHECK(h.offer("ERR host=a", t) == "");
+    // The 10th event in the window: both alert (rules in file order).
+    CHECK(h.offer("ERR host=a", 9000) ==
+          "alert t=9000 hyst key=a count=10 counts=[10] suppressed=0 |ERR host=a|\n"
+          "alert t=9000 plain key= count=10 counts=[10] suppressed=0 |ERR host=a|\n");
+    CHECK(h.offer("ERR host=b", 9500) == "");  // key b: a window of its own, 1 event
+    // Bucket 0 leaves: 9 < 10. plain resolves; hyst holds the episode: 9 is not < 3.
+    CHECK(h.tick(10000) == "resolved t=10000 plain key= count=9 counts=[9] suppressed=0\n");
+    // Down to 5 (buckets 5..9): still firing, no record.
+    CHECK(h.tick(14000) == "");
+    // An event of the key between the thresholds: when false, resolve_when
+    // false, still nothing (6000..9000 and 15000: 5).
+    CHECK(h.offer("ERR host=a", 15000) == "");
+    CHECK(h.tick(17000) == "");  // 8000, 9000, 15000: 3 is not < 3
+    // 9000 and 15000: 2 < 3, at a boundary check: resolved, with its counts.
+    CHECK(h.tick(18000) == "resolved t=18000 hyst key=a count=2 counts=[2] suppressed=0\n");
+    CHECK(h.tick(30000) == "");  // resolved once; key b never fired
+    // Re-rise: 10 events in bucket 25 (cooldown since 9000 has passed).
+    for (int64_t t = 30000; t < 30900; t += 100) CHECK(h.offer("ERR host=a", t) == "");
+    CHECK(h.offer("ERR host=a", 30900) ==
+          "alert t=30900 hyst key=a count=10 counts=[10] suppressed=0 |ERR host=a|\n"
+          "alert t=30900 plain key= count=10 counts=[10] suppressed=0 |ERR host=a|\n");
+    // The whole bucket leaves at once: 0 < 3, both resolve.
+    CHECK(h.tick(40000) ==
+          "resolved t=40000 hyst key=a count=0 counts=[0] suppressed=0\n"
+          "resolved t=40000 plain key= count=0 counts=[0] suppressed=0\n");
+    CHECK(h.engine().rule_stats(0).alerts.get() == 2);
+    CHECK(h.engine().rule_stats(0).resolveds.get() == 2);
+  }
+}
+
+TEST_CASE("engine resolve_when: the episode's records are otherwise those without it") {
+  // Cooldown 2s: while firing between the thresholds, the condition holding
+  // again on an event re-alerts after the cooldown, carrying the lines held
+  // back meanwhile; the resolved carries those after the last alert.
+  const char* const rules = R"toml(
+[[rule]]
+name = "hyst"
+kind = "alert"
+threshold = "3 per 10s"
+cooldown = "2s"
+resolve_when = "err == 0"
+message = "{count} errors, {suppressed} held back"
+  [[rule.event]]
+  name = "err"
+  match = 'ERR'
+)toml";
+  for (const std::string& mode : kModes) {
+    INFO("mode=" << mode);
+    Harness h(rules, mode);
+    CHECK(h.offer("ERR", 0) == "");
+    CHECK(h.offer("ERR", 0) == "");
+    CHECK(h.offer("ERR", 0) ==
+          "alert t=0 hyst key= count=3 counts=[3] suppressed=0 |ERR| msg=<3 errors, 0 held back>\n");
+    CHECK(h.offer("ERR", 1000) == "");  // holds, inside the cooldown: held back
+    CHECK(h.offer("ERR", 2000) ==
+          "alert t=2000 hyst key= count=5 counts=[5] suppressed=1 |ERR| msg=<5 errors, 1 held back>\n");
+    CHECK(h.offer("ERR", 3000) == "");  // held back again
+    CHECK(h.tick(10000) == "");         // bucket 0 leaves: 3 left, the condition holds
+    // 2 left (2000, 3000): without resolve_when this would resolve; err == 0 is false.
+    CHECK(h.tick(11000) == "");
+    CHECK(h.tick(12000) == "");  // 1 left
+    // Empty: resolved, carrying the line held back since the last alert, and the message.
+    CHECK(h.tick(13000) == "resolved t=13000 hyst key= count=0 counts=[0] suppressed=1 msg=<0 errors, 1 held back>\n");
+    CHECK(h.tick(14000) == "");
+  }
+}
+
+// A throttle of two events: its summaries say how many of the suppressed
+// lines were each event (a line of both counts in both).
+const char* const kNetThrottle = R"toml(
+[[rule]]
+name = "net"
+kind = "throttle"
+threshold = "2 per 10s"
+key = "{host}"
+  [[rule.event]]
+  name = "timeout"
+  match = '(?P<host>\w+): .*timed out'
+  [[rule.event]]
+  name = "refused"
+  match = '(?P<host>\w+): .*refused'
+)toml";
+
+TEST_CASE("engine throttle: a summary carries per-event counts of its suppressed lines") {
+  for (const std::string& mode : kModes) {
+    INFO("mode=" << mode);
+    Harness h(kNetThrottle, mode);
+    CHECK(h.offer("db1: connect timed out", 0) == "line t=0 rule=net |db1: connect timed out|\n");
+    CHECK(h.offer("db1: connect refused", 100) == "line t=100 rule=net |db1: connect refused|\n");
+    CHECK(h.offer("db1: connect timed out", 200) == "");
+    CHECK(h.offer("db1: connect timed out", 300) == "");
+    CHECK(h.offer("db1: connect refused", 400) == "");
+    CHECK(h.offer("db1: timed out, then refused", 500) == "");  // both events, one line
+    CHECK(h.offer("db2: connect refused", 600) == "line t=600 rule=net |db2: connect refused|\n");
+    // Room again at 10000: 4 lines suppressed, 3 timeouts and 2 refusals.
+    CHECK(h.tick(10000) == "summary t=10000 net key=db1 suppressed=4 counts=[3,2] first=200 last=500\n");
+    // The tally starts over, per event too.
+    CHECK(h.offer("db1: connect refused", 10100) == "line t=10100 rule=net |db1: connect refused|\n");
+    CHECK(h.offer("db1: connect refused", 10200) == "line t=10200 rule=net |db1: connect refused|\n");
+    CHECK(h.offer("db1: connect refused", 10300) == "");
+    CHECK(h.finish() == "summary t=10300 net key=db1 suppressed=1 counts=[0,1] first=10300 last=10300\n");
+  }
+}
+
+TEST_CASE("engine --state: pending per-event counts and a firing episode between the thresholds carry over") {
+  for (const std::string& mode : kModes) {
+    INFO("mode=" << mode);
+    Harness first(kNetThrottle, mode);
+    CHECK(first.offer("db1: connect timed out", 0) == "line t=0 rule=net |db1: connect timed out|\n");
+    CHECK(first.offer("db1: connect timed out", 100) == "line t=100 rule=net |db1: connect timed out|\n");
+    CHECK(first.offer("db1: timed out, then refused", 200) == "");
+    CHECK(first.offer("db1: connect refused", 300) == "");
+    // The next run reports the summary of both runs' suppressed lines.
+    Harness next(first, kNetThrottle, mode);
+    CHECK(next.offer("db1: connect refused", 400) == "");
+    CHECK(next.tick(10000) == "summary t=10000 net key=db1 suppressed=3 counts=[1,3] first=200 last=400\n");
+
+    Harness a(kHysteresis, mode);
+    for (int64_t t = 0; t < 9000; t += 1000) CHECK(a.offer("ERR host=a", t) == "");
+    CHECK(a.offer("ERR host=a", 9000) ==
+          "alert t=9000 hyst key=a count=10 counts=[10] suppressed=0 |ERR host=a|\n"
+          "alert t=9000 plain key= count=10 counts=[10] suppressed=0 |ERR host=a|\n");
+    CHECK(a.tick(14000) == "resolved t=14000 plain key= count=5 counts=[5] suppressed=0\n");
+    // Saved at 5, between the thresholds: the next run resolves at 2 < 3.
+    Harness b(a, kHysteresis, mode);
+    CHECK(b.tick(16000) == "");  // 7000, 8000, 9000: 3 is not < 3
+    CHECK(b.tick(17000) == "resolved t=17000 hyst key=a count=2 counts=[2] suppressed=0\n");
+  }
+}
+
+TEST_CASE("engine --state: a pending summary from a state file without counts reports them as 0") {
+  // State files written before summaries had counts: the pending tally has
+  // no per-event part. The summary still comes, with counts 0 (unknown).
+  for (const std::string& mode : kModes) {
+    INFO("mode=" << mode);
+    Harness first(kNetThrottle, mode);
+    CHECK(first.offer("db1: connect timed out", 0) == "line t=0 rule=net |db1: connect timed out|\n");
+    CHECK(first.offer("db1: connect timed out", 100) == "line t=100 rule=net |db1: connect timed out|\n");
+    CHECK(first.offer("db1: connect refused", 200) == "");
+    swthrottle::engine::EngineState st = first.engine().save_state();
+    for (auto& rw : st.rules)
+      for (auto& k : rw.windows) {
+        CHECK(k.window.pending_counts == std::vector<uint64_t>{0, 1});
+        k.window.pending_counts.clear();
+      }
+    Harness next(kNetThrottle, mode);
+    CHECK(next.engine().load_state(st).empty());
+    CHECK(next.finish() == "summary t=200 net key=db1 suppressed=1 counts=[0,0] first=200 last=200\n");
+  }
+}
+
+TEST_CASE(
+    "engine SIGHUP: a changed resolve_when keeps the windows and the firing state, and decides the next resolve") {
+  std::string reloaded = kHysteresis;
+  reloaded.replace(reloaded.find("\"err < 3\""), 9, "\"err < 5\"");
+  for (const std::string& mode : kModes) {
+    INFO("mode=" << mode);
+    Harness before(kHysteresis, mode);
+    for (int64_t t = 0; t < 9000; t += 1000) CHECK(before.offer("ERR host=a", t) == "");
+    CHECK(before.offer("ERR host=a", 9000) ==
+          "alert t=9000 hyst key=a count=10 counts=[10] suppressed=0 |ERR host=a|\n"
+          "alert t=9000 plain key= count=10 counts=[10] suppressed=0 |ERR host=a|\n");
+    CHECK(before.tick(14000) == "resolved t=14000 plain key= count=5 counts=[5] suppressed=0\n");
+    // Reload at 5 (firing): only the condition changed, so windows are kept
+    // (rule_identity.h) and nothing is flushed.
+    Harness after(reloaded, mode);
+    std::vector<Record> flushed;
+    CHECK(after.engine().adopt(before.engine(), flushed).empty());
+    CHECK(flushed.empty());
+    // 4 < 5 under the new resolve_when (the old one, < 3, would wait for 17000).
+    CHECK(after.tick(15000) == "resolved t=15000 hyst key=a count=4 counts=[4] suppressed=0\n");
   }
 }
 

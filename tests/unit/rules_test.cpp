@@ -385,6 +385,11 @@ TEST_CASE("rules: fingerprints equal exactly when rules count the same way") {
   CHECK(fp("a", "window = \"1m\"\nwhen = \"e >= 5\"\n") != base);
   CHECK(fp("a", "window = \"1m\"\nwhen = \"e>=5\"\n") == fp("a", "window = \"60s\"\nwhen = \"e >= 5\"\n"));
   CHECK(fp("a", "window = \"1m\"\nwhen = \"e > 5\"\n") != fp("a", "window = \"1m\"\nwhen = \"e >= 5\"\n"));
+  const std::string rw = "resolve_when = \"e < 2\"\n";
+  CHECK(fp("a", "threshold = \"5 per 1m\"\n", rw) != base);
+  CHECK(fp("a", "threshold = \"5 per 1m\"\n", "resolve_when = \"e<2\"\n") == fp("a", "threshold = \"5 per 1m\"\n", rw));
+  CHECK(fp("a", "threshold = \"5 per 1m\"\n", "resolve_when = \"e < 1\"\n") !=
+        fp("a", "threshold = \"5 per 1m\"\n", rw));
   // throttle vs alert
   RuleSet t = parse_ok("[[rule]]\nname = \"a\"\nkind = \"throttle\"\nthreshold = \"5 per 1m\"\n" + kEvent);
   CHECK(t.rules[0].fingerprint != base);
@@ -414,6 +419,8 @@ TEST_CASE("rules: a reload keeps windows more often than a state load") {
       {"mode", rule("kind = \"alert\"\nthreshold = \"5 per 1m\"\nmode = \"accurate\"\n"), true, false},
       {"ignore", rule("kind = \"alert\"\nthreshold = \"5 per 1m\"\nignore = 'y'\n"), true, false},
       {"when", rule("kind = \"alert\"\nwindow = \"1m\"\nwhen = \"e >= 5\"\n"), true, false},
+      // Part of the condition: a kept firing episode ends by the new one.
+      {"resolve_when", rule("kind = \"alert\"\nthreshold = \"5 per 1m\"\nresolve_when = \"e < 2\"\n"), true, false},
       {"window", rule("kind = \"alert\"\nthreshold = \"5 per 2m\"\n"), false, false},
       {"buckets", rule("kind = \"alert\"\nthreshold = \"5 per 1m\"\nbuckets = 20\n"), false, false},
       {"pattern", rule("kind = \"alert\"\nthreshold = \"5 per 1m\"\n", "xy"), false, false},
@@ -711,7 +718,33 @@ TEST_CASE("rules: key, message, cooldown, resolve, exec and override errors") {
       {"rule mode", alert("mode = \"fast\"\n"), 5, 8, R"(mode must be "efficient" or "accurate", not "fast")"},
       {"rule buckets", alert("buckets = 0\n"), 5, 11, "buckets must be an integer from 1 to 3600, not 0"},
       {"rule max_keys", alert("max_keys = 0\n"), 5, 12, "max_keys must be an integer >= 1, not 0"},
+      {"resolve_when on a throttle", throttle("resolve_when = \"e < 1\"\n"), 5, 16,
+       R"([[rule]] "t" is a throttle rule; resolve_when applies to alert rules only)"},
+      {"resolve_when type", alert("resolve_when = 3\n"), 5, 16,
+       R"(resolve_when must be a string such as "error < 3", not 3)"},
+      {"resolve_when unknown event", alert("resolve_when = \"ee < 1\"\n"), 5, 17,
+       R"(resolve_when: unknown event "ee" (events: e; did you mean "e"?))"},
+      {"resolve_when syntax", alert("resolve_when = \"e <\"\n"), 5, 20,
+       R"(resolve_when: unexpected end (expected an event name, a number or "("))"},
+      {"resolve_when with resolve = false", alert("resolve = false\nresolve_when = \"e < 1\"\n"), 5, 11,
+       R"([[rule]] "r" has resolve_when but resolve = false; resolve_when decides when the resolved record is written: remove one of them)"},
   });
+}
+
+TEST_CASE("rules: resolve_when is a second condition that implies resolve") {
+  RuleSet set = parse_ok(alert_rule("threshold = \"10 per 1m\"\nresolve_when = \"e < 3\"\n"));
+  const Rule& r = set.rules[0];
+  CHECK(r.resolve);  // asked for by resolve_when
+  REQUIRE(r.resolve_when.has_value());
+  CHECK(r.resolve_when_text == "e < 3");
+  const std::vector<uint64_t> two{2}, three{3};
+  CHECK(r.resolve_when->eval(two));
+  CHECK_FALSE(r.resolve_when->eval(three));
+  // Without it, nothing changes: no clear condition, resolve as given.
+  RuleSet plain = parse_ok(alert_rule("threshold = \"10 per 1m\"\n"));
+  CHECK_FALSE(plain.rules[0].resolve_when.has_value());
+  CHECK_FALSE(plain.rules[0].resolve);
+  CHECK(plain.rules[0].resolve_when_text.empty());
 }
 
 TEST_CASE("rules: window and buckets must divide") {

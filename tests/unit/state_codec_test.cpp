@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "state/state_codec.h"
 
@@ -55,4 +56,48 @@ TEST_CASE("state codec: exact text of a state with a key and a rule name that ar
   CHECK(back->rules[0].windows[0].window.buckets[1].counts[1] == 18446744073709551615u);
   CHECK(back->rules[0].windows[1].window.last_alert_ms == -9223372036854775807 - 1);
   CHECK(to_json(*back, 125000) == want);
+}
+
+TEST_CASE("state codec: a pending summary's per-event counts, only where a window has them") {
+  // A multi-event throttle's pending lines carry their counts; the window
+  // written after it (the writer reuses one object) has none, as before.
+  EngineState s;
+  s.now_ms = 5000;
+  s.last_log_ms = 5000;
+  WindowState with;
+  with.now_ms = 5000;
+  with.pending = {4, 200, 500};
+  with.pending_counts = {3, 2};
+  WindowState without;
+  without.now_ms = 5000;
+  without.pending = {1, 300, 300};
+  s.rules.push_back({"net", "fp", {{"db1", with}, {"db2", without}}});
+
+  const std::string want =
+      R"({"swthrottle_state":1,"saved_at":"1970-01-01T00:00:05.000Z","now_ms":5000,"last_log_ms":5000,"rules":[)"
+      "\n"
+      R"({"rule":"net","fingerprint":"fp","windows":[)"
+      "\n"
+      R"({"key":"db1","now_ms":5000,"buckets":[],"pending":{"suppressed":4,"first_ms":200,"last_ms":500,"counts":[3,2]},)"
+      R"("firing":false,"announced":false,"alerted":false,"last_alert_ms":0,"alert_suppressed":0},)"
+      "\n"
+      R"({"key":"db2","now_ms":5000,"buckets":[],"pending":{"suppressed":1,"first_ms":300,"last_ms":300},)"
+      R"("firing":false,"announced":false,"alerted":false,"last_alert_ms":0,"alert_suppressed":0}]}]})"
+      "\n";
+  CHECK(to_json(s, 5000) == want);
+
+  auto back = from_json(want);
+  REQUIRE(back.ok());
+  REQUIRE(back->rules.size() == 1);
+  REQUIRE(back->rules[0].windows.size() == 2);
+  CHECK(back->rules[0].windows[0].window.pending_counts == std::vector<uint64_t>{3, 2});
+  CHECK(back->rules[0].windows[1].window.pending_counts.empty());
+  CHECK(to_json(*back, 5000) == want);
+
+  // Counts that are not non-negative integers make the file not ours.
+  std::string bad = want;
+  bad.replace(bad.find("[3,2]"), 5, "[3,-2]");
+  auto err = from_json(bad);
+  REQUIRE_FALSE(err.ok());
+  CHECK(err.error().what.find("rules[0].windows[0].pending.counts[1]") != std::string::npos);
 }

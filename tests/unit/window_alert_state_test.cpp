@@ -62,3 +62,42 @@ TEST_CASE("window alert state: to_string of the actions") {
   CHECK(to_string(Mode::Accurate) == "accurate");
   CHECK(to_string(Mode::Efficient) == "efficient");
 }
+
+// resolve_when: the episode ends only where the clear condition holds too.
+TEST_CASE("window alert state: a clear condition holds a firing episode open") {
+  AtLeast never(1);
+  const AlertPolicy resolve{&never, 1000, true};
+  const AlertState announced{true, true, true, 5000};
+  const AlertState cooled{false, false, true, 5000};
+  struct Step {
+    const char* what;
+    bool holds;
+    bool clears;
+    bool from_event;
+    AlertState to;
+    AlertAction action;
+  };
+  const std::vector<Step> steps{
+      {"false, not cleared, at a boundary: still firing", false, false, false, announced, AlertAction::None},
+      {"false, not cleared, on an event: still firing", false, false, true, announced, AlertAction::None},
+      {"false and cleared: resolved", false, true, false, cooled, AlertAction::Resolved},
+      {"holding: clears is not read", true, true, false, announced, AlertAction::None},
+  };
+  for (const Step& s : steps) {
+    CAPTURE(s.what);
+    const AlertStep step = next_alert_state(announced, s.holds, s.clears, s.from_event, 7000, resolve);
+    CHECK(step.next == s.to);
+    CHECK(step.action == s.action);
+  }
+
+  // clears(): only a firing key whose condition is false; where both hold,
+  // the condition wins (never cleared).
+  AtLeast some(1);  // stands in for resolve_when: holds on a count >= 1
+  AlertPolicy with_clear{&never, 1000, true, &some};
+  const std::vector<uint64_t> one{1}, zero{0};
+  CHECK(clears(with_clear, /*firing=*/true, /*holds=*/false, one));
+  CHECK_FALSE(clears(with_clear, true, false, zero));  // the clear condition is false
+  CHECK_FALSE(clears(with_clear, true, /*holds=*/true, one));
+  CHECK_FALSE(clears(with_clear, /*firing=*/false, false, one));
+  CHECK(clears(resolve, true, false, zero));  // no clear condition: `when` false is enough
+}

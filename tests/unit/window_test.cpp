@@ -329,6 +329,17 @@ void check_same(const ThrottleOutcome& m, const ThrottleOutcome& o) {
   }
 }
 
+// A clear condition for hysteresis: the sum of the counts is at most y.
+struct AtMost final : Condition {
+  explicit AtMost(uint64_t at_most) : y(at_most) {}
+  bool holds(std::span<const uint64_t> c) const override {
+    uint64_t sum = 0;
+    for (uint64_t v : c) sum += v;
+    return sum <= y;
+  }
+  uint64_t y;
+};
+
 void check_same(const AlertOutcome& m, const AlertOutcome& o) {
   CHECK(o.action == m.action);
   CHECK(o.late == m.late);
@@ -358,8 +369,12 @@ TEST_CASE("window: differential against the reference model") {
     AtLeast at_least(limit);
     RatioCond ratio;
     const int64_t cooldowns[] = {0, spec.width_ms, spec.length_ms(), 3 * spec.length_ms()};
-    const AlertPolicy policy{g.r(2) ? static_cast<const Condition*>(&at_least) : &ratio, cooldowns[g.r(4)],
-                             g.r(2) == 1};
+    AlertPolicy policy{g.r(2) ? static_cast<const Condition*>(&at_least) : &ratio, cooldowns[g.r(4)], g.r(2) == 1};
+    // resolve_when in a third of the runs: clear only at half the limit or less.
+    AtMost at_most(limit / 2);
+    if (g.r(3) == 0) policy.clear = &at_most;
+    // Per-event tallies of suppressed lines in half of the throttle runs.
+    const uint32_t tallied = g.r(2) == 0 ? spec.events : 0;
     g.now = static_cast<int64_t>(g.r(1u << 20));
     for (int op = 0; op < 300; ++op) {
       INFO("op " << op);
@@ -379,17 +394,22 @@ TEST_CASE("window: differential against the reference model") {
         CHECK(read_counts(acc, spec.events) == want);
         CHECK(read_counts(eff, spec.events) == want);
       } else if (kind == 1) {
+        // A summary's per-event counts, or the sentinel where none was taken.
+        U cm(tallied, 77), ca(tallied, 77), ce(tallied, 77);
         if (g.r(8) == 0) {
-          const Summary m = model.tick_throttle(now, limit);
-          const Summary a = acc.tick_throttle(now, limit);
-          const Summary e = eff.tick_throttle(now, limit);
+          const Summary m = model.tick_throttle(now, limit, cm);
+          const Summary a = acc.tick_throttle(now, limit, ca);
+          const Summary e = eff.tick_throttle(now, limit, ce);
           check_same(ThrottleOutcome{false, false, 0, m}, ThrottleOutcome{false, false, 0, a});
           check_same(ThrottleOutcome{false, false, 0, m}, ThrottleOutcome{false, false, 0, e});
         } else {
-          const ThrottleOutcome m = model.offer_throttle(t, now, limit);
-          check_same(m, acc.offer_throttle(t, now, limit));
-          check_same(m, eff.offer_throttle(t, now, limit));
+          const LineEvents ev{1 + g.r((uint64_t{1} << spec.events) - 1), tallied};
+          const ThrottleOutcome m = model.offer_throttle(t, now, limit, ev, cm);
+          check_same(m, acc.offer_throttle(t, now, limit, 0, ev, ca));
+          check_same(m, eff.offer_throttle(t, now, limit, 0, ev, ce));
         }
+        CHECK(ca == cm);
+        CHECK(ce == cm);
       } else {
         U cm, ca(spec.events), ce(spec.events);
         if (g.r(6) == 0) {
@@ -409,9 +429,12 @@ TEST_CASE("window: differential against the reference model") {
       CHECK(eff.now_ms() == model.now_ms());
     }
     if (kind == 1) {
-      const Summary m = model.take_pending();
-      CHECK(acc.take_pending().suppressed == m.suppressed);
-      CHECK(eff.take_pending().suppressed == m.suppressed);
+      U cm(tallied, 77), ca(tallied, 77), ce(tallied, 77);
+      const Summary m = model.take_pending(cm), a = acc.take_pending(ca), e = eff.take_pending(ce);
+      CHECK(a.suppressed == m.suppressed);
+      CHECK(e.suppressed == m.suppressed);
+      CHECK(ca == cm);
+      CHECK(ce == cm);
     }
   }
 }
@@ -428,8 +451,9 @@ TEST_CASE("window: save and load continue exactly, in either mode") {
     const int kind = static_cast<int>(seed % 2);  // 0 throttle, 1 alert
     const uint64_t limit = std::array<uint64_t, 3>{1, 3, 8}[g.r(3)];
     AtLeast at_least(limit);
-    const AlertPolicy policy{&at_least, std::array<int64_t, 3>{0, spec.length_ms(), 5 * spec.length_ms()}[g.r(3)],
-                             true};
+    AlertPolicy policy{&at_least, std::array<int64_t, 3>{0, spec.length_ms(), 5 * spec.length_ms()}[g.r(3)], true};
+    AtMost at_most(limit / 2);  // resolve_when in half the runs: a firing state carried between thresholds
+    if (g.r(2) == 0) policy.clear = &at_most;
     WindowModel model(spec);
     std::unique_ptr<Window> a = make_window(Mode::Accurate, spec);
     std::unique_ptr<Window> e = make_window(Mode::Efficient, spec, 2);
@@ -440,6 +464,7 @@ TEST_CASE("window: save and load continue exactly, in either mode") {
         WindowState sa = a->save(), se = e->save();
         CHECK(sa.buckets.size() == se.buckets.size());
         CHECK(sa.pending.suppressed == se.pending.suppressed);
+        CHECK(sa.pending_counts == se.pending_counts);
         CHECK(sa.alert_suppressed == se.alert_suppressed);
         auto a2 = make_window(Mode::Efficient, spec, 2);
         auto e2 = make_window(Mode::Accurate, spec);
@@ -451,9 +476,13 @@ TEST_CASE("window: save and load continue exactly, in either mode") {
       const int64_t t = g.next_time(spec);
       const int64_t now = g.now;
       if (kind == 0) {
-        const ThrottleOutcome m = model.offer_throttle(t, now, limit);
-        check_same(m, a->offer_throttle(t, now, limit));
-        check_same(m, e->offer_throttle(t, now, limit));
+        const LineEvents ev{1 + g.r((uint64_t{1} << spec.events) - 1), spec.events};
+        U cm(spec.events, 77), ca(spec.events, 77), ce(spec.events, 77);
+        const ThrottleOutcome m = model.offer_throttle(t, now, limit, ev, cm);
+        check_same(m, a->offer_throttle(t, now, limit, 0, ev, ca));
+        check_same(m, e->offer_throttle(t, now, limit, 0, ev, ce));
+        CHECK(ca == cm);
+        CHECK(ce == cm);
       } else {
         U cm, ca(spec.events), ce(spec.events);
         const uint64_t mask = 1 + g.r((uint64_t{1} << spec.events) - 1);

@@ -83,6 +83,30 @@ Record flood_summary() {
   r.time_ms = kT0 + 5'000;
   r.rule = &kFlood;
   r.suppressed = 42;
+  r.counts = {42};  // a one-event rule: every suppressed line was its event
+  r.first_ms = kT0 + 123;
+  r.last_ms = kT0 + 4'999;
+  return r;
+}
+
+// A throttle of two events: 120 suppressed lines, of which 100 timeouts and
+// 25 refusals (5 lines were both).
+const Rule kNetFlood = [] {
+  Rule r = make_flood();
+  r.name = "net-flood";
+  r.events = {{"timeout", "timed out", {}}, {"refused", "refused", {}}};
+  r.event_names = {"timeout", "refused"};
+  return r;
+}();
+
+Record net_summary() {
+  Record r;
+  r.type = RecordType::Summary;
+  r.time_ms = kT0 + 5'000;
+  r.rule = &kNetFlood;
+  r.key = "db1";
+  r.suppressed = 120;
+  r.counts = {100, 25};
   r.first_ms = kT0 + 123;
   r.last_ms = kT0 + 4'999;
   return r;
@@ -139,9 +163,15 @@ TEST_CASE("writer: JSON records, fields in SPEC order") {
        R"("window":"1m","threshold":5,"count":2,"counts":{"failed":2,"invalid":0},"suppressed":1,)"
        R"("message":"2 failed logins from 203.0.113.9 within 1m"})"
        "\n"},
-      {"summary", flood_summary(),
+      {"summary: counts last, after the fields it had before", flood_summary(),
        R"({"type":"summary","time":"2026-11-21T10:00:10.000Z","rule":"flood","key":"","window":"10s",)"
-       R"("threshold":100,"suppressed":42,"first":"2026-11-21T10:00:05.123Z","last":"2026-11-21T10:00:09.999Z"})"
+       R"("threshold":100,"suppressed":42,"first":"2026-11-21T10:00:05.123Z","last":"2026-11-21T10:00:09.999Z",)"
+       R"("counts":{"any":42}})"
+       "\n"},
+      {"summary of two events: counts of the suppressed lines, every event", net_summary(),
+       R"({"type":"summary","time":"2026-11-21T10:00:10.000Z","rule":"net-flood","key":"db1","window":"10s",)"
+       R"("threshold":100,"suppressed":120,"first":"2026-11-21T10:00:05.123Z","last":"2026-11-21T10:00:09.999Z",)"
+       R"("counts":{"timeout":100,"refused":25}})"
        "\n"},
       {"line passed by a throttle rule", line_record(&kFlood, "GET / 200"),
        R"({"type":"line","time":"2026-11-21T10:00:05.000Z","line":"GET / 200","rule":"flood"})"
@@ -172,9 +202,12 @@ TEST_CASE("writer: text records") {
       {"resolved", ssh_resolved(),
        "swthrottle: resolved ssh-bruteforce key=203.0.113.9 count=2 counts=failed:2,invalid:0 threshold=5 "
        "window=1m time=2026-11-21T10:01:05.000Z\n"},
-      {"summary", flood_summary(),
+      {"summary of one event: as before, no counts", flood_summary(),
        "swthrottle: summary flood suppressed=42 first=2026-11-21T10:00:05.123Z "
        "last=2026-11-21T10:00:09.999Z window=10s time=2026-11-21T10:00:10.000Z\n"},
+      {"summary of two events: counts after suppressed, as alerts have them after count", net_summary(),
+       "swthrottle: summary net-flood key=db1 suppressed=120 counts=timeout:100,refused:25 "
+       "first=2026-11-21T10:00:05.123Z last=2026-11-21T10:00:09.999Z window=10s time=2026-11-21T10:00:10.000Z\n"},
       {"line", line_record(&kFlood, "GET / 200"), "GET / 200\n"},
       {"empty line", line_record(nullptr, ""), "\n"},
   };
@@ -223,7 +256,8 @@ TEST_CASE("writer: time is null (JSON) or - (text) before any log timestamp") {
   s.has_time = false;
   CHECK(rendered(s, Format::Json) ==
         R"({"type":"summary","time":null,"rule":"flood","key":"","window":"10s",)"
-        R"("threshold":100,"suppressed":42,"first":"2026-11-21T10:00:05.123Z","last":"2026-11-21T10:00:09.999Z"})"
+        R"("threshold":100,"suppressed":42,"first":"2026-11-21T10:00:05.123Z","last":"2026-11-21T10:00:09.999Z",)"
+        R"("counts":{"any":42}})"
         "\n");
   CHECK(rendered(s, Format::Text) ==
         "swthrottle: summary flood suppressed=42 first=2026-11-21T10:00:05.123Z "
