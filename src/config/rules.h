@@ -111,8 +111,8 @@ struct Rule {
   // is false and resolve_when holds (`when` wins where both hold).
   std::optional<Expr> resolve_when;
   std::string resolve_when_text;  // as written ("" without resolve_when)
-  std::vector<std::string> exec;    // argv, empty = none
-  std::string ignore;               // RE2 pattern, empty = none
+  std::vector<std::string> exec;  // argv, empty = none
+  std::string ignore;             // RE2 pattern, empty = none
 
   std::string file;  // where the rule was defined
   int line = 0;
