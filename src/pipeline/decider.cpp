@@ -4,6 +4,7 @@
 
 #include "cli/report.h"
 #include "util/atomic_max.h"
+#include "util/stderr.h"
 
 namespace swthrottle::pipeline {
 
@@ -13,12 +14,14 @@ Decider::Decider(std::string name, DeciderHost& host, const Options& options, in
       host_(host),
       options_(options),
       time_(resumed_log_ms),
+      watch_(name_, [](const std::string& m) { print_message(m); }),
       fold_(!options.passthrough && !options.explain),
       wall_ms_(host.clock().wall_ms()) {
   refresh();
 }
 
-Decider::~Decider() = default;
+// An input that ends without a timestamp in its lines is reported now.
+Decider::~Decider() { watch_.end(); }
 
 // The rules changed (or this is the start): a matcher and a timestamp reader
 // of the new rules. What is held for the old ones goes to the new engine,
@@ -65,6 +68,7 @@ bool Decider::decide(std::string_view text, bool truncated, const match::MatchRe
   ++lines_;
   if (truncated) ++truncated_;
   engine::Engine& engine = *gen_->engine;
+  if (gen_->logtime) watch_.line(text, stamp != kNoStamp);
   const LineTime::Stamp at = gen_->logtime ? time_.log(stamp) : LineTime::arrival(host_.arrival_ms(), engine.now_ms());
   if (fold_ && m.hits.empty()) {
     if (!at.timed) return go_on();  // nothing to decide, nothing to move
