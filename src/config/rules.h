@@ -29,7 +29,9 @@ enum class TimeSource { Arrival, Log };
 constexpr std::string_view to_string(TimeSource t) { return t == TimeSource::Arrival ? "arrival" : "log"; }
 
 struct TimestampSpec {
-  enum class Form { Auto, Rfc3339, Syslog, Epoch, Clf, Strptime };
+  // YmdSlash: "2026/01/01 19:00:00"; IsoBasic: "20260101T190000Z"; JsonEpoch:
+  // epoch numbers in JSON fields ({"ts":1767294000.5}).
+  enum class Form { Auto, Rfc3339, Syslog, Epoch, Clf, Strptime, YmdSlash, IsoBasic, JsonEpoch };
   Form form = Form::Auto;
   std::string format;  // Form::Strptime: the strptime format
   std::string match;   // optional RE2 pattern; its first capture group holds the timestamp

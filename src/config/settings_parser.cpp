@@ -12,7 +12,8 @@ namespace swthrottle::config {
 namespace {
 
 const std::vector<std::string> kTimestampKeys{"match", "format"};
-const std::vector<std::string> kForms{"auto", "rfc3339", "syslog", "epoch", "clf"};
+const std::vector<std::string> kForms{"auto", "rfc3339",   "syslog",    "epoch",
+                                      "clf",  "ymd_slash", "iso_basic", "json_epoch"};
 
 // A timestamp form name, or a strptime format (anything with a '%').
 Result<TimestampSpec::Form> timestamp_form(const TomlReader& in, const toml::node& v, std::string_view key,
@@ -29,9 +30,10 @@ Result<TimestampSpec::Form> timestamp_form(const TomlReader& in, const toml::nod
     format = text;
     return TimestampSpec::Form::Strptime;
   }
-  static const TimestampSpec::Form kFormValues[] = {TimestampSpec::Form::Auto, TimestampSpec::Form::Rfc3339,
-                                                    TimestampSpec::Form::Syslog, TimestampSpec::Form::Epoch,
-                                                    TimestampSpec::Form::Clf};
+  static const TimestampSpec::Form kFormValues[] = {TimestampSpec::Form::Auto,     TimestampSpec::Form::Rfc3339,
+                                                    TimestampSpec::Form::Syslog,   TimestampSpec::Form::Epoch,
+                                                    TimestampSpec::Form::Clf,      TimestampSpec::Form::YmdSlash,
+                                                    TimestampSpec::Form::IsoBasic, TimestampSpec::Form::JsonEpoch};
   for (std::size_t i = 0; i < kForms.size(); ++i) {
     if (text == kForms[i]) return kFormValues[i];
   }
