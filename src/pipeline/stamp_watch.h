@@ -52,6 +52,10 @@ class StampWatch {
   // --check.
   static std::string message(std::string_view name, uint64_t lines, bool all, std::string_view sample);
 
+  // A line as messages show it: its first kSampleBytes bytes, cut on a
+  // character boundary ("..." after a cut), escaped as text records are.
+  static std::string shown_line(std::string_view line);
+
  private:
   void unstamped(std::string_view text);
   void fire(bool all);
@@ -62,7 +66,7 @@ class StampWatch {
   uint64_t seen_ = 0;
   bool done_ = false;
   bool have_sample_ = false;
-  std::string sample_;  // the first non-blank line, cut
+  std::string sample_;  // the first non-blank line
 };
 
 }  // namespace swthrottle::pipeline

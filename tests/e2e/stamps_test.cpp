@@ -72,3 +72,89 @@ TEST_CASE("e2e stamps: a long input is reported after 1000 lines, not at its end
 }
 
 }  // namespace
+
+namespace {
+
+// The --check summary of kLogRules with timestamp = TS, for the rules file at
+// `path`, where the rule starts at line `at`.
+std::string summary(const std::string& path, const std::string& ts, int at = 5) {
+  return "settings: time log, timestamp " + ts +
+         ", timezone UTC\n"
+         "rule errors (" +
+         path + ":" + std::to_string(at) +
+         "): alert 2 per 10s, 10 buckets of 1s, efficient mode\n"
+         "  event error: ERROR\n"
+         "  cooldown: 10s\n"
+         "prefilter: 1 literal: \"error\"\n"
+         "1 rule OK\n";
+}
+
+TEST_CASE("e2e stamps: --check FILE says what the timestamp setting reads, and which forms would") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", "[settings]\ntimestamp = \"rfc3339\"\n" + kLogRules.substr(11));
+  const std::string nginx = dir.write("error.log",
+                                      "2026/11/21 10:00:05 [error] 7#7: *1 ERROR open() failed\n"
+                                      "2026/11/21 10:00:06 [error] 7#7: *2 ERROR open() failed\n"
+                                      "  continued\n");
+  const std::string iso = dir.write("app.log",
+                                    "starting\n"
+                                    "2026-11-21T10:00:05.250+01:00 ERROR x\n");
+  RunResult r = swt({"-r", rules, "--check", nginx, iso});
+  CHECK(r.exit_status == 2);  // error.log gives no timestamp under time = "log"
+  CHECK(r.err == "");
+  CHECK(r.out == summary(rules, "rfc3339", 6) + "input " + nginx +
+                     ": timestamp rfc3339 reads none of 3 lines; e.g. line 1: \"2026/11/21 10:00:05 [error] 7#7: *1 "
+                     "ERROR open() failed\"\n"
+                     "  timestamp = \"auto\" reads 2; first 2026-11-21T10:00:05.000Z from line 1: \"2026/11/21 "
+                     "10:00:05 [error] 7#7: *1 ERROR open() failed\"\n"
+                     "  timestamp = \"ymd_slash\" reads 2; first 2026-11-21T10:00:05.000Z from line 1: \"2026/11/21 "
+                     "10:00:05 [error] 7#7: *1 ERROR open() failed\"\n"
+                     "  set timestamp = \"auto\" in [settings]\n"
+                     "input " +
+                     iso +
+                     ": timestamp rfc3339 reads 1 of 2 lines; first 2026-11-21T09:00:05.250Z from line 2: "
+                     "\"2026-11-21T10:00:05.250+01:00 ERROR x\"\n");
+
+  // Every line read: exit 0. Nothing reads it: the setting to write instead.
+  r = swt({"-r", rules, "--check", iso});
+  CHECK(r.exit_status == 0);
+  const std::string plain = dir.write("plain.log", "\nhello\n");
+  r = swt({"-r", rules, "--check", plain});
+  CHECK(r.exit_status == 2);
+  CHECK(r.out == summary(rules, "rfc3339", 6) + "input " + plain +
+                     ": timestamp rfc3339 reads none of 2 lines; e.g. line 2: \"hello\"\n"
+                     "  no built-in form reads more: set timestamp to a strptime format, or to { match = 'REGEX', "
+                     "format = \"...\" } (swthrottle(1), Timestamps)\n");
+  // Under time = arrival the report is the same, and not a failure.
+  r = swt({"-r", rules, "--time", "arrival", "--check", plain});
+  CHECK(r.exit_status == 0);
+  // A missing file fails; standard input is read as "-".
+  r = swt({"-r", rules, "--check", dir.file("missing.log")});
+  CHECK(r.exit_status == 2);
+  CHECK(r.out == summary(rules, "rfc3339", 6) + "input " + dir.file("missing.log") +
+                     ": cannot open: No such file or directory\n");
+  r = swt({"-r", rules, "--check", "-"}, "Nov 21 10:00:05 host x\n");
+  CHECK(r.exit_status == 2);
+  // (The year of a syslog stamp depends on today: the lines are compared without it.)
+  CHECK(r.out.find("input (standard input): timestamp rfc3339 reads none of 1 line; e.g. line 1: \"Nov 21 "
+                   "10:00:05 host x\"\n"
+                   "  timestamp = \"auto\" reads 1; first ") != std::string::npos);
+  CHECK(
+      r.out.ends_with("-11-21T10:00:05.000Z from line 1: \"Nov 21 10:00:05 host x\"\n"
+                      "  set timestamp = \"auto\" in [settings]\n"));
+}
+
+TEST_CASE("e2e stamps: --check FILE reads only the first 1000 lines") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", kLogRules);
+  std::string log;
+  for (int i = 0; i < 1200; ++i) log += "2026-11-21T10:00:00Z line\n";
+  const std::string path = dir.write("big.log", log);
+  RunResult r = swt({"-r", rules, "--check", path});
+  CHECK(r.exit_status == 0);
+  CHECK(r.out == summary(rules, "auto") + "input " + path +
+                     ": timestamp auto reads 1000 of the first 1000 lines; first 2026-11-21T10:00:00.000Z from line "
+                     "1: \"2026-11-21T10:00:00Z line\"\n");
+}
+
+}  // namespace
