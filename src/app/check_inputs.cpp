@@ -1,6 +1,7 @@
 #include "app/check_inputs.h"
 
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -96,8 +97,19 @@ void check_one(const config::Settings& s, const std::string& name, int64_t wall_
     return;
   }
 
-  const std::string setting = s.timestamp.text.empty() ? "auto" : s.timestamp.text;
-  auto configured = match::LogTime::make(s.timestamp, s.timezone, s.year);  // made once already: cannot fail
+  // The first [[settings.input]] whose path matches, else [settings].
+  const config::TimestampSpec* spec = &s.timestamp;
+  const config::TimezoneSpec* tz = &s.timezone;
+  std::string where;
+  for (const config::InputTime& in : s.inputs) {
+    if (::fnmatch(in.path.c_str(), name.c_str(), 0) != 0) continue;
+    if (in.timestamp) spec = &*in.timestamp;
+    if (in.timezone) tz = &*in.timezone;
+    where = fmt::format(" ([[settings.input]] path = \"{}\")", in.path);
+    break;
+  }
+  const std::string setting = (spec->text.empty() ? "auto" : spec->text) + where;
+  auto configured = match::LogTime::make(*spec, *tz, s.year);  // made once already: cannot fail
   if (!configured) return;
   const Reading r = read_all(*configured, lines, wall_ms);
   if (r.stamped > 0) {
@@ -116,9 +128,9 @@ void check_one(const config::Settings& s, const std::string& name, int64_t wall_
   const char* best = nullptr;
   std::size_t best_count = r.stamped;
   for (const NamedForm& f : kForms) {
-    config::TimestampSpec spec;
-    spec.form = f.form;
-    auto lt = match::LogTime::make(spec, s.timezone, s.year);
+    config::TimestampSpec form;
+    form.form = f.form;
+    auto lt = match::LogTime::make(form, *tz, s.year);
     if (!lt) continue;
     const Reading other = read_all(*lt, lines, wall_ms);
     if (other.stamped <= r.stamped) continue;
@@ -129,7 +141,8 @@ void check_one(const config::Settings& s, const std::string& name, int64_t wall_
     }
   }
   if (best != nullptr) {
-    out.text += fmt::format("  set timestamp = \"{}\" in [settings]\n", best);
+    out.text +=
+        fmt::format("  set timestamp = \"{}\" in {}\n", best, where.empty() ? "[settings]" : "that [[settings.input]]");
   } else {
     out.text += fmt::format(
         "  no built-in form reads more: set timestamp to a strptime format, or to {{ match = 'REGEX', "

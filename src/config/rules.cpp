@@ -139,6 +139,7 @@ void copy_setting(Settings& dst, const Settings& src, const std::string& key) {
   else if (key == "timezone") dst.timezone = src.timezone;
   else if (key == "year") dst.year = src.year;
   else if (key == "max_keys") dst.max_keys = src.max_keys;
+  else if (key == "input") dst.inputs = src.inputs;
 }
 
 Result<RuleSet> finish(std::vector<ParsedFile>& files, Settings settings) {

@@ -47,6 +47,16 @@ struct TimezoneSpec {
   std::string text = "local";
 };
 
+// [[settings.input]]: the timestamp (and zone) of the inputs whose name
+// matches `path`, an fnmatch(3) pattern matched against the input name as
+// the command line gives it ("-": standard input). The first entry that
+// matches wins; an input none matches takes [settings]. Unset: [settings]'s.
+struct InputTime {
+  std::string path;
+  std::optional<TimestampSpec> timestamp;
+  std::optional<TimezoneSpec> timezone;
+};
+
 struct Settings {
   Mode mode = Mode::Efficient;
   uint32_t buckets = 10;
@@ -55,6 +65,7 @@ struct Settings {
   TimezoneSpec timezone;
   int year = 0;  // 0: infer (SPEC §4)
   uint64_t max_keys = 100000;
+  std::vector<InputTime> inputs;  // [[settings.input]], in file order
 };
 
 // Field ids of templates. Captures follow kFieldFirstCapture in the order of

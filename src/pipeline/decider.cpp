@@ -37,7 +37,7 @@ bool Decider::refresh() {
   }
   matcher_.emplace(std::move(*made));
   logtime_.reset();
-  if (gen_->logtime) logtime_.emplace(*gen_->logtime);
+  if (const match::LogTime* lt = gen_->logtime_for(name_)) logtime_.emplace(*lt);  // [[settings.input]]
   return true;
 }
 

@@ -4,8 +4,12 @@
 // deciders may still point into them.
 #pragma once
 
+#include <fnmatch.h>
+
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "config/rules.h"
 #include "engine/engine.h"
@@ -17,6 +21,21 @@ struct Generation {
   std::unique_ptr<config::RuleSet> rules;
   std::unique_ptr<engine::Engine> engine;
   std::optional<match::LogTime> logtime;  // time = log only; each matching thread copies it
+  // time = log: one per [[settings.input]] entry (rules->settings.inputs), in order.
+  std::vector<match::LogTime> input_logtimes;
+
+  // The timestamp reader of the input named `input` as the command line
+  // gives it: the first [[settings.input]] whose path matches, else
+  // [settings]'s. Null with time = arrival. Called when a decider or a -j
+  // worker takes up a generation, not per line.
+  const match::LogTime* logtime_for(const std::string& input) const {
+    if (!logtime) return nullptr;
+    const auto& entries = rules->settings.inputs;
+    for (std::size_t i = 0; i < entries.size() && i < input_logtimes.size(); ++i) {
+      if (::fnmatch(entries[i].path.c_str(), input.c_str(), 0) == 0) return &input_logtimes[i];
+    }
+    return &*logtime;
+  }
 };
 
 }  // namespace swthrottle::pipeline

@@ -36,6 +36,9 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
     // Set: the reader sniffs the input (input::LineReader::sniff): compressed
     // input is decompressed, and this gets the "looks binary" notice.
     std::function<void(const std::string&)> sniff_notice;
+    // The input as the command line names it: its timestamp setting
+    // (Generation::logtime_for).
+    std::string input;
   };
 
   // Starts the reader (on a dup of `fd`) and the workers. `current` gives

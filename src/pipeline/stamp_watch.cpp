@@ -49,7 +49,7 @@ std::string StampWatch::message(std::string_view name, uint64_t lines, bool all,
   const std::string counted =
       all ? fmt::format("its {} line{}", lines, lines == 1 ? "" : "s") : fmt::format("the first {} lines", lines);
   return fmt::format(
-      "{}: no timestamp in {} under time = \"log\": e.g. \"{}\"; set timestamp in [settings] "
+      "{}: no timestamp in {} under time = \"log\": e.g. \"{}\"; set timestamp in [settings] or a [[settings.input]] "
       "(swthrottle -r RULES --check {} shows the forms that read it)",
       shown, counted, quoted, name);
 }

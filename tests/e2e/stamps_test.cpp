@@ -3,6 +3,7 @@
 // auto reads, and the timestamp setting per input.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -43,14 +44,15 @@ TEST_CASE("e2e stamps: an input without a timestamp is reported once, with a sam
   CHECK(r.out == "");  // untimed: the alert rule never sees two events in a window
   CHECK(r.err == "swthrottle: " + log +
                      ": no timestamp in its 3 lines under time = \"log\": e.g. \"level=error msg=\"ERROR one\"\"; set "
-                     "timestamp in [settings] (swthrottle -r RULES --check " +
+                     "timestamp in [settings] or a [[settings.input]] (swthrottle -r RULES --check " +
                      log + " shows the forms that read it)\n");
 
   // Standard input is named as such; a stamped input is not reported.
   r = swt({"-r", rules}, "no stamp here\n");
   CHECK(r.err ==
         "swthrottle: (standard input): no timestamp in its 1 line under time = \"log\": e.g. \"no stamp "
-        "here\"; set timestamp in [settings] (swthrottle -r RULES --check - shows the forms that read it)\n");
+        "here\"; set timestamp in [settings] or a [[settings.input]] (swthrottle -r RULES --check - shows the forms "
+        "that read it)\n");
   r = swt({"-r", rules}, "no stamp yet\n2026-11-21T10:00:00Z ok\n");
   CHECK(r.err == "");
   // time = arrival needs no stamps.
@@ -67,7 +69,8 @@ TEST_CASE("e2e stamps: a long input is reported after 1000 lines, not at its end
   CHECK(r.exit_status == 0);
   CHECK(r.err ==
         "swthrottle: (standard input): no timestamp in the first 1000 lines under time = \"log\": e.g. "
-        "\"line 0\"; set timestamp in [settings] (swthrottle -r RULES --check - shows the forms that read "
+        "\"line 0\"; set timestamp in [settings] or a [[settings.input]] (swthrottle -r RULES --check - shows the "
+        "forms that read "
         "it)\n");
 }
 
@@ -155,6 +158,74 @@ TEST_CASE("e2e stamps: --check FILE reads only the first 1000 lines") {
   CHECK(r.out == summary(rules, "auto") + "input " + path +
                      ": timestamp auto reads 1000 of the first 1000 lines; first 2026-11-21T10:00:00.000Z from line "
                      "1: \"2026-11-21T10:00:00Z line\"\n");
+}
+
+}  // namespace
+
+namespace {
+
+// The records of a run, one per line, sorted: inputs read at once write in
+// whatever order their threads come.
+std::vector<std::string> sorted_lines(const std::string& out) {
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, end; at < out.size(); at = end + 1) {
+    end = out.find('\n', at);
+    if (end == std::string::npos) end = out.size();
+    lines.push_back(out.substr(at, end - at));
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+TEST_CASE("e2e stamps: [[settings.input]] gives two files of different formats their own timestamp") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", R"([settings]
+time = "log"
+timezone = "UTC"
+timestamp = "rfc3339"
+
+[[settings.input]]
+path = "*/nginx-error.log"
+timestamp = "ymd_slash"
+
+[[settings.input]]
+path = "*.json"
+timestamp = "json_epoch"
+
+[[rule]]
+name      = "errors"
+kind      = "alert"
+threshold = "2 per 1m"
+key       = "{src}"
+  [[rule.event]]
+  name  = "error"
+  match = 'ERROR src=(?P<src>\w+)'
+)");
+  // Both files end at 10:00:01, so each alert is at 10:00:01 whichever file
+  // is read first (1m windows of 6s buckets: no line is late).
+  const std::string nginx = dir.write("nginx-error.log",
+                                      "2026/11/21 10:00:00 [error] 7#7: ERROR src=nginx a\n"
+                                      "2026/11/21 10:00:01 [error] 7#7: ERROR src=nginx b\n");
+  const std::string json = dir.write("app.json",
+                                     "{\"ts\":1795255200.250,\"msg\":\"ERROR src=json a\"}\n"
+                                     "{\"ts\":1795255201,\"msg\":\"ERROR src=json b\"}\n");
+  for (const char* threads : {"1", "2"}) {  // -j 2: the lines are read by workers, each with the input's reader
+    CAPTURE(threads);
+    RunResult r = swt({"-r", rules, "-j", threads, nginx, json});
+    CHECK(r.exit_status == 0);
+    CHECK(r.err == "");
+    CHECK(sorted_lines(r.out) ==
+          std::vector<std::string>{
+              "swthrottle: alert errors key=json count=2 threshold=2 window=1m suppressed=0 "
+              "time=2026-11-21T10:00:01.000Z: {\"ts\":1795255201,\"msg\":\"ERROR src=json b\"}",
+              "swthrottle: alert errors key=nginx count=2 threshold=2 window=1m suppressed=0 "
+              "time=2026-11-21T10:00:01.000Z: 2026/11/21 10:00:01 [error] 7#7: ERROR src=nginx b",
+          });
+  }
+  // An input no entry matches takes [settings] (rfc3339 here): its lines are untimed, and said so.
+  RunResult r = swt({"-r", rules, "-"}, "2026/11/21 10:00:00 ERROR src=stdin a\n");
+  CHECK(r.out == "");
+  CHECK(r.err.starts_with("swthrottle: (standard input): no timestamp in its 1 line"));
 }
 
 }  // namespace

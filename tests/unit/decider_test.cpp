@@ -215,7 +215,7 @@ TEST_CASE("decider: take, take_read, take_matched and -j give the reference's re
       Decider d("f.log", host, Decider::Options{passthrough, false, true}, INT64_MIN);
       const int fd = sw::test::memory_file(joined(lines));
       auto pipe = sw::pipeline::ParallelMatch::start(
-          fd, {1 << 20, workers, true, {}}, [&host] { return host.current(); }, host.clock_);
+          fd, {1 << 20, workers, true, {}, {}}, [&host] { return host.current(); }, host.clock_);
       while (Batch* b = pipe->next()) {
         const bool go = d.take_matched(*b);
         pipe->release(b);

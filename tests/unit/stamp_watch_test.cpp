@@ -29,7 +29,7 @@ TEST_CASE("stamp watch: K lines without a timestamp are reported once, with the 
   REQUIRE(r.got.size() == 1);
   CHECK(r.got[0] ==
         "app.log: no timestamp in the first 3 lines under time = \"log\": e.g. \"GET / 200\"; set timestamp in "
-        "[settings] (swthrottle -r RULES --check app.log shows the forms that read it)");
+        "[settings] or a [[settings.input]] (swthrottle -r RULES --check app.log shows the forms that read it)");
   w.line("GET /c 200", false);
   w.end();
   CHECK(r.got.size() == 1);
@@ -45,7 +45,7 @@ TEST_CASE("stamp watch: a short input without a timestamp is reported at its end
   REQUIRE(r.got.size() == 1);
   CHECK(r.got[0] ==
         "(standard input): no timestamp in its 2 lines under time = \"log\": e.g. \"one\"; set timestamp in "
-        "[settings] (swthrottle -r RULES --check - shows the forms that read it)");
+        "[settings] or a [[settings.input]] (swthrottle -r RULES --check - shows the forms that read it)");
 }
 
 TEST_CASE("stamp watch: one timestamp ends the watch; no lines, no report") {
@@ -69,7 +69,7 @@ TEST_CASE("stamp watch: the sample is escaped and cut on a character boundary") 
   REQUIRE(r.got.size() == 1);
   CHECK(r.got[0] == "x.log: no timestamp in the first 1 lines under time = \"log\": e.g. \"\\u001b[31m" +
                         std::string(73, 'a') +
-                        "\xc3\xa9...\"; set timestamp in [settings] (swthrottle -r RULES --check x.log shows the "
+                        "\xc3\xa9...\"; set timestamp in [settings] or a [[settings.input]] (swthrottle -r RULES --check x.log shows the "
                         "forms that read it)");
 }
 
