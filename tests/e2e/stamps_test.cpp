@@ -222,6 +222,24 @@ key       = "{src}"
               "time=2026-11-21T10:00:01.000Z: 2026/11/21 10:00:01 [error] 7#7: ERROR src=nginx b",
           });
   }
+  // --check lists the entries, and reads each file with its own.
+  RunResult c = swt({"-r", rules, "--check", nginx, json});
+  CHECK(c.exit_status == 0);
+  CHECK(
+      c.out.starts_with("settings: time log, timestamp rfc3339, timezone UTC\n"
+                        "input */nginx-error.log: timestamp ymd_slash, timezone as [settings]\n"
+                        "input *.json: timestamp json_epoch, timezone as [settings]\n"
+                        "rule errors ("));
+  CHECK(c.out.ends_with(
+      "1 rule OK\n"
+      "input " +
+      nginx +
+      ": timestamp ymd_slash ([[settings.input]] path = \"*/nginx-error.log\") reads 2 of 2 lines; first "
+      "2026-11-21T10:00:00.000Z from line 1: \"2026/11/21 10:00:00 [error] 7#7: ERROR src=nginx a\"\n"
+      "input " +
+      json +
+      ": timestamp json_epoch ([[settings.input]] path = \"*.json\") reads 2 of 2 lines; first "
+      "2026-11-21T10:00:00.250Z from line 1: \"{\"ts\":1795255200.250,\"msg\":\"ERROR src=json a\"}\"\n"));
   // An input no entry matches takes [settings] (rfc3339 here): its lines are untimed, and said so.
   RunResult r = swt({"-r", rules, "-"}, "2026/11/21 10:00:00 ERROR src=stdin a\n");
   CHECK(r.out == "");
