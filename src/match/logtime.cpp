@@ -26,10 +26,6 @@ struct LogTime::Memos {
 
 namespace {
 
-// first_clock() for a line that is a JSON object. Out of line: inlined next
-// to the other, it slowed the search of every other line.
-[[gnu::noinline]] std::size_t json_clock(std::string_view s) { return first_clock<true>(s); }
-
 bool is_named_form(std::string_view f) {
   return f == "auto" || f == "rfc3339" || f == "syslog" || f == "epoch" || f == "clf" || f == "ymd_slash" ||
          f == "iso_basic" || f == "json_epoch";
@@ -131,7 +127,14 @@ int64_t LogTime::parse_ms(std::string_view line, int64_t wall_now_ms) const {
     }
     text = std::string_view(groups[1].data(), groups[1].size());
   }
-  if (kind_ != Kind::Strptime) return search(text, wall_now_ms);
+  if (kind_ != Kind::Strptime) {
+    // A JSON object gets a search of its own, so that other lines do not pay
+    // for looking for epoch numbers in JSON fields.
+    if (!text.empty() && text[0] == '{' && (kind_ == Kind::Auto || kind_ == Kind::JsonEpoch)) {
+      return search<true>(text, wall_now_ms);
+    }
+    return search<false>(text, wall_now_ms);
+  }
   Fields f;
   if (!format_.read(text, f)) return kNoTime;
   return finish(f, wall_now_ms);
@@ -150,6 +153,7 @@ int64_t LogTime::parse_ms(std::string_view line, int64_t wall_now_ms) const {
 //
 // Aligned to a cache line: where the linker happened to put it decided up to
 // 8 % of the time of a line without a stamp (BM_LogTimeStackTrace).
+template <bool kJson>
 [[gnu::aligned(64)]] int64_t LogTime::search(std::string_view s, int64_t wall_now_ms) const {
   const bool any = kind_ == Kind::Auto;
   const std::size_t n = s.size();
@@ -184,7 +188,6 @@ int64_t LogTime::parse_ms(std::string_view line, int64_t wall_now_ms) const {
   const bool syslog = any || kind_ == Kind::Syslog;
   const bool clf = any || kind_ == Kind::Clf;
   const bool slash = any || kind_ == Kind::YmdSlash;
-  const bool json = (any || kind_ == Kind::JsonEpoch) && n > 0 && s[0] == '{';
   bool skipped = false;
   std::size_t i = 0;
   while (i < n) {
@@ -200,7 +203,7 @@ int64_t LogTime::parse_ms(std::string_view line, int64_t wall_now_ms) const {
           } else if (slash && s[j] == '/') {
             if (const int64_t t = rfc3339_time<true>(s, i); t != kNoTime) return t;
           }
-        } else if (json && len >= 10) {
+        } else if (kJson && len >= 10) {
           if (const int64_t t = json_epoch_at(s, i, j); t != kNoTime) return t;
         }
         i = j;
@@ -225,7 +228,7 @@ int64_t LogTime::parse_ms(std::string_view line, int64_t wall_now_ms) const {
     }
     if (!skipped) {
       skipped = true;
-      const std::size_t clock = json ? json_clock(s) : first_clock(s);
+      const std::size_t clock = first_clock<kJson>(s);
       if (clock == kNpos) return kNoTime;
       std::size_t start = clock > kMaxLead ? clock - kMaxLead : 0;
       const uint8_t cls = kByteClass[static_cast<unsigned char>(s[start])];

@@ -101,6 +101,8 @@ class LogTime {
 
   // These return ms since the epoch, or kNoTime.
   int64_t parse_ms(std::string_view line, int64_t wall_now_ms) const;
+  // kJson: the line is a JSON object, where epoch numbers in fields count.
+  template <bool kJson>
   int64_t search(std::string_view text, int64_t wall_now_ms) const;
   // The stamp of one form starting at s[i], if it is one.
   template <bool kSlash>
