@@ -4,8 +4,10 @@
 // Forms: RFC 3339 / ISO 8601, syslog ("Nov 21 10:00:00"), epoch seconds or
 // milliseconds (only at the very start of the line), common log format
 // ("[21/Nov/2026:10:00:00 +0000]"), "2026/11/21 10:00:00" (nginx, Go), basic
-// ISO 8601 ("20261121T100000Z"), epoch numbers in JSON fields ("ts", "time",
-// "timestamp", "@timestamp", "__REALTIME_TIMESTAMP"), and strptime formats (our own subset,
+// ISO 8601 ("20261121T100000Z", only at the very start of the line, like
+// epoch numbers), epoch numbers in the JSON fields "ts", "time", "timestamp",
+// "@timestamp" and "__REALTIME_TIMESTAMP" (only in a line that is a JSON
+// object: its first byte is '{'), and strptime formats (our own subset,
 // applied at the start of the line). `timestamp = "auto"` takes the leftmost
 // stamp of any form; a named form is searched the same way for that form only.
 // With `match`, the first capture group of that RE2 pattern is parsed instead.
