@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "app/app.h"
+#include "app/check_inputs.h"
 #include "app/inputs.h"
 #include "app/load_generation.h"
 #include "cli/options.h"
@@ -45,7 +46,11 @@ int main(int argc, char** argv) {
   }
   if (opt.check) {
     std::fputs(sw::cli::check_summary(*(*first)->rules).c_str(), stdout);
-    return 0;
+    if (opt.inputs.empty()) return 0;
+    // With files: what the timestamp setting reads of them (app/check_inputs.h).
+    const auto checked = sw::app::check_inputs((*first)->rules->settings, opt.inputs, sw::system_clock().wall_ms());
+    std::fputs(checked.text.c_str(), stdout);
+    return checked.failed ? 2 : 0;
   }
   auto inputs = sw::app::open_inputs(opt);
   if (!inputs) {

@@ -31,6 +31,18 @@ Result<std::unique_ptr<pipeline::Generation>> load_generation(const cli::Options
       return e;
     }
     g->logtime.emplace(std::move(*lt));
+    for (const config::InputTime& in : rules.settings.inputs) {
+      const config::TimestampSpec& spec = in.timestamp ? *in.timestamp : rules.settings.timestamp;
+      auto own = match::LogTime::make(spec, in.timezone ? *in.timezone : rules.settings.timezone, rules.settings.year);
+      if (!own) {
+        Error e = own.error();
+        e.file = spec.file;
+        e.line = spec.line;
+        e.col = spec.col;
+        return e;
+      }
+      g->input_logtimes.push_back(std::move(*own));
+    }
   }
   g->engine = std::make_unique<engine::Engine>(rules, engine::EngineOptions{options.passthrough, options.explain});
   return g;

@@ -85,6 +85,7 @@ void App::read_parallel(pipeline::Decider& decider, const InputSpec& in, int wor
   po.workers = workers;
   po.prefilter = app_options_.prefilter;
   po.sniff_notice = sniff_notice(in.name);
+  po.input = in.name;
   auto pipe = pipeline::ParallelMatch::start(
       in.fd, po, [this] { return current(); }, clock_);
   while (pipeline::Batch* b = pipe->next()) {

@@ -71,6 +71,7 @@ void App::read_merged(const std::vector<const InputSpec*>& inputs) {
     po.prefilter = app_options_.prefilter;
     po.all_captures = options_.explain;
     po.sniff_notice = [name = in->name](const std::string& what) { print_message(name + ": " + what); };
+    po.input = in->name;  // its [[settings.input]] timestamp
     pipes.push_back(pipeline::ParallelMatch::start(
         in->fd, po, [this] { return current(); }, clock_));
     merged.push_back(std::make_unique<MergedInput>(in->name, pipes.back(), *deciders.back(),

@@ -100,7 +100,10 @@ Parsed parse_options(int argc, const char* const* argv) {
       ->required()
       ->allow_extra_args(false)
       ->group("Rules");
-  app.add_flag("--check", o.check, "Validate the rules, print a summary, exit 0 (2 when invalid)")->group("Rules");
+  app.add_flag("--check", o.check,
+               "Validate the rules, print a summary, exit 0 (2 when invalid); with FILEs, also what the timestamp\n"
+               "setting reads of their first 1000 lines (exit 2 when none, with time = log)")
+      ->group("Rules");
   app.add_option("--time", time, "Time source, overrides [settings]")
       ->type_name("arrival|log")
       ->check(CLI::IsMember(names_of({config::TimeSource::Arrival, config::TimeSource::Log})).description(""))

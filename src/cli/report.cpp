@@ -39,6 +39,11 @@ std::string check_summary(const config::RuleSet& rules) {
     if (s.max_jump_ms != defaults.max_jump_ms) out += ", max_jump " + bound(s.max_jump_ms);
   }
   out += "\n";
+  for (const config::InputTime& in : s.inputs) {  // [[settings.input]]
+    out += fmt::format("input {}: timestamp {}, timezone {}\n", in.path,
+                       in.timestamp ? in.timestamp->text : "as [settings]",
+                       in.timezone ? in.timezone->text : "as [settings]");
+  }
   for (const config::Rule& r : rules.rules) {
     const bool throttle = r.kind == config::RuleKind::Throttle;
     out += fmt::format("rule {} ({}:{}): {} ", r.name, r.file, r.line, to_string(r.kind));

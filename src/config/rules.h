@@ -29,7 +29,9 @@ enum class TimeSource { Arrival, Log };
 constexpr std::string_view to_string(TimeSource t) { return t == TimeSource::Arrival ? "arrival" : "log"; }
 
 struct TimestampSpec {
-  enum class Form { Auto, Rfc3339, Syslog, Epoch, Clf, Strptime };
+  // YmdSlash: "2026/01/01 19:00:00"; IsoBasic: "20260101T190000Z"; JsonEpoch:
+  // epoch numbers in JSON fields ({"ts":1767294000.5}).
+  enum class Form { Auto, Rfc3339, Syslog, Epoch, Clf, Strptime, YmdSlash, IsoBasic, JsonEpoch };
   Form form = Form::Auto;
   std::string format;  // Form::Strptime: the strptime format
   std::string match;   // optional RE2 pattern; its first capture group holds the timestamp
@@ -43,6 +45,16 @@ struct TimezoneSpec {
   bool local = true;       // "local": the machine's zone (TZ)
   int offset_minutes = 0;  // when !local: "UTC" = 0, "+02:00" = 120
   std::string text = "local";
+};
+
+// [[settings.input]]: the timestamp (and zone) of the inputs whose name
+// matches `path`, an fnmatch(3) pattern matched against the input name as
+// the command line gives it ("-": standard input). The first entry that
+// matches wins; an input none matches takes [settings]. Unset: [settings]'s.
+struct InputTime {
+  std::string path;
+  std::optional<TimestampSpec> timestamp;
+  std::optional<TimezoneSpec> timezone;
 };
 
 struct Settings {
@@ -62,6 +74,7 @@ struct Settings {
   // its end before its log time moves on with the wall clock (SPEC §4;
   // pipeline/quiet_time.h). -1: off ("off").
   int64_t quiet_after_ms = 5000;
+  std::vector<InputTime> inputs;  // [[settings.input]], in file order
 };
 
 // Field ids of templates. Captures follow kFieldFirstCapture in the order of

@@ -12,7 +12,9 @@ namespace swthrottle::config {
 namespace {
 
 const std::vector<std::string> kTimestampKeys{"match", "format"};
-const std::vector<std::string> kForms{"auto", "rfc3339", "syslog", "epoch", "clf"};
+const std::vector<std::string> kInputKeys{"path", "timestamp", "timezone"};
+const std::vector<std::string> kForms{"auto", "rfc3339",   "syslog",    "epoch",
+                                      "clf",  "ymd_slash", "iso_basic", "json_epoch"};
 
 // A timestamp form name, or a strptime format (anything with a '%').
 Result<TimestampSpec::Form> timestamp_form(const TomlReader& in, const toml::node& v, std::string_view key,
@@ -29,9 +31,10 @@ Result<TimestampSpec::Form> timestamp_form(const TomlReader& in, const toml::nod
     format = text;
     return TimestampSpec::Form::Strptime;
   }
-  static const TimestampSpec::Form kFormValues[] = {TimestampSpec::Form::Auto, TimestampSpec::Form::Rfc3339,
-                                                    TimestampSpec::Form::Syslog, TimestampSpec::Form::Epoch,
-                                                    TimestampSpec::Form::Clf};
+  static const TimestampSpec::Form kFormValues[] = {TimestampSpec::Form::Auto,     TimestampSpec::Form::Rfc3339,
+                                                    TimestampSpec::Form::Syslog,   TimestampSpec::Form::Epoch,
+                                                    TimestampSpec::Form::Clf,      TimestampSpec::Form::YmdSlash,
+                                                    TimestampSpec::Form::IsoBasic, TimestampSpec::Form::JsonEpoch};
   for (std::size_t i = 0; i < kForms.size(); ++i) {
     if (text == kForms[i]) return kFormValues[i];
   }
@@ -119,6 +122,55 @@ Result<int64_t> bound_or_off(const TomlReader& in, const toml::node& v, std::str
   return in.duration(v, key);
 }
 
+// One timestamp setting, with where it was written (for LogTime's errors).
+Result<TimestampSpec> timestamp_at(const TomlReader& in, const toml::node& v) {
+  auto ts = timestamp(in, v);
+  if (!ts) return ts;
+  const Pos at = pos_of(v.source());
+  ts->file = in.file();
+  ts->line = at.line;
+  ts->col = at.col;
+  return ts;
+}
+
+// [[settings.input]]: path = "GLOB", and timestamp and/or timezone.
+MaybeError parse_inputs(const TomlReader& in, const toml::node& v, std::vector<InputTime>& out, std::string& canon) {
+  const auto* arr = v.as_array();
+  if (arr == nullptr || !arr->is_array_of_tables()) {
+    return in.err(v,
+                  fmt::format("settings.input must be an array of tables ([[settings.input]]), not {}", describe(v)));
+  }
+  for (const toml::node& node : *arr) {
+    const toml::table& t = *node.as_table();
+    if (auto e = in.unknown_keys(t, kInputKeys, "[[settings.input]]")) return e;
+    InputTime it;
+    const toml::node* path = t.get("path");
+    if (path == nullptr || !path->is_string() || path->as_string()->get().empty()) {
+      return in.err(path ? *path : node,
+                    "[[settings.input]] needs path = \"GLOB\": the inputs it is for, as the command line names them "
+                    "(\"-\": standard input)");
+    }
+    it.path = path->as_string()->get();
+    if (const toml::node* ts = t.get("timestamp")) {
+      auto spec = timestamp_at(in, *ts);
+      if (!spec) return spec.error();
+      it.timestamp = std::move(*spec);
+    }
+    if (const toml::node* tz = t.get("timezone")) {
+      auto zone = timezone(in, *tz);
+      if (!zone) return zone.error();
+      it.timezone = std::move(*zone);
+    }
+    if (!it.timestamp && !it.timezone) {
+      return in.err(node, fmt::format("[[settings.input]] for {} sets neither timestamp nor timezone", quote(it.path)));
+    }
+    canon += fmt::format("{}|{}|{}|{};", it.path, it.timestamp ? it.timestamp->text : "",
+                         it.timestamp ? it.timestamp->match : "", it.timezone ? it.timezone->text : "");
+    out.push_back(std::move(it));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<Mode> read_mode(const TomlReader& in, const toml::node& v) {
@@ -173,6 +225,10 @@ MaybeError parse_settings(const TomlReader& in, const toml::table& t, Settings& 
       if (!y) return y.error();
       s.year = static_cast<int>(*y);
       given.canon = std::to_string(*y);
+    } else if (key == "input") {
+      s.inputs.clear();
+      if (auto e = parse_inputs(in, *v, s.inputs, given.canon)) return e;
+      given.shown = "[[settings.input]] " + given.canon;
     } else if (key == "max_keys") {
       auto m = in.integer(*v, "max_keys", 1, INT64_MAX);
       if (!m) return m.error();

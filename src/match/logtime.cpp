@@ -27,7 +27,8 @@ struct LogTime::Memos {
 namespace {
 
 bool is_named_form(std::string_view f) {
-  return f == "auto" || f == "rfc3339" || f == "syslog" || f == "epoch" || f == "clf";
+  return f == "auto" || f == "rfc3339" || f == "syslog" || f == "epoch" || f == "clf" || f == "ymd_slash" ||
+         f == "iso_basic" || f == "json_epoch";
 }
 
 }  // namespace
@@ -75,11 +76,14 @@ Result<LogTime> LogTime::make(const config::TimestampSpec& spec, const config::T
   Form form = spec.form;
   // `format = "syslog"` next to `match` names a form, not a strptime format.
   if (form == Form::Strptime && is_named_form(spec.format)) {
-    form = spec.format == "rfc3339"  ? Form::Rfc3339
-           : spec.format == "syslog" ? Form::Syslog
-           : spec.format == "epoch"  ? Form::Epoch
-           : spec.format == "clf"    ? Form::Clf
-                                     : Form::Auto;
+    form = spec.format == "rfc3339"      ? Form::Rfc3339
+           : spec.format == "syslog"     ? Form::Syslog
+           : spec.format == "epoch"      ? Form::Epoch
+           : spec.format == "clf"        ? Form::Clf
+           : spec.format == "ymd_slash"  ? Form::YmdSlash
+           : spec.format == "iso_basic"  ? Form::IsoBasic
+           : spec.format == "json_epoch" ? Form::JsonEpoch
+                                         : Form::Auto;
   }
   switch (form) {
     case Form::Auto: lt.kind_ = Kind::Auto; break;
@@ -88,6 +92,9 @@ Result<LogTime> LogTime::make(const config::TimestampSpec& spec, const config::T
     case Form::Epoch: lt.kind_ = Kind::Epoch; break;
     case Form::Clf: lt.kind_ = Kind::Clf; break;
     case Form::Strptime: lt.kind_ = Kind::Strptime; break;
+    case Form::YmdSlash: lt.kind_ = Kind::YmdSlash; break;
+    case Form::IsoBasic: lt.kind_ = Kind::IsoBasic; break;
+    case Form::JsonEpoch: lt.kind_ = Kind::JsonEpoch; break;
   }
 
   if (lt.kind_ == Kind::Strptime) {
@@ -120,7 +127,14 @@ int64_t LogTime::parse_ms(std::string_view line, int64_t wall_now_ms) const {
     }
     text = std::string_view(groups[1].data(), groups[1].size());
   }
-  if (kind_ != Kind::Strptime) return search(text, wall_now_ms);
+  if (kind_ != Kind::Strptime) {
+    // A JSON object gets a search of its own, so that other lines do not pay
+    // for looking for epoch numbers in JSON fields.
+    if (!text.empty() && text[0] == '{' && (kind_ == Kind::Auto || kind_ == Kind::JsonEpoch)) {
+      return search<true>(text, wall_now_ms);
+    }
+    return search<false>(text, wall_now_ms);
+  }
   Fields f;
   if (!format_.read(text, f)) return kNoTime;
   return finish(f, wall_now_ms);
@@ -139,29 +153,41 @@ int64_t LogTime::parse_ms(std::string_view line, int64_t wall_now_ms) const {
 //
 // Aligned to a cache line: where the linker happened to put it decided up to
 // 8 % of the time of a line without a stamp (BM_LogTimeStackTrace).
+template <bool kJson>
 [[gnu::aligned(64)]] int64_t LogTime::search(std::string_view s, int64_t wall_now_ms) const {
   const bool any = kind_ == Kind::Auto;
   const std::size_t n = s.size();
   // The commonest line of all: the same RFC 3339 head at the start as the
   // line before. Its '-' at s[4] rules out epoch, and the scan would start
   // with it. If what follows the head does not make a stamp, the scan below
-  // looks at it again, in its turn.
-  if ((any || kind_ == Kind::Rfc3339) && n >= kRfc3339Head && s[4] == '-') {
+  // looks at it again, in its turn. "YYYY/MM/DD HH:MM:SS" heads share the
+  // memo ('-' | 2 == '/', and no other byte | 2 is): it holds only heads of
+  // the forms this LogTime reads, each compared in full.
+  if ((any || kind_ == Kind::Rfc3339 || kind_ == Kind::YmdSlash) && n >= kRfc3339Head && (s[4] | 2) == '/') {
     if (int64_t head[1]; memos_->rfc3339.find(s.data(), 0, head)) {
       if (const int64_t t = rfc3339_after_head(s, 0, head[0]); t != kNoTime) return t;
     }
   }
-  if (any || kind_ == Kind::Epoch) {
-    // Epoch needs ten digits or more: most lines are turned away by the first eight.
+  const bool basic = any || kind_ == Kind::IsoBasic;
+  if (any || kind_ == Kind::Epoch || basic) {
+    // Epoch needs ten digits or more, basic ISO 8601 eight and a 'T': most
+    // lines are turned away by the first eight.
     static constexpr Pattern8 kDigits = pattern8("dddddddd");
     if (n >= 10 && mismatch(s.data(), kDigits) == 0) {
-      if (const int64_t t = epoch_at_start(s); t != kNoTime) return t;
+      if (s[8] == 'T') {
+        if (basic) {
+          if (const int64_t t = iso_basic_time(s, 0); t != kNoTime || !any) return t;
+        }
+      } else if (kind_ != Kind::IsoBasic) {
+        if (const int64_t t = epoch_at_start(s); t != kNoTime) return t;
+      }
     }
     if (!any) return kNoTime;
   }
   const bool rfc = any || kind_ == Kind::Rfc3339;
   const bool syslog = any || kind_ == Kind::Syslog;
   const bool clf = any || kind_ == Kind::Clf;
+  const bool slash = any || kind_ == Kind::YmdSlash;
   bool skipped = false;
   std::size_t i = 0;
   while (i < n) {
@@ -170,8 +196,15 @@ int64_t LogTime::parse_ms(std::string_view line, int64_t wall_now_ms) const {
       case kDigit: {
         std::size_t j = i + 1;
         while (j < n && is_digit(s[j])) ++j;
-        if (rfc && j - i == 4 && j < n && s[j] == '-') {
-          if (const int64_t t = rfc3339_time(s, i); t != kNoTime) return t;
+        const std::size_t len = j - i;
+        if (len == 4 && j < n) {
+          if (rfc && s[j] == '-') {
+            if (const int64_t t = rfc3339_time<false>(s, i); t != kNoTime) return t;
+          } else if (slash && s[j] == '/') {
+            if (const int64_t t = rfc3339_time<true>(s, i); t != kNoTime) return t;
+          }
+        } else if (kJson && len >= 10) {
+          if (const int64_t t = json_epoch_at(s, i, j); t != kNoTime) return t;
         }
         i = j;
         break;
@@ -195,7 +228,7 @@ int64_t LogTime::parse_ms(std::string_view line, int64_t wall_now_ms) const {
     }
     if (!skipped) {
       skipped = true;
-      const std::size_t clock = first_clock(s);
+      const std::size_t clock = first_clock<kJson>(s);
       if (clock == kNpos) return kNoTime;
       std::size_t start = clock > kMaxLead ? clock - kMaxLead : 0;
       const uint8_t cls = kByteClass[static_cast<unsigned char>(s[start])];
@@ -213,13 +246,14 @@ int64_t LogTime::parse_ms(std::string_view line, int64_t wall_now_ms) const {
 // whether the head is the last one seen (then only what follows the head is
 // read, as always), else parses and validates it all and stores the head.
 
+template <bool kSlash>
 int64_t LogTime::rfc3339_time(std::string_view s, std::size_t i) const {
   int64_t head[1];
   if (s.size() - i >= kRfc3339Head && memos_->rfc3339.find(s.data() + i, 0, head)) {
     return rfc3339_after_head(s, i, head[0]);
   }
   Fields f;
-  if (!rfc3339_at(s, i, f)) return kNoTime;
+  if (!rfc3339_at<kSlash>(s, i, f)) return kNoTime;
   // Without seconds the head is shorter than the memo's.
   return remember(f, s.size() - i > 16 && s[i + 16] == ':' ? &memos_->rfc3339 : nullptr, s.data() + i);
 }
@@ -230,6 +264,13 @@ int64_t LogTime::rfc3339_time(std::string_view s, std::size_t i) const {
   Fields f;
   if (!rfc3339_end(s, optional_fraction(s, i + kRfc3339Head, f), f)) return kNoTime;
   return from_head(head, f);
+}
+
+// No memo: these stamps are rarer, and their heads are not the memo's.
+int64_t LogTime::iso_basic_time(std::string_view s, std::size_t i) const {
+  Fields f;
+  if (!iso_basic_at(s, i, f)) return kNoTime;
+  return remember(f, static_cast<HeadMemo<kRfc3339Head, 1>*>(nullptr), s.data() + i);
 }
 
 int64_t LogTime::clf_time(std::string_view s, std::size_t i) const {

@@ -3,7 +3,11 @@
 //
 // Forms: RFC 3339 / ISO 8601, syslog ("Nov 21 10:00:00"), epoch seconds or
 // milliseconds (only at the very start of the line), common log format
-// ("[21/Nov/2026:10:00:00 +0000]"), and strptime formats (our own subset,
+// ("[21/Nov/2026:10:00:00 +0000]"), "2026/11/21 10:00:00" (nginx, Go), basic
+// ISO 8601 ("20261121T100000Z", only at the very start of the line, like
+// epoch numbers), epoch numbers in the JSON fields "ts", "time", "timestamp",
+// "@timestamp" and "__REALTIME_TIMESTAMP" (only in a line that is a JSON
+// object: its first byte is '{'), and strptime formats (our own subset,
 // applied at the start of the line). `timestamp = "auto"` takes the leftmost
 // stamp of any form; a named form is searched the same way for that form only.
 // With `match`, the first capture group of that RE2 pattern is parsed instead.
@@ -92,7 +96,7 @@ class LogTime {
   ~LogTime();
 
  private:
-  enum class Kind { Auto, Rfc3339, Syslog, Epoch, Clf, Strptime };
+  enum class Kind { Auto, Rfc3339, Syslog, Epoch, Clf, Strptime, YmdSlash, IsoBasic, JsonEpoch };
   using Fields = stamp::Fields;
   static constexpr int64_t kNoTime = stamp::kNoTime;
 
@@ -100,9 +104,13 @@ class LogTime {
 
   // These return ms since the epoch, or kNoTime.
   int64_t parse_ms(std::string_view line, int64_t wall_now_ms) const;
+  // kJson: the line is a JSON object, where epoch numbers in fields count.
+  template <bool kJson>
   int64_t search(std::string_view text, int64_t wall_now_ms) const;
   // The stamp of one form starting at s[i], if it is one.
+  template <bool kSlash>
   int64_t rfc3339_time(std::string_view s, std::size_t i) const;
+  int64_t iso_basic_time(std::string_view s, std::size_t i) const;
   int64_t rfc3339_after_head(std::string_view s, std::size_t i, int64_t head) const;
   int64_t clf_time(std::string_view s, std::size_t i) const;
   int64_t syslog_time(std::string_view s, std::size_t i, int64_t wall_now_ms) const;

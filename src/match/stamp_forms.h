@@ -59,15 +59,21 @@ inline std::size_t hms_at(std::string_view s, std::size_t i, Fields& f) {
 
 // RFC 3339 / ISO 8601 at s[i], where four digits and '-' are known to start:
 // YYYY-MM-DD('T'|'t'|' ')HH:MM[:SS[(.|,)frac]][Z|+hh[[:]mm]].
+// With kSlash, the form of nginx's error.log and Go's log package instead:
+// YYYY/MM/DD HH:MM:SS, with the same optional fraction and offset after it
+// (it shares RFC 3339's memo, whose heads are 19 bytes with seconds).
+template <bool kSlash = false>
 [[gnu::always_inline]] inline bool rfc3339_at(std::string_view s, std::size_t i, Fields& f) {
   // "YYYY-MM-DDTHH:MM" is 16 bytes: with them known to be there, the fixed
   // part needs no bounds checks.
-  static constexpr Pattern8 kDate = pattern8("dddd-dd-");
+  static constexpr Pattern8 kDate = kSlash ? pattern8("dddd/dd/") : pattern8("dddd-dd-");
   static constexpr Pattern8 kTime = pattern8("dd*dd:dd");
   if (s.size() - i < 16) return false;
   const char* p = s.data() + i;
   if ((mismatch(p, kDate) | mismatch(p + 8, kTime)) != 0) return false;
-  if (p[10] != 'T' && p[10] != 't' && p[10] != ' ') return false;
+  if (kSlash ? p[10] != ' ' || s.size() - i < 19 || p[16] != ':' : p[10] != 'T' && p[10] != 't' && p[10] != ' ') {
+    return false;
+  }
   auto num2 = [p](int k) { return (p[k] - '0') * 10 + (p[k + 1] - '0'); };
   f.year = num2(0) * 100 + num2(2);
   f.month = num2(5);
@@ -145,6 +151,75 @@ inline std::size_t hms_at(std::string_view s, std::size_t i, Fields& f) {
   return clf_end(s, j, f);
 }
 
+// Basic ISO 8601 at s[i], where eight digits and 'T' are known to start:
+// YYYYMMDDTHHMMSS, an optional fraction and offset ("20260101T190000Z",
+// "20260101T190000.5+0100"), and no digit after it. Like epoch numbers it
+// counts only at the very start of a line: it has no "HH:MM" for the search
+// to skip ahead to, and looking for its 'T' as well made every line without a
+// stamp (a stack trace line) 25 % slower.
+inline bool iso_basic_at(std::string_view s, std::size_t i, Fields& f) {
+  static constexpr Pattern8 kDate = pattern8("dddddddd");
+  static constexpr Pattern8 kTime = pattern8("dTdddddd");
+  if (s.size() - i < 15) return false;
+  const char* p = s.data() + i;
+  if ((mismatch(p, kDate) | mismatch(p + 7, kTime)) != 0) return false;
+  auto num2 = [p](int k) { return (p[k] - '0') * 10 + (p[k + 1] - '0'); };
+  f.year = num2(0) * 100 + num2(2);
+  f.month = num2(4);
+  f.day = num2(6);
+  f.hour = num2(9);
+  f.minute = num2(11);
+  f.second = num2(13);
+  return rfc3339_end(s, optional_fraction(s, i + 15, f), f);
+}
+
+// The JSON keys whose numbers are epoch times: "ts", "time", "timestamp",
+// "@timestamp" and journald's "__REALTIME_TIMESTAMP" (microseconds, as a
+// string). True when a key of these ends at s[close], its closing quote.
+inline bool epoch_key_before(std::string_view s, std::size_t close) {
+  static constexpr std::string_view kKeys[] = {"ts", "time", "timestamp", "@timestamp", "__REALTIME_TIMESTAMP"};
+  for (std::string_view key : kKeys) {
+    if (close >= key.size() + 1 && s[close - key.size() - 1] == '"' &&
+        s.compare(close - key.size(), key.size(), key) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// An epoch number in a JSON field at s[i..j), a run of digits, in a line that
+// is a JSON object (its first byte is '{': the search looks for these only
+// there, so that other lines do not pay for it): the value of one of the keys above ("ts":1767294000.5, "time" :
+// "1767294000123"). Its digits say the unit: 10 seconds (with an optional fraction), 13 milliseconds, 16 microseconds,
+// 19 nanoseconds (a fraction after those is ignored). A quoted number must end at its quote; a bare one at a byte that
+// cannot go on a JSON number. Returns ms since the epoch, or kNoTime.
+inline int64_t json_epoch_at(std::string_view s, std::size_t i, std::size_t j) {
+  const std::size_t len = j - i;
+  if (len != 10 && len != 13 && len != 16 && len != 19) return kNoTime;
+  std::size_t k = i;
+  const bool quoted = k > 0 && s[k - 1] == '"';
+  if (quoted) --k;
+  while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t')) --k;
+  if (k == 0 || s[k - 1] != ':') return kNoTime;
+  --k;
+  while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t')) --k;
+  if (k < 2 || s[k - 1] != '"' || !epoch_key_before(s, k - 1)) return kNoTime;
+  int64_t v = 0;
+  for (std::size_t d = i; d < j; ++d) v = v * 10 + (s[d] - '0');
+  int ms = 0;
+  std::size_t end = j;
+  if (end + 1 < s.size() && s[end] == '.' && is_digit(s[end + 1])) end = fraction(s, end + 1, ms);
+  if (quoted ? end >= s.size() || s[end] != '"' : end < s.size() && (s[end] == '.' || s[end] == 'e' || s[end] == 'E')) {
+    return kNoTime;
+  }
+  switch (len) {
+    case 10: return v * 1000 + ms;
+    case 13: return v;
+    case 16: return v / 1000;
+    default: return v / 1000000;
+  }
+}
+
 // Epoch seconds (10 digits, optional ".frac") or milliseconds (13 digits) at
 // the very start of s, not followed by another digit.
 inline int64_t epoch_at_start(std::string_view s) {
@@ -161,12 +236,22 @@ inline int64_t epoch_at_start(std::string_view s) {
 // The first "dd:dd" (two digits, a colon, two digits) in s: the position of
 // its first digit, or kNpos. Every form the search looks for but epoch has one
 // (the HH:MM of its time), kMaxLead bytes or less after the stamp's first byte.
+//
+// With kJson (for a line that is a JSON object) a colon after a quote or a
+// blank counts too, as if a clock started two bytes before it: a JSON key,
+// whose epoch value comes after it ("ts":1, "ts" : 1). Finding one too many
+// only makes the search look further. A template flag, so that other lines
+// do not pay for it.
+template <bool kJson = false>
 inline std::size_t first_clock(std::string_view s) {
   const char* const b = s.data();
   const std::size_t n = s.size();
   if (n < 5) return kNpos;
   const std::size_t last = n - 3;       // the last colon with two bytes after it
   auto clock_at = [b](std::size_t k) {  // k: a colon, 2 <= k <= last
+    if constexpr (kJson) {
+      if (b[k - 1] == '"' || b[k - 1] == ' ' || b[k - 1] == '\t') return true;
+    }
     return is_digit(b[k - 2]) && is_digit(b[k - 1]) && is_digit(b[k + 1]) && is_digit(b[k + 2]);
   };
 #if defined(__SSE2__)
@@ -201,7 +286,8 @@ inline std::size_t first_clock(std::string_view s) {
 }
 
 // The most bytes from a stamp's first byte to its HH: CLF's "[dd/Mon/yyyy:"
-// (13); RFC 3339's "YYYY-MM-DDT" takes 11, syslog's "Mon  d " 7.
+// (13); RFC 3339's "YYYY-MM-DDT" and "YYYY/MM/DD " take 11, syslog's
+// "Mon  d " 7.
 constexpr std::size_t kMaxLead = 13;
 
 // What a byte can start, for the search: most bytes start nothing and are

@@ -21,12 +21,14 @@ Decider::Decider(std::string name, DeciderHost& host, const Options& options, in
       host_(host),
       options_(options),
       time_(resumed_log_ms),
+      watch_(name_, [&host](const std::string& m) { host.warn(m); }),
       fold_(!options.passthrough && !options.explain),
       wall_ms_(host.clock().wall_ms()) {
   refresh();
 }
 
-Decider::~Decider() = default;
+// An input that ends without a timestamp in its lines is reported now.
+Decider::~Decider() { watch_.end(); }
 
 void DeciderHost::warn(const std::string& message) { print_message(message); }
 
@@ -44,16 +46,17 @@ bool Decider::refresh() {
   }
   matcher_.emplace(std::move(*made));
   logtime_.reset();
-  if (gen_->logtime) logtime_.emplace(*gen_->logtime);
+  if (const match::LogTime* lt = gen_->logtime_for(name_)) logtime_.emplace(*lt);  // [[settings.input]]
   const config::Settings& set = gen_->rules->settings;
   time_.set_trust({set.max_future_ms, set.max_jump_ms});
   local_zone_.reset();
   fixed_logtime_.reset();
-  if (gen_->logtime && set.timezone.local) {
+  if (logtime_ && gen_->timezone_for(name_).local) {
     local_zone_.emplace(true, 0);
     // +12:34 is the offset of no zone: a stamp read in the zone reads
     // differently there.
-    auto fixed = match::LogTime::make(set.timestamp, config::TimezoneSpec{false, 12 * 60 + 34, "+12:34"}, set.year);
+    auto fixed =
+        match::LogTime::make(gen_->timestamp_for(name_), config::TimezoneSpec{false, 12 * 60 + 34, "+12:34"}, set.year);
     if (fixed) fixed_logtime_.emplace(std::move(*fixed));
   }
   return true;
@@ -89,6 +92,7 @@ bool Decider::decide(std::string_view text, bool truncated, const match::MatchRe
   engine::Engine& engine = *gen_->engine;
   LineTime::Stamp at;
   if (gen_->logtime) {
+    watch_.line(text, stamp != kNoStamp);
     // Only a stamp further back than half the smallest DST shift (20 min,
     // Ghana's) can be nearer in its second pass: lines a moment out of order
     // never ask the zone.

@@ -45,6 +45,7 @@
 #include "pipeline/batch.h"
 #include "pipeline/generation.h"
 #include "pipeline/line_time.h"
+#include "pipeline/stamp_watch.h"
 #include "util/clock.h"
 
 namespace swthrottle::pipeline {
@@ -136,6 +137,7 @@ class Decider {
   std::vector<engine::Record> records_;
   std::vector<engine::ExplainEntry> explain_;
   LineTime time_;
+  StampWatch watch_;  // time = log: says so when the lines give no timestamp
   uint64_t line_no_ = 0;
   // Per-line counters, added to the engine's stats once per batch (and
   // before the rules change): one atomic add per line each would cost more

@@ -115,7 +115,7 @@ void ParallelMatch::work_loop() {
       auto m = match::Matcher::make(*g->rules, options_.all_captures, options_.prefilter);
       if (m) matcher.emplace(std::move(*m));
       logtime.reset();
-      if (g->logtime) logtime.emplace(*g->logtime);
+      if (const match::LogTime* lt = g->logtime_for(options_.input)) logtime.emplace(*lt);
     }
     b->match(matcher ? &*matcher : nullptr, logtime ? &*logtime : nullptr, clock_.wall_ms());
     {

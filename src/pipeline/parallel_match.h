@@ -37,6 +37,9 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
     // input is decompressed, and this gets the "looks binary" notice.
     std::function<void(const std::string&)> sniff_notice;
     bool all_captures = false;  // match::Matcher::make's all_captures (--explain)
+    // The input as the command line names it: its timestamp setting
+    // (Generation::logtime_for).
+    std::string input;
   };
 
   // Starts the reader (on a dup of `fd`) and the workers. `current` gives

@@ -134,7 +134,35 @@ std::vector<std::string> syslog_lines() {
   return out;
 }
 
+// nginx's error.log ("YYYY/MM/DD HH:MM:SS", the RFC 3339 memo's path) and
+// zap-style JSON with an epoch "ts" (a JSON object's own search).
+std::vector<std::string> slash_lines() {
+  std::vector<std::string> out;
+  for (int s = 0; s < 2; ++s) {
+    for (int k = 0; k < 48; ++k) {
+      char stamp[24];
+      std::snprintf(stamp, sizeof stamp, "2026/11/21 10:00:%02d", s);
+      out.push_back(stamp + std::string(" [error] 7#7: *") + std::to_string(k) +
+                    " open() \"/usr/share/nginx/html/favicon.ico\" failed (2: No such file or directory)");
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> json_lines() {
+  std::vector<std::string> out;
+  for (int k = 0; k < 96; ++k) {
+    out.push_back("{\"level\":\"info\",\"ts\":1795255200." + std::to_string(100 + k) +
+                  ",\"caller\":\"server/handler.go:84\",\"msg\":\"request done\",\"status\":200}");
+  }
+  return out;
+}
+
 void BM_LogTimeAccess(benchmark::State& state) { run_lines(state, access_lines()); }
+
+void BM_LogTimeSlash(benchmark::State& state) { run_lines(state, slash_lines()); }
+
+void BM_LogTimeJson(benchmark::State& state) { run_lines(state, json_lines()); }
 
 void BM_LogTimeSyslog(benchmark::State& state) { run_lines(state, syslog_lines()); }
 
@@ -160,6 +188,8 @@ BENCHMARK(BM_LogTimeIso);
 BENCHMARK(BM_LogTimeStackTrace);
 BENCHMARK(BM_LogTimeAccess);
 BENCHMARK(BM_LogTimeSyslog);
+BENCHMARK(BM_LogTimeSlash);
+BENCHMARK(BM_LogTimeJson);
 BENCHMARK(BM_LogTimeFile);
 
 }  // namespace

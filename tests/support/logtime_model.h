@@ -32,7 +32,10 @@ class LogTimeModel {
                                      {"rfc3339", Form::Rfc3339},
                                      {"syslog", Form::Syslog},
                                      {"epoch", Form::Epoch},
-                                     {"clf", Form::Clf}}) {
+                                     {"clf", Form::Clf},
+                                     {"ymd_slash", Form::YmdSlash},
+                                     {"iso_basic", Form::IsoBasic},
+                                     {"json_epoch", Form::JsonEpoch}}) {
       if (form_ == Form::Strptime && format_ == name) form_ = form;
     }
     if (!spec.match.empty()) match_ = std::make_unique<RE2>(spec.match);
@@ -49,6 +52,12 @@ class LogTimeModel {
       if (auto t = epoch(line)) return t;
       if (!any) return {};
     }
+    if (any || form_ == Form::IsoBasic) {  // only at the very start of the line, too
+      if (iso_basic({line, 0}, st))
+        if (auto t = finish(st, now_ms)) return t;
+      if (!any) return {};
+      st = Stamp{};
+    }
     // Leftmost first: a stamp starts where a run of digits or letters does, or at a '['.
     for (size_t i = 0, j = 1; i < line.size(); i = j, j = i + 1) {
       std::optional<int64_t> t;
@@ -58,6 +67,11 @@ class LogTimeModel {
         if ((any || form_ == Form::Rfc3339) && j - i == 4 && j < line.size() && line[j] == '-' &&
             rfc3339({line, i}, st)) {
           t = finish(st, now_ms);
+        } else if ((any || form_ == Form::YmdSlash) && j - i == 4 && j < line.size() && line[j] == '/' &&
+                   ymd_slash({line, i}, st)) {
+          t = finish(st, now_ms);
+        } else if ((any || form_ == Form::JsonEpoch) && line.starts_with('{')) {
+          t = json_epoch(line, i, j);
         }
       } else if (letter(line[i])) {
         while (j < line.size() && letter(line[j])) ++j;
@@ -141,6 +155,60 @@ class LogTimeModel {
       c.optional_fraction(st);
     }
     return !c.digit_at() && offset(c, st) != Offset::Bad;
+  }
+
+  // YYYY/MM/DD hh:mm:ss[(.|,)frac][offset], no digit after it.
+  static bool ymd_slash(Cursor c, Stamp& st) {
+    int y = 0;
+    if (!(c.num(4, y) && c.eat('/') && c.num(2, st.month) && c.eat('/') && c.num(2, st.day) && c.eat(' ') &&
+          c.hms(st))) {
+      return false;
+    }
+    st.year = y;
+    c.optional_fraction(st);
+    return !c.digit_at() && offset(c, st) != Offset::Bad;
+  }
+
+  // YYYYMMDDThhmmss[(.|,)frac][offset], no digit after it.
+  static bool iso_basic(Cursor c, Stamp& st) {
+    int y = 0;
+    if (!(c.num(4, y) && c.num(2, st.month) && c.num(2, st.day) && c.eat('T') && c.num(2, st.hour) &&
+          c.num(2, st.minute) && c.num(2, st.second))) {
+      return false;
+    }
+    st.year = y;
+    c.optional_fraction(st);
+    return !c.digit_at() && offset(c, st) != Offset::Bad;
+  }
+
+  // The digits line[i..j) as the value of a JSON key named for a time, in a
+  // line that starts with '{':
+  // "KEY" <blanks> ':' <blanks> ['"'] digits [.frac] ['"' if quoted].
+  // 10 digits: s (+ fraction), 13: ms, 16: us, 19: ns.
+  static std::optional<int64_t> json_epoch(std::string_view line, size_t i, size_t j) {
+    const size_t n = j - i;
+    if (n != 10 && n != 13 && n != 16 && n != 19) return {};
+    std::string before(line.substr(0, i));
+    const bool quoted = !before.empty() && before.back() == '"';
+    if (quoted) before.pop_back();
+    auto trim = [&] {
+      while (!before.empty() && (before.back() == ' ' || before.back() == '\t')) before.pop_back();
+    };
+    trim();
+    if (before.empty() || before.back() != ':') return {};
+    before.pop_back();
+    trim();
+    bool keyed = false;
+    for (const char* key : {"ts", "time", "timestamp", "@timestamp", "__REALTIME_TIMESTAMP"}) {
+      keyed = keyed || before.ends_with(std::string("\"") + key + "\"");
+    }
+    if (!keyed) return {};
+    Cursor c{line, j};
+    int ms = 0;
+    if (c.is('.') && c.digit_at(1)) ms = (++c.i, c.fraction());
+    if (quoted ? !c.is('"') : (c.is('.') || c.is('e') || c.is('E'))) return {};
+    const int64_t v = std::stoll(std::string(line.substr(i, n)));
+    return n == 10 ? v * 1000 + ms : n == 13 ? v : n == 16 ? v / 1000 : v / 1000000;
   }
 
   // "Mon dd hh:mm:ss", "Mon  d ...", "Mon d ...", a fraction, a ctime year.

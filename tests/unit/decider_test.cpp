@@ -225,7 +225,7 @@ TEST_CASE("decider: take, take_read, take_matched and -j give the reference's re
       Decider d("f.log", host, Decider::Options{passthrough, false, true}, INT64_MIN);
       const int fd = sw::test::memory_file(joined(lines));
       auto pipe = sw::pipeline::ParallelMatch::start(
-          fd, {1 << 20, workers, true, {}}, [&host] { return host.current(); }, host.clock_);
+          fd, {1 << 20, workers, true, {}, false, {}}, [&host] { return host.current(); }, host.clock_);
       while (Batch* b = pipe->next()) {
         const bool go = d.take_matched(*b);
         pipe->release(b);
@@ -335,7 +335,7 @@ TEST_CASE("decider: a batch taken in runs of its lines (a time merge) gives the 
   Decider d("f.log", host, Decider::Options{}, INT64_MIN);
   const int fd = sw::test::memory_file(joined(lines));
   auto pipe = sw::pipeline::ParallelMatch::start(
-      fd, {1 << 20, 1, true, {}}, [&host] { return host.current(); }, host.clock_);
+      fd, {1 << 20, 1, true, {}, false, {}}, [&host] { return host.current(); }, host.clock_);
   std::mt19937_64 rng(seed);
   while (Batch* b = pipe->next()) {
     for (std::size_t at = 0; at < b->size();) {  // runs of 1 to 7 lines, as inputs interleave

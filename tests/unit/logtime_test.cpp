@@ -261,6 +261,68 @@ TEST_CASE("logtime: auto takes the leftmost stamp of any form") {
                  });
 }
 
+TEST_CASE("logtime: YYYY/MM/DD, basic ISO 8601 and epoch numbers in JSON fields") {
+  const LogTime lt = make(spec(Form::Auto), zone(0), 2026);
+  check_rows(lt, {
+                     // nginx's error.log, Go's log package (a fraction, as with log.Lmicroseconds)
+                     {"2026/11/21 10:00:05 [error] 1234#0: *5 open() failed", k20261121_100005},
+                     {"2026/11/21 10:00:05.123456 main.go:12: started", k20261121_100005 + 123},
+                     {"2026/11/21 10:00:05+02:00 x", 1795248005000},
+                     {"2026/11/21T10:00:05 x", kNone},  // a space, and only a space, after the date
+                     {"2026/11/21 10:00 x", kNone},     // seconds are needed
+                     {"2026/13/21 10:00:05 x", kNone},
+                     {"2026/11/21 10:00:051 x", kNone},
+                     // basic ISO 8601
+                     {"20261121T100005Z", k20261121_100005},
+                     {"20261121T100005.5+0200 end", 1795248005500},
+                     {"begin 20261121T100005Z", kNone},                            // at the start of the line only
+                     {"20261321T100005Z 2026-11-21T10:00:05Z", k20261121_100005},  // else the search goes on
+                     {"20261121T100005,25-01:00 x", k20261121_100005 + 3600000 + 250},
+                     {"20261121T100005 x", k20261121_100005},  // no offset: the configured zone
+                     {"20261121T1000 x", kNone},
+                     {"20261121t100005Z", kNone},
+                     {"120261121T100005Z", kNone},
+                     {"20261121T1000051Z", kNone},
+                     // epoch numbers as JSON values; the digits give the unit
+                     {R"({"ts":1795255205.5,"level":"info"})", k20261121_100005 + 500},
+                     {R"({"level":"info","time":1795255205123})", k20261121_100005 + 123},
+                     {R"({"timestamp":"1795255205123456"})", k20261121_100005 + 123},
+                     {R"({ "__REALTIME_TIMESTAMP" : "1795255205123456", "MESSAGE" : "x" })", k20261121_100005 + 123},
+                     {R"({"@timestamp":1795255205123456789})", k20261121_100005 + 123},
+                     {R"({"time": 1795255205})", k20261121_100005},
+                     {R"({"ts":1795255205123.9})", k20261121_100005 + 123},  // below a ms: dropped
+                     {R"({"id":1795255205})", kNone},                        // not a time key
+                     {R"({"xts":1795255205})", kNone},
+                     {R"({"ts":17952552051})", kNone},  // 11 digits
+                     {R"({"ts":1795255205e3})", kNone},
+                     {R"({"ts":"1795255205})", kNone},  // the quote does not close
+                     {R"({"ts":"1795255205"x})", k20261121_100005},
+                     {"ts=1795255205 x", kNone},         // not JSON
+                     {R"(x {"ts":1795255205})", kNone},  // a line that is no JSON object
+                     {R"(20261121T100005Z {"ts":1},)", k20261121_100005},
+                     // leftmost, whatever the form
+                     {R"({"ts":1795255205,"msg":"at 2026-11-22T00:00:00Z"})", k20261121_100005},
+                     {R"({"msg":"at 2026-11-22T00:00:00Z","ts":1795255205})", 1795305600000},
+                     {"2026/11/22 00:00:00 {\"ts\":1795255205}", 1795305600000},
+                     {"20261122T000000Z Nov 21 10:00:05", 1795305600000},
+                 });
+}
+
+TEST_CASE("logtime: the named forms ymd_slash, iso_basic and json_epoch look only for theirs") {
+  const std::string line = R"({"x":"2026-11-24T10:00:00Z","ts":1795341605,"y":"2026/11/22 10:00:00"})";
+  CHECK(make(spec(Form::YmdSlash)).parse(line, kNow).value_or(kNone) == k20261121_100000 + 86400000);
+  CHECK(make(spec(Form::JsonEpoch)).parse(line, kNow).value_or(kNone) == k20261121_100005 + 86400000);
+  CHECK(make(spec(Form::Rfc3339)).parse(line, kNow).value_or(kNone) == k20261121_100000 + 3 * 86400000);
+  CHECK(make(spec(Form::Auto)).parse(line, kNow).value_or(kNone) == k20261121_100000 + 3 * 86400000);
+  const std::string basic = "20261123T100000Z 2026-11-24T10:00:00Z";
+  CHECK(make(spec(Form::IsoBasic)).parse(basic, kNow).value_or(kNone) == k20261121_100000 + 2 * 86400000);
+  CHECK(make(spec(Form::Rfc3339)).parse(basic, kNow).value_or(kNone) == k20261121_100000 + 3 * 86400000);
+  CHECK(make(spec(Form::IsoBasic)).parse("x " + basic, kNow).value_or(kNone) == kNone);
+  // Next to `match`, format names them too.
+  CHECK(make(spec(Form::Strptime, "iso_basic", R"(at (\S+))")).parse("x 20261122T100000Z at 20261123T100000Z", kNow) ==
+        k20261121_100000 + 2 * 86400000);  // at the start of the group
+}
+
 TEST_CASE("logtime: a named form looks only for that form") {
   const std::string line = "1700000000 Nov 21 10:00:00 [22/Nov/2026:10:00:00 +0000] 2026-11-23T10:00:00Z";
   CHECK(make(spec(Form::Epoch)).parse(line, kNow).value_or(kNone) == 1700000000000);
@@ -531,7 +593,9 @@ class LineMaker {
         case 0: out = epoch(); break;
         case 1: out = rfc3339(); break;
         case 2: out = syslog(); break;
-        case 3: out = clf().substr(1); break;  // a strptime "%d/%b/%Y:%H:%M:%S %z" at the start
+        case 3: out = clf().substr(1); break;     // a strptime "%d/%b/%Y:%H:%M:%S %z" at the start
+        case 4: out = "{" + json_epoch(); break;  // a JSON object, where epoch numbers count
+        case 5: out = iso_basic(); break;         // at the start, where basic ISO 8601 counts
         default: break;
       }
       const size_t parts = 1 + pick(6);
@@ -655,9 +719,46 @@ class LineMaker {
     if (one_in(10)) s += ",5";
     return s;
   }
+  std::string ymd_slash() {
+    static const char* const kSeparators[] = {" ", " ", " ", "T", "  ", "/"};
+    std::string s = mangle(year() + "/" + field(1, 12) + "/" + field(1, 31) + any(kSeparators) + hms());
+    if (one_in(8)) s = s.substr(0, s.size() - 3);  // no seconds
+    s += fraction();
+    if (one_in(4)) s += offset();
+    if (one_in(25)) s += digits(1);
+    return s;
+  }
+  std::string iso_basic() {
+    static const char* const kSeparators[] = {"T", "T", "T", "t", " "};
+    std::string s =
+        mangle(year() + field(1, 12) + field(1, 31) + any(kSeparators) + field(0, 23) + field(0, 59) + field(0, 60));
+    s += fraction() + offset();
+    if (one_in(25)) s += digits(1);
+    return s;
+  }
+  std::string json_epoch() {
+    static const char* const kKeys[] = {"ts", "time",  "timestamp", "@timestamp", "__REALTIME_TIMESTAMP",
+                                        "TS", "times", "t",         "xts",        "timestamp_ms"};
+    static const char* const kColons[] = {":", ":", ":", " : ", ": ", "=", ":\t"};
+    static const size_t kDigits[] = {9, 12, 15, 18, 8, 10, 13};  // after the "1": 10, 13, 16, 19 digits, or not
+    std::string number = "1" + digits(kDigits[pick(7)]);
+    if (one_in(3)) number += "." + digits(1 + pick(6));
+    if (one_in(12)) number += any({"e3", "E", ".", "x"});
+    const bool quoted = one_in(2);
+    std::string s = "\"" + std::string(any(kKeys)) + "\"" + any(kColons);
+    s += quoted ? "\"" + number + (one_in(10) ? "" : "\"") : number;
+    if (one_in(2)) s += one_in(2) ? "}" : ",\"level\":\"info\"}";
+    return s;
+  }
   std::string stamp() {
     const size_t r = pick(100);
-    std::string s = r < 40 ? rfc3339() : r < 65 ? syslog() : r < 90 ? clf() : epoch();
+    std::string s = r < 30   ? rfc3339()
+                    : r < 50 ? syslog()
+                    : r < 68 ? clf()
+                    : r < 75 ? epoch()
+                    : r < 83 ? ymd_slash()
+                    : r < 91 ? iso_basic()
+                             : json_epoch();
     if (one_in(10)) s = "ts=" + s;
     if (one_in(10)) s = "at " + s;
     return s;
@@ -749,6 +850,9 @@ std::vector<std::vector<Kind>> kinds() {
       {{"syslog", spec(Form::Syslog)}},
       {{"epoch", spec(Form::Epoch)}},
       {{"clf", spec(Form::Clf)}},
+      {{"ymd_slash", spec(Form::YmdSlash)}},
+      {{"iso_basic", spec(Form::IsoBasic)}},
+      {{"json_epoch", spec(Form::JsonEpoch)}},
       {{"strptime %d/%b/%Y:%H:%M:%S %z", spec(Form::Strptime, "%d/%b/%Y:%H:%M:%S %z")},
        {"strptime %b %d %H:%M:%S", spec(Form::Strptime, "%b %d %H:%M:%S")},
        {"strptime %Y-%m-%dT%H:%M:%S.%f%z", spec(Form::Strptime, "%Y-%m-%dT%H:%M:%S.%f%z")}},

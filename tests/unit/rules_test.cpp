@@ -261,6 +261,12 @@ TEST_CASE("rules: settings values") {
       {"timestamp = \"syslog\"", [](const Settings& s) { CHECK(s.timestamp.form == TimestampSpec::Form::Syslog); }},
       {"timestamp = \"epoch\"", [](const Settings& s) { CHECK(s.timestamp.form == TimestampSpec::Form::Epoch); }},
       {"timestamp = \"clf\"", [](const Settings& s) { CHECK(s.timestamp.form == TimestampSpec::Form::Clf); }},
+      {"timestamp = \"ymd_slash\"",
+       [](const Settings& s) { CHECK(s.timestamp.form == TimestampSpec::Form::YmdSlash); }},
+      {"timestamp = \"iso_basic\"",
+       [](const Settings& s) { CHECK(s.timestamp.form == TimestampSpec::Form::IsoBasic); }},
+      {"timestamp = \"json_epoch\"",
+       [](const Settings& s) { CHECK(s.timestamp.form == TimestampSpec::Form::JsonEpoch); }},
       {"timestamp = \"%Y-%m-%d %H:%M:%S\"",
        [](const Settings& s) {
          CHECK(s.timestamp.form == TimestampSpec::Form::Strptime);
@@ -466,7 +472,8 @@ TEST_CASE("rules: top-level errors") {
 TEST_CASE("rules: [settings] errors") {
   const std::string rule = alert_rule("threshold = \"1/1s\"\n");
   auto s = [&](const std::string& line) { return "[settings]\n" + line + "\n" + rule; };
-  const std::string ts_choices = R"("auto", "rfc3339", "syslog", "epoch", "clf", a strptime format (containing %))";
+  const std::string ts_choices =
+      R"("auto", "rfc3339", "syslog", "epoch", "clf", "ymd_slash", "iso_basic", "json_epoch", a strptime format (containing %))";
   check_errors({
       {"unknown key", s("bukets = 10"), 2, 1, R"(unknown key "bukets" in [settings] (did you mean "buckets"?))"},
       {"unknown key, nothing close", s("colour = 1"), 2, 1, R"(unknown key "colour" in [settings])"},
