@@ -132,6 +132,10 @@ std::string stats_report(const engine::Engine& engine) {
   std::string out = fmt::format(
       "swthrottle: stats: lines {} matched {} written {} truncated {} untimed {} untrusted {}\n", g.lines.get(),
       g.matched.get(), g.written.get(), g.truncated.get(), g.untimed.get(), g.untrusted.get());
+  // Only when there were some: the line of a run without JSON stays as it was.
+  if (const uint64_t bad = g.invalid_json.get()) {
+    out.insert(out.size() - 1, fmt::format(" invalid_json {}", bad));
+  }
   const auto& rules = engine.rules().rules;
   for (std::size_t i = 0; i < rules.size(); ++i) {
     const engine::RuleStats& s = engine.rule_stats(i);

@@ -44,7 +44,13 @@ void add_field(std::string& out, std::string_view name, std::string_view value) 
 // the names and patterns hold.
 std::string window_meaning(const Rule& r) {
   std::string id(to_string(r.kind));
-  for (const Event& e : r.events) id += "|" + e.name + "=" + std::to_string(e.match.size()) + ":" + e.match;
+  for (const Event& e : r.events) {
+    id += "|" + e.name + "=" + std::to_string(e.match.size()) + ":" + e.match;
+    // Only events with fields add text, so other rules keep their identity.
+    for (const FieldCondition& c : e.fields) {
+      id += fmt::format("&{}:{}{}{}:{}", c.path.size(), c.path, c.regex ? "~" : "=", c.value.size(), c.value);
+    }
+  }
   id += "|" + std::to_string(r.window_ms) + "/" + std::to_string(r.buckets);
   return id;
 }
@@ -58,6 +64,10 @@ std::string fingerprint(const Rule& r) {
   for (const auto& e : r.events) {
     add_field(fp, "event", e.name);
     add_field(fp, "match", e.match);
+    for (const FieldCondition& c : e.fields) {
+      add_field(fp, "field", c.path);
+      add_field(fp, c.regex ? "field_match" : "field_equals", c.value);
+    }
   }
   add_field(fp, "ignore", r.ignore);
   add_field(fp, "window_ms", std::to_string(r.window_ms));

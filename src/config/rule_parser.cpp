@@ -17,7 +17,8 @@ namespace {
 
 constexpr std::size_t kMaxEvents = 64;
 
-const std::vector<std::string> kEventKeys{"name", "match"};
+const std::vector<std::string> kEventKeys{"name", "match", "fields"};
+const std::vector<std::string> kFieldKeys{"match"};
 const std::vector<std::string> kWhenKeywords{"and", "or", "not"};
 // Indexed by Field: the template names of the built-in fields.
 const std::vector<std::string> kBuiltinFields{"rule",   "event", "count", "threshold",
@@ -81,6 +82,94 @@ Result<Template> parse_template(const TomlReader& in, const toml::node& v, std::
   return std::move(*t);
 }
 
+// The "{.path}" fields of a template's text, each with its leading ".";
+// "{{" is a literal brace. Template::parse checks the rest of the syntax.
+std::vector<std::string> json_field_refs(std::string_view text) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '{') continue;
+    if (i + 1 < text.size() && text[i + 1] == '{') {
+      ++i;
+      continue;
+    }
+    const std::size_t end = text.find_first_of(":}", i + 1);
+    if (end == std::string_view::npos) break;
+    const std::string_view name = text.substr(i + 1, end - i - 1);
+    if (name.size() > 1 && name.front() == '.') out.emplace_back(name);
+    i = end;
+  }
+  return out;
+}
+
+// Plain ASCII without '"' or '\\': text a JSON string holds verbatim in the
+// raw line unless the writer escaped some of it (and then the line has a '\\').
+bool verbatim_in_json(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u < 0x7F && c != '"' && c != '\\';
+  });
+}
+
+// An event's `fields`: { path = "text" } (equality) or { path = { match = 'RE2' } }.
+MaybeError parse_fields(const TomlReader& in, const toml::node& node, const std::string& ev_label, Event& ev) {
+  const auto* t = node.as_table();
+  if (t == nullptr) {
+    return in.err(node, fmt::format("fields must be a table such as {{ level = \"error\" }}, not {}", describe(node)));
+  }
+  if (t->empty()) return in.err(node, ev_label + ": fields is empty; name at least one field");
+  for (const auto& [key, value] : *t) {
+    FieldCondition c;
+    c.path = std::string(key.str());
+    const bool bad_path =
+        c.path.empty() || c.path.front() == '.' || c.path.back() == '.' || c.path.find("..") != std::string::npos;
+    if (bad_path) {
+      return in.err(value,
+                    fmt::format("field path {} must be names joined by \".\" (\"service.name\")", quote(c.path)));
+    }
+    if (const auto* text = value.as_string()) {
+      c.value = text->get();
+    } else if (const auto* sub = value.as_table()) {
+      if (auto e = in.unknown_keys(*sub, kFieldKeys, fmt::format("field {} of {}", quote(c.path), ev_label))) return e;
+      const toml::node* m = sub->get("match");
+      if (m == nullptr) return in.err(value, fmt::format("field {} has no match", quote(c.path)));
+      if (!m->is_string()) {
+        return in.err(*m, fmt::format("match must be a string (an RE2 pattern), not {}", describe(*m)));
+      }
+      auto re = compile_regex(in, *m, RegexUse::Event);
+      if (!re) return re.error();
+      auto captures = event_captures(in, *m, **re, kBuiltinFields);
+      if (!captures) return captures.error();
+      for (const std::string& name : *captures) {
+        if (std::find(ev.captures.begin(), ev.captures.end(), name) != ev.captures.end()) {
+          return in.err(*m, fmt::format("capture group name {} is used twice in one event", quote(name)));
+        }
+        ev.captures.push_back(name);
+      }
+      c.regex = true;
+      c.value = m->as_string()->get();
+      c.captures = std::move(*captures);
+    } else {
+      // Numbers, booleans and null compare by their JSON text; TOML's typed
+      // values would make 500 and 500.0 look alike where JSON text does not.
+      return in.err(value, fmt::format("field {} must be a string (the field's text, e.g. \"500\" or \"true\") "
+                                       "or {{ match = 'RE2' }}, not {}",
+                                       quote(c.path), describe(value)));
+    }
+    ev.fields.push_back(std::move(c));
+  }
+  if (ev.match.empty()) {
+    // The longest equality the raw line must hold verbatim, or a '\\' (an
+    // escape may spell it differently): the prefilter can then skip lines.
+    // Without one, the empty pattern: every line is a candidate.
+    const FieldCondition* best = nullptr;
+    for (const FieldCondition& c : ev.fields) {
+      if (!c.regex && verbatim_in_json(c.value) && (best == nullptr || c.value.size() > best->value.size())) best = &c;
+    }
+    if (best != nullptr) ev.stand_in = RE2::QuoteMeta(best->value) + "|\\\\";
+  }
+  return std::nullopt;
+}
+
 MaybeError parse_events(const TomlReader& in, const toml::node* events_node, const toml::table& rule_table,
                         const std::string& label, Rule& rule) {
   if (events_node == nullptr) {
@@ -134,16 +223,23 @@ MaybeError parse_events(const TomlReader& in, const toml::node* events_node, con
                                       label, in.file(), it->second.line, it->second.col));
     }
     const toml::node* match = et->get("match");
-    if (match == nullptr) return in.err(node, ev_label + " has no match");
-    if (!match->is_string()) {
-      return in.err(*match, fmt::format("match must be a string (an RE2 pattern), not {}", describe(*match)));
+    const toml::node* fields = et->get("fields");
+    if (match == nullptr && fields == nullptr)
+      return in.err(node, ev_label + " has no match; give match (an RE2 pattern) or fields (on JSON lines)");
+    if (match != nullptr) {
+      if (!match->is_string()) {
+        return in.err(*match, fmt::format("match must be a string (an RE2 pattern), not {}", describe(*match)));
+      }
+      ev.match = match->as_string()->get();
+      auto re = compile_regex(in, *match, RegexUse::Event);
+      if (!re) return re.error();
+      auto captures = event_captures(in, *match, **re, kBuiltinFields);
+      if (!captures) return captures.error();
+      ev.captures = std::move(*captures);
     }
-    ev.match = match->as_string()->get();
-    auto re = compile_regex(in, *match, RegexUse::Event);
-    if (!re) return re.error();
-    auto captures = event_captures(in, *match, **re, kBuiltinFields);
-    if (!captures) return captures.error();
-    ev.captures = std::move(*captures);
+    if (fields != nullptr) {
+      if (auto e = parse_fields(in, *fields, ev_label, ev)) return e;
+    }
     for (const std::string& capture : ev.captures) {
       if (std::find(rule.capture_names.begin(), rule.capture_names.end(), capture) == rule.capture_names.end()) {
         rule.capture_names.push_back(capture);
@@ -259,6 +355,18 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
     auto re = compile_regex(in, *ignore, RegexUse::Ignore);
     if (!re) return re.error();
     rule.ignore = ignore->as_string()->get();
+  }
+
+  // "{.path}" in a template is the text of a JSON field: it takes a capture
+  // slot of its own, named with the leading "." no regex group can have.
+  for (const char* which : {"key", "message"}) {
+    const toml::node* n = t.get(which);
+    if (n == nullptr || !n->is_string()) continue;
+    for (const std::string& path : json_field_refs(n->as_string()->get())) {
+      if (std::find(rule.capture_names.begin(), rule.capture_names.end(), path) == rule.capture_names.end()) {
+        rule.capture_names.push_back(path);
+      }
+    }
   }
 
   // Template fields: built-ins by Field id, then the captures.

@@ -47,6 +47,14 @@ struct TimezoneSpec {
   std::string text = "local";
 };
 
+// How an input's lines are read (SPEC §1 `format`): text; JSON objects
+// (a line that is not one is counted and read as text); or auto, JSON for
+// lines that start with '{' after blanks.
+enum class InputFormat { Auto, Text, Json };
+constexpr std::string_view to_string(InputFormat f) {
+  return f == InputFormat::Auto ? "auto" : f == InputFormat::Text ? "text" : "json";
+}
+
 // [[settings.input]]: the timestamp (and zone) of the inputs whose name
 // matches `path`, an fnmatch(3) pattern matched against the input name as
 // the command line gives it ("-": standard input). The first entry that
@@ -55,6 +63,7 @@ struct InputTime {
   std::string path;
   std::optional<TimestampSpec> timestamp;
   std::optional<TimezoneSpec> timezone;
+  std::optional<InputFormat> format;
 };
 
 struct Settings {
@@ -63,7 +72,8 @@ struct Settings {
   TimeSource time = TimeSource::Arrival;
   TimestampSpec timestamp;
   TimezoneSpec timezone;
-  int year = 0;  // 0: infer (SPEC §4)
+  InputFormat format = InputFormat::Auto;  // how lines are read (JSON or text)
+  int year = 0;                            // 0: infer (SPEC §4)
   uint64_t max_keys = 100000;
   // Trusted time (SPEC §4, time = log): a stamp more than max_future_ms ahead
   // of the wall clock, or a lone one more than max_jump_ms ahead of its
@@ -78,7 +88,8 @@ struct Settings {
 };
 
 // Field ids of templates. Captures follow kFieldFirstCapture in the order of
-// Rule::capture_names.
+// Rule::capture_names. A capture name that starts with "." is the text of a
+// JSON field ("{.service.name}" in a template), never a regex group.
 enum Field : int {
   kFieldRule = 0,
   kFieldEvent,
@@ -91,11 +102,27 @@ enum Field : int {
   kFieldFirstCapture,
 };
 
+// One entry of an event's `fields` (SPEC §1): a condition on a field of a
+// JSON line, named by a dotted path ("service.name" is {"service":{"name":..}}).
+struct FieldCondition {
+  std::string path;                   // as written
+  bool regex = false;                 // { match = '...' }: RE2 search; else equality
+  std::string value;                  // the text to equal, or the RE2 pattern
+  std::vector<std::string> captures;  // named groups of the pattern, in group order
+};
+
 struct Event {
   std::string name;
-  std::string match;                  // RE2 pattern as written
-  std::vector<std::string> captures;  // named groups of `match`, in group order
+  std::string match;                     // RE2 pattern as written; "" when only `fields` is given
+  std::vector<std::string> captures;     // named groups of `match`, then of each field's pattern
+  std::vector<FieldCondition> fields{};  // all must hold on the line's JSON; empty: none
+  // What the RE2 set searches the raw line for when `match` is empty: a
+  // pattern every line whose fields can hold matches (see line_pattern()).
+  std::string stand_in{};
 };
+
+// The pattern the matcher and the prefilter run on the raw line for `e`.
+inline const std::string& line_pattern(const Event& e) { return e.match.empty() ? e.stand_in : e.match; }
 
 struct Rule {
   std::string name;

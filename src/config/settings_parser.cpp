@@ -12,7 +12,7 @@ namespace swthrottle::config {
 namespace {
 
 const std::vector<std::string> kTimestampKeys{"match", "format"};
-const std::vector<std::string> kInputKeys{"path", "timestamp", "timezone"};
+const std::vector<std::string> kInputKeys{"path", "timestamp", "timezone", "format"};
 const std::vector<std::string> kForms{"auto", "rfc3339",   "syslog",    "epoch",
                                       "clf",  "ymd_slash", "iso_basic", "json_epoch"};
 
@@ -133,7 +133,12 @@ Result<TimestampSpec> timestamp_at(const TomlReader& in, const toml::node& v) {
   return ts;
 }
 
-// [[settings.input]]: path = "GLOB", and timestamp and/or timezone.
+// format: "auto", "text" or "json".
+Result<InputFormat> read_format(const TomlReader& in, const toml::node& v) {
+  return in.choose(v, "format", std::array{InputFormat::Auto, InputFormat::Text, InputFormat::Json});
+}
+
+// [[settings.input]]: path = "GLOB", and timestamp, timezone and/or format.
 MaybeError parse_inputs(const TomlReader& in, const toml::node& v, std::vector<InputTime>& out, std::string& canon) {
   const auto* arr = v.as_array();
   if (arr == nullptr || !arr->is_array_of_tables()) {
@@ -161,11 +166,19 @@ MaybeError parse_inputs(const TomlReader& in, const toml::node& v, std::vector<I
       if (!zone) return zone.error();
       it.timezone = std::move(*zone);
     }
-    if (!it.timestamp && !it.timezone) {
-      return in.err(node, fmt::format("[[settings.input]] for {} sets neither timestamp nor timezone", quote(it.path)));
+    if (const toml::node* f = t.get("format")) {
+      auto format = read_format(in, *f);
+      if (!format) return format.error();
+      it.format = *format;
     }
-    canon += fmt::format("{}|{}|{}|{};", it.path, it.timestamp ? it.timestamp->text : "",
+    if (!it.timestamp && !it.timezone && !it.format) {
+      return in.err(node,
+                    fmt::format("[[settings.input]] for {} sets none of timestamp, timezone, format", quote(it.path)));
+    }
+    canon += fmt::format("{}|{}|{}|{}", it.path, it.timestamp ? it.timestamp->text : "",
                          it.timestamp ? it.timestamp->match : "", it.timezone ? it.timezone->text : "");
+    if (it.format) canon += fmt::format("|{}", to_string(*it.format));  // only then: older canons stay as they were
+    canon += ";";
     out.push_back(std::move(it));
   }
   return std::nullopt;
@@ -220,6 +233,11 @@ MaybeError parse_settings(const TomlReader& in, const toml::table& t, Settings& 
       if (!tz) return tz.error();
       s.timezone = std::move(*tz);
       given.canon = s.timezone.local ? "local" : std::to_string(s.timezone.offset_minutes);
+    } else if (key == "format") {
+      auto f = read_format(in, *v);
+      if (!f) return f.error();
+      s.format = *f;
+      given.canon = to_string(*f);
     } else if (key == "year") {
       auto y = in.integer(*v, "year", 1970, 9999);
       if (!y) return y.error();

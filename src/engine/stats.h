@@ -36,6 +36,7 @@ struct GlobalStats {
   Counter untimed;       // lines without a timestamp before any was seen (time = log)
   Counter no_timestamp;  // lines without a timestamp that took the previous one
   Counter untrusted;     // lines whose timestamp was not trusted (SPEC §4): too far ahead
+  Counter invalid_json;  // lines read as JSON that were not (format = "json", or "auto" and a '{')
 };
 
 }  // namespace swthrottle::engine

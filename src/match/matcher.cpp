@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "match/json_fields.h"
 #include "util/utf8.h"
 
 namespace swthrottle::match {
@@ -26,6 +27,15 @@ constexpr int64_t kSetMaxMem = int64_t{64} << 20;
 // How a pattern matched the current line (a bit set).
 constexpr uint8_t kViaUtf8 = 1;
 constexpr uint8_t kViaLatin1 = 2;
+
+// One entry of an event's `fields`, compiled.
+struct FieldCheck {
+  std::size_t slot = 0;                              // in JsonFields
+  std::string equals;                                // when !re
+  std::unique_ptr<RE2> re;                           // { match = '...' }
+  std::vector<std::pair<uint32_t, int>> slot_group;  // (index in capture_names, group number)
+  int nsubmatch = 0;
+};
 
 // One compiled pattern of the set: an event of a rule, or its ignore.
 struct Pattern {
@@ -49,6 +59,9 @@ struct Matcher::Impl {
     uint32_t num_captures = 0;
     int32_t ignore_pattern = -1;  // the rule's `ignore`, if any
     bool needs_captures = false;
+    bool has_fields = false;  // some event has `fields`
+    // "{.path}" capture slots: (index in capture_names, JsonFields slot).
+    std::vector<std::pair<uint32_t, std::size_t>> json_captures;
   };
   // For each event pattern: where its named groups go.
   struct EventGroups {
@@ -60,7 +73,19 @@ struct Matcher::Impl {
   Encoding latin1;
   std::vector<Pattern> patterns;  // in rule order, so sorting pattern ids sorts by rule
   std::vector<RuleInfo> rules;
-  std::vector<EventGroups> groups;  // per pattern (empty for ignore patterns)
+  std::vector<EventGroups> groups;              // per pattern (empty for ignore patterns)
+  std::vector<std::vector<FieldCheck>> checks;  // per pattern: its event's `fields`
+
+  // The JSON fields the rules name; empty when no rule names one.
+  std::optional<JsonFields> json;
+  config::InputFormat format = config::InputFormat::Auto;
+  uint64_t invalid_json = 0;
+  // The current line's JSON, read at most once and only when a rule asks.
+  bool json_done = false;
+  JsonFields::Read json_read = JsonFields::Read::Text;
+  // Capture values that live in the parser's buffer, not in the line:
+  // (index in MatchResult::captures, text), copied at the end of collect().
+  std::vector<std::pair<std::size_t, std::string_view>> owned;
 
   // Scratch reused across lines.
   std::vector<int> ids;
@@ -136,6 +161,7 @@ struct Matcher::Impl {
 
   // Turns the matched patterns into the rules' hits (and their captures).
   void collect(std::string_view line, MatchResult& out) {
+    json_done = false;
     if (matched.empty()) return;
     // Patterns are numbered in rule order, so sorting groups them by rule.
     std::sort(matched.begin(), matched.end());
@@ -152,6 +178,7 @@ struct Matcher::Impl {
           events |= uint64_t{1} << e;
         }
       }
+      if (!ignored && info.has_fields) events = hold_fields(line, info.first_pattern, events);
       if (ignored || events == 0) continue;
 
       RuleHit hit;
@@ -160,22 +187,92 @@ struct Matcher::Impl {
       hit.first_capture = static_cast<uint32_t>(out.captures.size());
       if (info.needs_captures) {
         out.captures.resize(out.captures.size() + info.num_captures);
-        fill_captures(line, info.first_pattern, events,
-                      std::span<std::string_view>(out.captures).subspan(hit.first_capture));
+        fill_captures(line, info, events, hit.first_capture, out);
       }
       out.hits.push_back(hit);
     }
     for (uint32_t p : matched) via[p] = 0;
+    keep_owned(out);
   }
 
-  void fill_captures(std::string_view line, uint32_t pattern_base, uint64_t events,
-                     std::span<std::string_view> values) {
+  // Reads the line's JSON the first time a rule asks for it.
+  bool json_line(std::string_view line) {
+    if (!json_done) {
+      json_done = true;
+      json_read = format == config::InputFormat::Text ? JsonFields::Read::Text : json->read(line);
+      // json: every line is meant to be JSON, so one that does not even
+      // start with '{' is as invalid as a broken one.
+      if (format == config::InputFormat::Json && json_read == JsonFields::Read::Text)
+        json_read = JsonFields::Read::Invalid;
+      if (json_read == JsonFields::Read::Invalid) ++invalid_json;
+    }
+    return json_read == JsonFields::Read::Json;
+  }
+
+  // `events` minus those whose `fields` do not all hold on the line.
+  uint64_t hold_fields(std::string_view line, uint32_t pattern_base, uint64_t events) {
+    for (uint32_t e = 0; e < 64; ++e) {
+      if ((events >> e & 1) == 0) continue;
+      const std::vector<FieldCheck>& cs = checks[pattern_base + e];
+      if (cs.empty()) continue;
+      bool holds = json_line(line);
+      for (std::size_t i = 0; holds && i < cs.size(); ++i) {
+        const std::optional<std::string_view> text = json->text(cs[i].slot);
+        if (!text) {
+          holds = false;
+        } else if (cs[i].re) {
+          holds = RE2::PartialMatch(re2::StringPiece(text->data(), text->size()), *cs[i].re);
+        } else {
+          holds = *text == cs[i].equals;
+        }
+      }
+      if (!holds) events &= ~(uint64_t{1} << e);
+    }
+    return events;
+  }
+
+  // Copies the capture values that point into the parser's buffer into
+  // out.owned_text and points the captures there.
+  void keep_owned(MatchResult& out) {
+    if (owned.empty()) return;
+    std::size_t size = 0;
+    for (const auto& [at, text] : owned) size += text.size();
+    out.owned_text.resize(size);
+    std::size_t pos = 0;
+    for (const auto& [at, text] : owned) {
+      if (!text.empty()) std::memcpy(out.owned_text.data() + pos, text.data(), text.size());
+      out.captures[at] = std::string_view(out.owned_text.data() + pos, text.size());
+      pos += text.size();
+    }
+    owned.clear();
+  }
+
+  void fill_captures(std::string_view line, const RuleInfo& info, uint64_t events, std::size_t first,
+                     MatchResult& out) {
+    const uint32_t pattern_base = info.first_pattern;
+    const std::span<std::string_view> values = std::span<std::string_view>(out.captures).subspan(first);
     std::fill(filled.begin(), filled.begin() + static_cast<std::ptrdiff_t>(values.size()), 0);
     std::size_t left = values.size();
     const re2::StringPiece text(line.data(), line.size());
     for (uint32_t e = 0; e < 64 && left > 0; ++e) {
       if ((events >> e & 1) == 0) continue;
       const uint32_t p = pattern_base + e;
+      // The groups of its fields' patterns (names differ from the line's,
+      // so which comes first within one event does not matter).
+      for (const FieldCheck& c : checks[p]) {
+        if (c.nsubmatch == 0) continue;
+        const std::optional<std::string_view> value = json->text(c.slot);  // the event held: the line is JSON
+        if (!value) continue;
+        const re2::StringPiece field(value->data(), value->size());
+        if (!c.re->Match(field, 0, field.size(), RE2::UNANCHORED, submatch.data(), c.nsubmatch)) continue;
+        for (const auto& [slot, group] : c.slot_group) {
+          const re2::StringPiece& sp = submatch[static_cast<std::size_t>(group)];
+          if (filled[slot] || sp.data() == nullptr) continue;
+          owned.emplace_back(first + slot, std::string_view(sp.data(), sp.size()));
+          filled[slot] = 1;
+          --left;
+        }
+      }
       const EventGroups& g = groups[p];
       if (g.nsubmatch == 0) continue;
       // Prefer the UTF-8 reading when both found the event: it is what the
@@ -192,12 +289,18 @@ struct Matcher::Impl {
         --left;
       }
     }
+    // "{.path}": the field's text, "" when the line lacks it or is not JSON.
+    for (const auto& [slot, json_slot] : info.json_captures) {
+      if (!json_line(line)) break;
+      if (const std::optional<std::string_view> value = json->text(json_slot)) owned.emplace_back(first + slot, *value);
+    }
   }
 };
 
 void MatchResult::clear() {
   hits.clear();
   captures.clear();
+  owned_text.clear();
 }
 
 Matcher::Matcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -221,6 +324,13 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
 
   std::size_t max_captures = 0;
   int max_submatch = 0;
+  std::vector<std::string> json_paths;
+  auto json_slot = [&json_paths](std::string_view path) {
+    const auto it = std::find(json_paths.begin(), json_paths.end(), path);
+    if (it != json_paths.end()) return static_cast<std::size_t>(it - json_paths.begin());
+    json_paths.emplace_back(path);
+    return json_paths.size() - 1;
+  };
   for (uint32_t r = 0; r < rules.rules.size(); ++r) {
     const config::Rule& rule = rules.rules[r];
     auto fail = [&rule](std::string what) {
@@ -241,6 +351,10 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
       }
     }
     max_captures = std::max<std::size_t>(max_captures, info.num_captures);
+    for (uint32_t c = 0; c < info.num_captures; ++c) {
+      const std::string& name = rule.capture_names[c];
+      if (name.size() > 1 && name.front() == '.') info.json_captures.emplace_back(c, json_slot(name.substr(1)));
+    }
 
     auto add = [&](const std::string& pattern, int32_t event) -> std::optional<Error> {
       const auto index = static_cast<uint32_t>(impl->patterns.size());
@@ -276,6 +390,29 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
       } else {
         impl->latin1.res.push_back(nullptr);
       }
+      std::vector<FieldCheck> checks;
+      if (event >= 0) {
+        for (const config::FieldCondition& fc : rule.events[static_cast<std::size_t>(event)].fields) {
+          FieldCheck c;
+          c.slot = json_slot(fc.path);
+          if (fc.regex) {
+            c.re = std::make_unique<RE2>(fc.value, utf8_options);
+            if (!c.re->ok())
+              return fail(fmt::format("{}: field {}: invalid pattern: {}", where, fc.path, c.re->error()));
+            for (const auto& [name, group] : c.re->NamedCapturingGroups()) {
+              const auto it = std::find(rule.capture_names.begin(), rule.capture_names.end(), name);
+              if (it == rule.capture_names.end()) continue;
+              c.slot_group.emplace_back(static_cast<uint32_t>(it - rule.capture_names.begin()), group);
+              c.nsubmatch = std::max(c.nsubmatch, group + 1);
+            }
+            max_submatch = std::max(max_submatch, c.nsubmatch);
+          } else {
+            c.equals = fc.value;
+          }
+          checks.push_back(std::move(c));
+        }
+      }
+      impl->checks.push_back(std::move(checks));
       impl->patterns.push_back(Pattern{r, event});
       impl->groups.push_back(std::move(groups));
       const bool plain = !pattern.empty() && std::all_of(pattern.begin(), pattern.end(), [](char ch) {
@@ -287,7 +424,8 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
     };
     for (uint32_t e = 0; e < info.num_events; ++e) {
       impl->event_pattern.push_back(static_cast<uint32_t>(impl->patterns.size()));
-      if (auto err = add(rule.events[e].match, static_cast<int32_t>(e))) return *err;
+      if (!rule.events[e].fields.empty()) info.has_fields = true;
+      if (auto err = add(config::line_pattern(rule.events[e]), static_cast<int32_t>(e))) return *err;
     }
     if (!rule.ignore.empty()) {
       info.ignore_pattern = static_cast<int32_t>(impl->patterns.size());
@@ -308,6 +446,7 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
   impl->matched.reserve(impl->patterns.size());
   impl->submatch.resize(static_cast<std::size_t>(max_submatch));
   impl->filled.resize(max_captures);
+  if (!json_paths.empty()) impl->json.emplace(json_paths);
   if (prefilter) impl->prefilter.emplace(Prefilter::make(rules));
   return Matcher(std::move(impl));
 }
@@ -335,6 +474,10 @@ void Matcher::match_batch(std::string_view text, std::span<const LineSpan> lines
     m.collect(line, out[i]);
   }
 }
+
+void Matcher::set_format(config::InputFormat format) { impl_->format = format; }
+
+uint64_t Matcher::take_invalid_json() { return std::exchange(impl_->invalid_json, 0); }
 
 bool Matcher::needs_captures(uint32_t r) const { return r < impl_->rules.size() && impl_->rules[r].needs_captures; }
 

@@ -27,6 +27,9 @@ struct MatchResult {
   // only filled when the rule needs captures (Matcher::needs_captures), so a
   // hit of a rule that needs none owns no slots here.
   std::vector<std::string_view> captures;
+  // The text of captures taken from JSON fields (unescaped, so not in the
+  // line); a vector so that moving a MatchResult keeps the views valid.
+  std::vector<char> owned_text;
 
   // Keeps the capacity: a MatchResult reused across lines stops allocating.
   void clear();
@@ -83,6 +86,17 @@ class Matcher {
   // what match() would give for line i. Lines the prefilter rules out cost
   // one shared SIMD pass over the batch and no RE2 search.
   void match_batch(std::string_view text, std::span<const LineSpan> lines, std::span<MatchResult> out);
+
+  // How this matcher's input is read (SPEC §1 `format`): Text never reads
+  // lines as JSON; Auto reads those that start with '{'; Json reads every
+  // line, and one that is not a JSON object counts in invalid_json().
+  // Either way a line that is not JSON is matched as text: its `fields`
+  // conditions do not hold, `match` still does.
+  void set_format(config::InputFormat format);
+
+  // Lines read as JSON that were not, since the last call (only lines some
+  // rule's `fields` or "{.path}" asked about are read); resets the count.
+  uint64_t take_invalid_json();
 
   // True when rule r needs capture values (its key or message template uses a
   // capture field).

@@ -159,9 +159,12 @@ Prefilter Prefilter::make(const config::RuleSet& rules) {
   options.set_log_errors(false);
   // Only events decide whether a line can match: an `ignore` can only take
   // a match away, and the full matcher applies it to every candidate.
+  // An event with only `fields` runs its stand-in (config::line_pattern):
+  // a literal its JSON lines hold verbatim or a backslash, or "", which has
+  // no literal and so turns the prefilter off.
   std::vector<std::string> patterns;
   for (const auto& rule : rules.rules)
-    for (const auto& event : rule.events) patterns.push_back(event.match);
+    for (const auto& event : rule.events) patterns.push_back(config::line_pattern(event));
   if (patterns.empty()) return off("no event patterns");
   for (const std::string& p : patterns) {
     int id = 0;

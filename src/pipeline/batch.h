@@ -31,6 +31,7 @@ struct Batch {
   Generation* gen = nullptr;                // the rules it was matched with
   uint64_t seq = 0;                         // position in the input (-j hands batches back in this order)
   bool last = false;                        // end of input after this batch
+  uint64_t invalid_json = 0;                // lines match() read as JSON that were not
   enum class State { Free, Filled, Matched } state = State::Free;
 
   std::size_t size() const { return lines.spans.size(); }

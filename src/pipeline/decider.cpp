@@ -45,6 +45,7 @@ bool Decider::refresh() {
     return false;
   }
   matcher_.emplace(std::move(*made));
+  matcher_->set_format(gen_->format_for(name_));
   logtime_.reset();
   if (const match::LogTime* lt = gen_->logtime_for(name_)) logtime_.emplace(*lt);  // [[settings.input]]
   const config::Settings& set = gen_->rules->settings;
@@ -82,7 +83,9 @@ void Decider::flush() {
   if (c.no_timestamp) stats.no_timestamp.add(c.no_timestamp);
   if (c.untimed) stats.untimed.add(c.untimed);
   if (c.untrusted) stats.untrusted.add(c.untrusted);
+  if (const uint64_t bad = invalid_json_ + (matcher_ ? matcher_->take_invalid_json() : 0)) stats.invalid_json.add(bad);
   lines_ = truncated_ = 0;
+  invalid_json_ = 0;
 }
 
 bool Decider::decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp) {
@@ -208,6 +211,7 @@ bool Decider::decide_batch(Batch& b) {
   const bool stale = b.gen != gen_;    // matched with rules replaced since (SIGHUP): match again
   wall_ms_ = host_.clock().wall_ms();  // for -j batches, matched elsewhere
   bool go = true;
+  if (!stale) invalid_json_ += b.invalid_json;
   for (std::size_t i = 0; go && i < b.size(); ++i) {
     if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});
     else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i]);

@@ -144,6 +144,7 @@ class Decider {
   // than deciding a line that matches nothing.
   uint64_t lines_ = 0;
   uint64_t truncated_ = 0;
+  uint64_t invalid_json_ = 0;  // from batches matched elsewhere (-j), added to the stats with the rest
   // Lines that matched nothing only move "now"; while that crosses no bucket
   // boundary, offer() would decide and write nothing, so such lines just
   // raise pending_, handed to the engine before the next line it decides and

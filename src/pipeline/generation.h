@@ -48,6 +48,15 @@ struct Generation {
                                                                    : rules->settings.timezone;
   }
 
+  // How the lines of `input` are read: the first [[settings.input]] whose
+  // path matches and that sets `format`, else [settings]'s.
+  config::InputFormat format_for(const std::string& input) const {
+    for (const config::InputTime& entry : rules->settings.inputs) {
+      if (entry.format && ::fnmatch(entry.path.c_str(), input.c_str(), 0) == 0) return *entry.format;
+    }
+    return rules->settings.format;
+  }
+
   // The first [[settings.input]] entry whose path matches `input` (-1: none).
   int input_entry(const std::string& input) const {
     const auto& entries = rules->settings.inputs;

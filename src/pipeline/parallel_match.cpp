@@ -114,6 +114,7 @@ void ParallelMatch::work_loop() {
       matcher.reset();
       auto m = match::Matcher::make(*g->rules, options_.all_captures, options_.prefilter);
       if (m) matcher.emplace(std::move(*m));
+      if (matcher) matcher->set_format(g->format_for(options_.input));
       logtime.reset();
       if (const match::LogTime* lt = g->logtime_for(options_.input)) logtime.emplace(*lt);
     }

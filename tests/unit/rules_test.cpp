@@ -584,7 +584,8 @@ TEST_CASE("rules: [[rule.event]] errors") {
        R"(event name "and" is a keyword of when (and, or, not); choose another name)"},
       {"duplicate name", head + kEvent + "[[rule.event]]\nname = \"e\"\nmatch = 'y'\n", 9, 8,
        R"(duplicate event name "e" in [[rule]] "r" (first defined at rules.toml:6:8))"},
-      {"no match", head + "[[rule.event]]\nname = \"e\"\n", 5, 1, R"([[rule.event]] "e" of [[rule]] "r" has no match)"},
+      {"no match", head + "[[rule.event]]\nname = \"e\"\n", 5, 1,
+       R"([[rule.event]] "e" of [[rule]] "r" has no match; give match (an RE2 pattern) or fields (on JSON lines))"},
       {"match type", head + "[[rule.event]]\nname = \"e\"\nmatch = 5\n", 7, 9,
        "match must be a string (an RE2 pattern), not 5"},
   });

@@ -1,0 +1,174 @@
+#include "match/json_fields.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace swthrottle::match {
+
+namespace od = simdjson::ondemand;
+
+namespace {
+
+// What a slot holds after a read.
+enum : uint8_t { kMissing = 0, kScalar = 1, kCompound = 2 };
+
+}  // namespace
+
+struct JsonFields::Impl {
+  // The named paths as a tree of keys; node 0 is the line's object.
+  struct Node {
+    std::string key;
+    int slot = -1;                   // a named path ends here
+    std::vector<uint32_t> children;  // keys below this one that lead to a named path
+  };
+  std::vector<Node> nodes{Node{}};
+  std::vector<std::string> paths;
+  std::vector<std::string_view> value;  // per slot
+  std::vector<uint8_t> state;           // per slot
+  std::vector<char> padded;             // the line and SIMDJSON_PADDING bytes
+  od::parser parser;
+  od::document doc;
+
+  void add(const std::string& path, int slot) {
+    uint32_t at = 0;
+    std::size_t from = 0;
+    while (true) {
+      const std::size_t dot = path.find('.', from);
+      const std::string key = path.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+      uint32_t next = UINT32_MAX;
+      for (uint32_t c : nodes[at].children) {
+        if (nodes[c].key == key) next = c;
+      }
+      if (next == UINT32_MAX) {
+        next = static_cast<uint32_t>(nodes.size());
+        nodes.push_back(Node{key, -1, {}});
+        nodes[at].children.push_back(next);
+      }
+      at = next;
+      if (dot == std::string::npos) break;
+      from = dot + 1;
+    }
+    nodes[at].slot = slot;
+  }
+
+  // Reads the scalar `v` into slot `slot` (when still missing: first key wins).
+  simdjson::error_code scalar(od::value& v, od::json_type type, int slot) {
+    std::string_view text;
+    if (type == od::json_type::string) {
+      if (auto e = v.get_string().get(text)) return e;
+    } else {
+      text = v.raw_json_token();
+      while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' || text.back() == '\r'))
+        text.remove_suffix(1);
+      // raw_json_token does not check the token; these do.
+      if (type == od::json_type::number) {
+        od::number n;
+        if (auto e = v.get_number().get(n)) return e;
+      } else if (type == od::json_type::boolean) {
+        bool b = false;
+        if (auto e = v.get_bool().get(b)) return e;
+      } else {
+        bool null = false;
+        if (auto e = v.is_null().get(null)) return e;
+        if (!null) return simdjson::INCORRECT_TYPE;
+      }
+    }
+    const auto s = static_cast<std::size_t>(slot);
+    if (state[s] == kMissing) {
+      state[s] = kScalar;
+      value[s] = text;
+    }
+    return simdjson::SUCCESS;
+  }
+
+  simdjson::error_code walk(od::object object, uint32_t node) {
+    for (auto item : object) {
+      od::field field;
+      if (auto e = std::move(item).get(field)) return e;
+      std::string_view key;
+      if (auto e = field.unescaped_key().get(key)) return e;
+      uint32_t child = UINT32_MAX;
+      for (uint32_t c : nodes[node].children) {
+        if (nodes[c].key == key) {
+          child = c;
+          break;
+        }
+      }
+      if (child == UINT32_MAX) continue;  // on-demand skips the value unread
+      od::value v = field.value();
+      od::json_type type;
+      if (auto e = v.type().get(type)) return e;
+      const Node& n = nodes[child];
+      if (type == od::json_type::object || type == od::json_type::array) {
+        if (n.slot >= 0 && state[static_cast<std::size_t>(n.slot)] == kMissing) {
+          state[static_cast<std::size_t>(n.slot)] = kCompound;
+        }
+        if (type == od::json_type::object && !n.children.empty()) {
+          od::object sub;
+          if (auto e = v.get_object().get(sub)) return e;
+          if (auto e = walk(sub, child)) return e;
+        }
+        continue;
+      }
+      if (n.slot >= 0) {
+        if (auto e = scalar(v, type, n.slot)) return e;
+      }
+    }
+    return simdjson::SUCCESS;
+  }
+};
+
+JsonFields::JsonFields(std::span<const std::string> paths) : impl_(std::make_unique<Impl>()) {
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    impl_->paths.push_back(paths[i]);
+    impl_->add(paths[i], static_cast<int>(i));
+  }
+  impl_->value.resize(paths.size());
+  impl_->state.resize(paths.size(), kMissing);
+}
+JsonFields::JsonFields(JsonFields&&) noexcept = default;
+JsonFields& JsonFields::operator=(JsonFields&&) noexcept = default;
+JsonFields::~JsonFields() = default;
+
+bool JsonFields::looks_like_json(std::string_view line) {
+  const std::size_t at = line.find_first_not_of(" \t\r");
+  return at != std::string_view::npos && line[at] == '{';
+}
+
+JsonFields::Read JsonFields::read(std::string_view line) {
+  Impl& m = *impl_;
+  std::fill(m.state.begin(), m.state.end(), kMissing);
+  if (!looks_like_json(line)) return Read::Text;
+  const std::size_t need = line.size() + simdjson::SIMDJSON_PADDING;
+  if (m.padded.size() < need) m.padded.resize(std::max(need, 2 * m.padded.size()));
+  std::memcpy(m.padded.data(), line.data(), line.size());
+  std::memset(m.padded.data() + line.size(), 0, simdjson::SIMDJSON_PADDING);
+
+  auto fail = [&m] {
+    std::fill(m.state.begin(), m.state.end(), kMissing);
+    return Read::Invalid;
+  };
+  if (m.parser.iterate(m.padded.data(), line.size(), m.padded.size()).get(m.doc)) return fail();
+  od::object object;
+  if (m.doc.get_object().get(object)) return fail();
+  if (m.walk(object, 0)) return fail();
+  // In bounds after the object: text follows it ({"a":1} x).
+  const char* rest = nullptr;
+  if (m.doc.current_location().get(rest) == simdjson::SUCCESS) return fail();
+  return Read::Json;
+}
+
+std::optional<std::string_view> JsonFields::text(std::size_t slot) const {
+  if (impl_->state[slot] != kScalar) return std::nullopt;
+  return impl_->value[slot];
+}
+
+int JsonFields::slot_of(std::string_view path) const {
+  const auto& p = impl_->paths;
+  const auto it = std::find(p.begin(), p.end(), path);
+  return it == p.end() ? -1 : static_cast<int>(it - p.begin());
+}
+
+}  // namespace swthrottle::match

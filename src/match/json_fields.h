@@ -1,0 +1,66 @@
+// JsonFields: the fields rules name (`fields`, "{.path}" templates), read
+// from one JSON log line with simdjson's on-demand parser (SPEC §1).
+//
+// One pass over the line's top-level object reads only the keys on the way
+// to a named path; every other value is skipped unparsed. What counts:
+// - A line is JSON when, after blanks, it starts with '{' and is one object
+//   the parser walks to its end without error (keys are unescaped before
+//   they are compared; only the values on a named path are fully checked).
+// - A field's text: a string's unescaped text (\u escapes and surrogate
+//   pairs decoded); a number, true, false or null as its JSON text ("500",
+//   "1.5e3", "true", "null"). An array or object has no text: conditions on
+//   it do not hold and "{.path}" renders it "".
+// - Paths are dotted: "a.b" is {"a":{"b":..}}. A key that itself holds a dot
+//   cannot be named.
+// - Duplicate keys: the first occurrence wins (per named path).
+//
+// Allocation: the line is copied into a padded buffer that only grows
+// (simdjson reads up to SIMDJSON_PADDING bytes past a document), and the
+// parser reuses its own buffers: steady state allocates nothing.
+//
+// Not thread-safe: one JsonFields per Matcher.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace swthrottle::match {
+
+class JsonFields {
+ public:
+  // Slot i of text() is paths[i] (dotted, without a leading ".").
+  explicit JsonFields(std::span<const std::string> paths);
+  JsonFields(JsonFields&&) noexcept;
+  JsonFields& operator=(JsonFields&&) noexcept;
+  ~JsonFields();
+
+  enum class Read {
+    Text,     // does not start with '{' (after blanks): not tried
+    Json,     // an object; text() holds its named fields
+    Invalid,  // starts with '{' but is not a JSON object
+  };
+  // Reads `line` (without its '\n'). After anything but Json, every slot is
+  // missing.
+  Read read(std::string_view line);
+
+  // The text of slot i after read() returned Json, or nullopt when the line
+  // lacks the field or it is an array or object. Valid until the next read().
+  std::optional<std::string_view> text(std::size_t slot) const;
+
+  // The slot of `path`, or -1.
+  int slot_of(std::string_view path) const;
+
+  // True when `line` starts, after blanks, with '{': what "auto" tries as JSON.
+  static bool looks_like_json(std::string_view line);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace swthrottle::match
