@@ -101,12 +101,14 @@ std::vector<std::string> json_field_refs(std::string_view text) {
   return out;
 }
 
-// Plain ASCII without '"' or '\\': text a JSON string holds verbatim in the
-// raw line unless the writer escaped some of it (and then the line has a '\\').
+// Printable ASCII without '"', '\\' or '/': text that a JSON string or
+// number holds verbatim in the raw line, unless the writer spelled a letter
+// as "\u00XX" (the only other way to write these characters in JSON; '/'
+// also has "\/").
 bool verbatim_in_json(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     const auto u = static_cast<unsigned char>(c);
-    return u >= 0x20 && u < 0x7F && c != '"' && c != '\\';
+    return u >= 0x20 && u < 0x7F && c != '"' && c != '\\' && c != '/';
   });
 }
 
@@ -158,14 +160,14 @@ MaybeError parse_fields(const TomlReader& in, const toml::node& node, const std:
     ev.fields.push_back(std::move(c));
   }
   if (ev.match.empty()) {
-    // The longest equality the raw line must hold verbatim, or a '\\' (an
-    // escape may spell it differently): the prefilter can then skip lines.
-    // Without one, the empty pattern: every line is a candidate.
+    // The longest equality the raw line must hold verbatim, or "\u00" (an
+    // escape may spell it differently): the prefilter then skips lines with
+    // neither. Without one, the empty pattern: every line is a candidate.
     const FieldCondition* best = nullptr;
     for (const FieldCondition& c : ev.fields) {
       if (!c.regex && verbatim_in_json(c.value) && (best == nullptr || c.value.size() > best->value.size())) best = &c;
     }
-    if (best != nullptr) ev.stand_in = RE2::QuoteMeta(best->value) + "|\\\\";
+    if (best != nullptr) ev.stand_in = RE2::QuoteMeta(best->value) + "|\\\\u00";
   }
   return std::nullopt;
 }

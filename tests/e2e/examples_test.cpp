@@ -360,6 +360,7 @@ TEST_CASE("examples: every rules file passes --check, and every sample log is sm
       {"kernel/rules.toml", "kernel/syslog", "2 rules OK"},
       {"systemd/rules.toml", "systemd/journal.txt", "1 rule OK"},
       {"upstream/rules.toml", "upstream/proxy.log", "2 rules OK"},
+      {"k8s-json/rules.toml", "k8s-json/container.log", "1 rule OK"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.rules);
@@ -643,6 +644,23 @@ TEST_CASE("examples/upstream: hysteresis with resolve_when, and a summary that c
 }
 
 // --- README.md ---------------------------------------------------------------
+
+TEST_CASE("examples/k8s-json: 5xx per app from a container's JSON log") {
+  // 3 per 1m, cooldown = window. One request a second, 10:00:00-10:00:39.
+  //  - checkout answers 503, 502, 503 at :10, :12, :14 (the :14 line from a
+  //    logger with another key order): the third makes 3 in the window, so an
+  //    alert at :14 with the :14 line's fields, its message unescaped.
+  //  - checkout's 500 (:16) and 503 (:18) fall in the cooldown: no record.
+  //  - search's one 500 (:20) and checkout's 404 (:26) stay below the
+  //    threshold; the panic line (:22) is not JSON: read as text, no fields.
+  const std::string rules = example("k8s-json/rules.toml"), log = example("k8s-json/container.log");
+  RunResult r = swt({"--rule", rules, log});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  CHECK(r.out ==
+        "swthrottle: alert server-errors key=checkout count=3 threshold=3 window=1m suppressed=0 "
+        "time=2026-11-21T10:00:14.000Z: checkout: 503 on POST /pay: upstream \"payments\" timed out\n");
+}
 
 TEST_CASE("README.md: the first command's output block is the real output") {
   const std::string readme = swthrottle::test::read_file(kSourceDir + "/README.md");
