@@ -35,8 +35,11 @@ struct TimestampSpec {
   Form form = Form::Auto;
   std::string format;  // Form::Strptime: the strptime format
   std::string match;   // optional RE2 pattern; its first capture group holds the timestamp
-  std::string text;    // as written, for --check and messages
-  std::string file;    // where it was written (empty: the default)
+  // { field = "ts" }: the stamp is the text of this field of a JSON line
+  // (dotted path): RFC 3339, or epoch s/ms/µs/ns by digit count.
+  std::string field;
+  std::string text;  // as written, for --check and messages
+  std::string file;  // where it was written (empty: the default)
   int line = 0;
   int col = 0;
 };

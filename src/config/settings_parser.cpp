@@ -11,7 +11,7 @@
 namespace swthrottle::config {
 namespace {
 
-const std::vector<std::string> kTimestampKeys{"match", "format"};
+const std::vector<std::string> kTimestampKeys{"match", "format", "field"};
 const std::vector<std::string> kInputKeys{"path", "timestamp", "timezone", "format"};
 const std::vector<std::string> kForms{"auto", "rfc3339",   "syslog",    "epoch",
                                       "clf",  "ymd_slash", "iso_basic", "json_epoch"};
@@ -46,6 +46,18 @@ Result<TimestampSpec> timestamp(const TomlReader& in, const toml::node& v) {
   if (const auto* t = v.as_table()) {
     if (auto e = in.unknown_keys(*t, kTimestampKeys, "settings.timestamp")) return *e;
     const toml::node* match = t->get("match");
+    if (const toml::node* field = t->get("field")) {
+      if (match != nullptr || t->get("format") != nullptr) {
+        return in.err(v, "settings.timestamp: field goes alone (the field's text is RFC 3339 or an epoch number)");
+      }
+      if (!field->is_string() || field->as_string()->get().empty()) {
+        return in.err(*field,
+                      fmt::format("timestamp field must be a field path such as \"ts\", not {}", describe(*field)));
+      }
+      spec.field = field->as_string()->get();
+      spec.text = fmt::format("{{ field = {} }}", quote(spec.field));
+      return spec;
+    }
     if (match == nullptr) {
       return in.err(v,
                     "settings.timestamp has no match; give match = 'REGEX' whose first capture group holds "
@@ -227,6 +239,7 @@ MaybeError parse_settings(const TomlReader& in, const toml::table& t, Settings& 
       s.timestamp.line = at.line;
       s.timestamp.col = at.col;
       given.canon = fmt::format("{}|{}|{}", static_cast<int>(s.timestamp.form), s.timestamp.format, s.timestamp.match);
+      if (!s.timestamp.field.empty()) given.canon += "|field=" + s.timestamp.field;
       given.shown = v->is_table() ? s.timestamp.text : describe(*v);
     } else if (key == "timezone") {
       auto tz = timezone(in, *v);

@@ -46,9 +46,11 @@ LogTime::LogTime(const LogTime& other)
       match_(other.match_),
       zone_(other.zone_),
       year_(other.year_),
-      memos_(std::make_unique<Memos>()) {
+      memos_(std::make_unique<Memos>()),
+      field_(other.field_) {
   std::string ignored;
   compile_match(&ignored);  // cannot fail: the pattern compiled before
+  if (!field_.empty()) json_ = std::make_unique<JsonFields>(std::span<const std::string>(&field_, 1));
 }
 
 LogTime& LogTime::operator=(const LogTime& other) {
@@ -103,6 +105,12 @@ Result<LogTime> LogTime::make(const config::TimestampSpec& spec, const config::T
     lt.format_ = std::move(*format);
   }
 
+  if (!spec.field.empty()) {
+    // The field holds the stamp alone: RFC 3339 is the one text form read there.
+    lt.kind_ = Kind::Rfc3339;
+    lt.field_ = spec.field;
+    lt.json_ = std::make_unique<JsonFields>(std::span<const std::string>(&lt.field_, 1));
+  }
   lt.match_ = spec.match;
   std::string re_error;
   if (!lt.compile_match(&re_error)) {
@@ -117,7 +125,34 @@ Result<LogTime> LogTime::make(const config::TimestampSpec& spec, const config::T
   return lt;
 }
 
+int64_t LogTime::field_ms(std::string_view line, int64_t wall_now_ms) const {
+  if (json_->read(line) != JsonFields::Read::Json) return kNoTime;
+  const std::optional<std::string_view> text = json_->text(0);
+  if (!text) return kNoTime;
+  const std::string_view s = *text;
+  // Epoch, as a number or a string of digits, by digit count (as the JSON
+  // epoch form reads it): 10 s (with an optional fraction), 13 ms, 16 µs, 19 ns.
+  std::size_t k = 0;
+  uint64_t v = 0;  // 19 digits fit
+  while (k < s.size() && k < 20 && stamp::is_digit(s[k])) v = v * 10 + static_cast<uint64_t>(s[k++] - '0');
+  if (k > 0 && (k == s.size() || s[k] == '.')) {
+    int ms = 0;
+    std::size_t end = k;
+    if (k + 1 < s.size() && stamp::is_digit(s[k + 1])) end = stamp::fraction(s, k + 1, ms);
+    if (end != s.size()) return kNoTime;
+    switch (k) {
+      case 10: return static_cast<int64_t>(v) * 1000 + ms;
+      case 13: return static_cast<int64_t>(v);
+      case 16: return static_cast<int64_t>(v / 1000);
+      case 19: return static_cast<int64_t>(v / 1000000);
+      default: return kNoTime;
+    }
+  }
+  return search<false>(s, wall_now_ms);
+}
+
 int64_t LogTime::parse_ms(std::string_view line, int64_t wall_now_ms) const {
+  if (json_) return field_ms(line, wall_now_ms);
   std::string_view text = line;
   if (re_) {
     re2::StringPiece groups[2];

@@ -59,6 +59,7 @@
 #include <string_view>
 
 #include "config/rules.h"
+#include "match/json_fields.h"
 #include "match/stamp_fields.h"
 #include "match/stamp_zone.h"
 #include "match/strptime_format.h"
@@ -122,6 +123,8 @@ class LogTime {
   int64_t to_utc_ms(const Fields& f, int year) const;
   int64_t utc_ms(int64_t local_s, const Fields& f) const;
   bool compile_match(std::string* error);
+  // { field = "..." }: the stamp in that field of a JSON line.
+  int64_t field_ms(std::string_view line, int64_t wall_now_ms) const;
 
   struct Memos;  // the last head of each form (stamp_memo.h)
 
@@ -132,6 +135,9 @@ class LogTime {
   stamp::Zone zone_;              // of stamps without an offset
   int year_ = 0;
   std::unique_ptr<Memos> memos_;
+  std::string field_;  // { field = "..." }; empty = none
+  // Reads field_ (mutable like the memos: a LogTime is one thread's own copy).
+  std::unique_ptr<JsonFields> json_;
 };
 
 }  // namespace swthrottle::match

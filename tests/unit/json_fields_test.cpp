@@ -5,11 +5,13 @@
 
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "config/rules.h"
+#include "match/logtime.h"
 #include "match/matcher.h"
 #include "match/prefilter.h"
 
@@ -305,6 +307,81 @@ TEST_CASE("json fields: a rule's identity holds its fields") {
   };
   CHECK(fp("error") == fp("error"));
   CHECK(fp("error") != fp("warn"));
+}
+
+}  // namespace
+
+namespace {
+
+using swthrottle::config::TimestampSpec;
+using swthrottle::config::TimezoneSpec;
+using swthrottle::match::LogTime;
+
+TEST_CASE("json fields: the time from a named field") {
+  TimestampSpec spec;
+  spec.field = "meta.ts";
+  auto lt = LogTime::make(spec, TimezoneSpec{false, 0, "UTC"}, 0);
+  REQUIRE(lt.ok());
+  const int64_t base = 1795255200000;  // 2026-11-21T10:00:00Z
+  struct Case {
+    std::string line;
+    std::optional<int64_t> want;
+  };
+  const std::vector<Case> cases{
+      {R"({"meta":{"ts":"2026-11-21T10:00:01.250Z"}})", base + 1250},
+      {R"({"meta":{"ts":"2026-11-21T12:00:01+02:00"}})", base + 1000},
+      {R"({"meta":{"ts":1795255202}})", base + 2000},                // s
+      {R"({"meta":{"ts":1795255202.5}})", base + 2500},              // s with a fraction
+      {R"({"meta":{"ts":"1795255203500"}})", base + 3500},           // ms, as a string
+      {R"({"meta":{"ts":1795255204123456}})", base + 4123},          // µs
+      {R"({"meta":{"ts":1795255205123456789}})", base + 5123},       // ns
+      {R"({"ts":"2026-11-21T10:00:09Z","meta":{}})", std::nullopt},  // another field's stamp does not count
+      {R"({"meta":{"ts":"soon"}})", std::nullopt},
+      {R"({"meta":{"ts":17952552}})", std::nullopt},  // 8 digits: no epoch form
+      {R"({"meta":{"ts":1.7e9}})", std::nullopt},
+      {R"({"meta":{"ts":null}})", std::nullopt},
+      {"2026-11-21T10:00:01Z plain text", std::nullopt},           // not JSON: no field
+      {R"({"meta":{"ts":"2026-11-21T10:00:01Z"})", std::nullopt},  // invalid JSON
+  };
+  // A copy (as each matching thread takes one) reads the same.
+  const LogTime copy = *lt;
+  for (const Case& c : cases) {
+    INFO(c.line);
+    CHECK(lt->parse(c.line, base) == c.want);
+    CHECK(copy.parse(c.line, base) == c.want);
+  }
+}
+
+TEST_CASE("json fields: timestamp = { field } in [settings] and [[settings.input]]") {
+  const RuleSet set = rules_of(R"([settings]
+time = "log"
+timestamp = { field = "ts" }
+format = "json"
+[[settings.input]]
+path = "*.json"
+timestamp = { field = "@timestamp" }
+format = "text"
+[[rule]]
+name = "r"
+kind = "alert"
+threshold = "1/1s"
+[[rule.event]]
+name = "e"
+match = 'x'
+)");
+  CHECK(set.settings.timestamp.field == "ts");
+  CHECK(set.settings.timestamp.text == R"({ field = "ts" })");
+  CHECK(set.settings.format == InputFormat::Json);
+  REQUIRE(set.settings.inputs.size() == 1);
+  CHECK(set.settings.inputs[0].timestamp->field == "@timestamp");
+  CHECK(set.settings.inputs[0].format == InputFormat::Text);
+
+  auto bad = parse_rules("[settings]\ntimestamp = { field = \"ts\", match = '(x)' }\n", "rules.toml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().what == "settings.timestamp: field goes alone (the field's text is RFC 3339 or an epoch number)");
+  auto fmt = parse_rules("[settings]\nformat = \"jsn\"\n", "rules.toml");
+  REQUIRE_FALSE(fmt.ok());
+  CHECK(fmt.error().what == R"(format must be "auto", "text" or "json", not "jsn" (did you mean "json"?))");
 }
 
 }  // namespace
