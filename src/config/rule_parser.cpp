@@ -165,7 +165,10 @@ MaybeError parse_fields(const TomlReader& in, const toml::node& node, const std:
     // neither. Without one, the empty pattern: every line is a candidate.
     const FieldCondition* best = nullptr;
     for (const FieldCondition& c : ev.fields) {
-      if (!c.regex && verbatim_in_json(c.value) && (best == nullptr || c.value.size() > best->value.size())) best = &c;
+      // A pattern without metacharacters is a literal the field must contain,
+      // so it serves as well as an equality.
+      const bool literal = !c.regex || c.value.find_first_of(".+*?()|[]{}^$") == std::string::npos;
+      if (literal && verbatim_in_json(c.value) && (best == nullptr || c.value.size() > best->value.size())) best = &c;
     }
     if (best != nullptr) ev.stand_in = RE2::QuoteMeta(best->value) + "|\\\\u00";
   }

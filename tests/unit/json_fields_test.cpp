@@ -265,6 +265,23 @@ fields = { msg = { match = 'a"b' }, q = 'say "hi"', u = "a/b" }
 )");
   CHECK(none.rules[0].events[0].stand_in.empty());
   CHECK_FALSE(swthrottle::match::Prefilter::make(none).active());
+
+  // A field pattern without metacharacters is a literal too (the longest wins).
+  const RuleSet plain = rules_of(R"(
+[[rule]]
+name = "r"
+kind = "alert"
+threshold = "1/1m"
+[[rule.event]]
+name = "e"
+fields = { level = "ERROR", msg = { match = 'Connection refused' }, x = { match = 'Connection.refused!' } }
+)");
+  CHECK(plain.rules[0].events[0].stand_in == R"(Connection\ refused|\\u00)");
+  CHECK(swthrottle::match::Prefilter::make(plain).active());
+  CHECK(match_all(plain, {R"({"level":"ERROR","msg":"a Connection refused b","x":"Connection refused!"})",
+                          R"({"level":"ERROR","msg":"a Connection\u0020refused","x":"Connection refused!"})",
+                          R"({"level":"ERROR","msg":"a Connection accepted","x":"Connection refused!"})"}) ==
+        std::vector<std::string>{"r{e}", "r{e}", ""});
   CHECK(match_all(none, {R"({"msg":"a\"b","q":"say \"hi\"","u":"a\/b"})",
                          R"({"msg":"ab","q":"say \"hi\"","u":"a/b"})"}) == std::vector<std::string>{"r{e}", ""});
 }
