@@ -127,11 +127,28 @@ std::string explain_line(const config::RuleSet& rules, std::string_view input, u
   return out;
 }
 
+namespace {
+
+bool groups_events(const config::Settings& s) {
+  if (s.multiline.kind != config::MultilineSpec::Kind::Off) return true;
+  for (const auto& in : s.inputs)
+    if (in.multiline && in.multiline->kind != config::MultilineSpec::Kind::Off) return true;
+  return false;
+}
+
+}  // namespace
+
 std::string stats_report(const engine::Engine& engine) {
   const engine::GlobalStats& g = engine.stats();
   std::string out = fmt::format(
       "swthrottle: stats: lines {} matched {} written {} truncated {} untimed {} untrusted {}\n", g.lines.get(),
       g.matched.get(), g.written.get(), g.truncated.get(), g.untimed.get(), g.untrusted.get());
+  // Only where events are grouped (`multiline`): the line above is otherwise
+  // what it always was. The count goes on that line, before its "\n".
+  if (groups_events(engine.rules().settings)) {
+    out.pop_back();
+    out += fmt::format(" cut {}\n", g.cut.get());
+  }
   const auto& rules = engine.rules().rules;
   for (std::size_t i = 0; i < rules.size(); ++i) {
     const engine::RuleStats& s = engine.rule_stats(i);

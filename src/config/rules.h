@@ -47,6 +47,14 @@ struct TimezoneSpec {
   std::string text = "local";
 };
 
+// `multiline` (input/event_grouper.h): how lines are grouped into events.
+// Off: every line is an event of its own (the default).
+struct MultilineSpec {
+  enum class Kind { Off, Java, Python, Start, Continue } kind = Kind::Off;
+  std::string pattern;  // Start, Continue: the RE2 pattern (checked at load)
+  std::string text;     // as given, for --explain and errors
+};
+
 // [[settings.input]]: the timestamp (and zone) of the inputs whose name
 // matches `path`, an fnmatch(3) pattern matched against the input name as
 // the command line gives it ("-": standard input). The first entry that
@@ -55,6 +63,7 @@ struct InputTime {
   std::string path;
   std::optional<TimestampSpec> timestamp;
   std::optional<TimezoneSpec> timezone;
+  std::optional<MultilineSpec> multiline;
 };
 
 struct Settings {
@@ -75,6 +84,7 @@ struct Settings {
   // pipeline/quiet_time.h). -1: off ("off").
   int64_t quiet_after_ms = 5000;
   std::vector<InputTime> inputs;  // [[settings.input]], in file order
+  MultilineSpec multiline;        // for inputs whose [[settings.input]] sets none
 };
 
 // Field ids of templates. Captures follow kFieldFirstCapture in the order of

@@ -12,7 +12,9 @@ namespace swthrottle::config {
 namespace {
 
 const std::vector<std::string> kTimestampKeys{"match", "format"};
-const std::vector<std::string> kInputKeys{"path", "timestamp", "timezone"};
+const std::vector<std::string> kInputKeys{"path", "timestamp", "timezone", "multiline"};
+const std::vector<std::string> kMultilinePresets{"java", "python", "off"};
+const std::vector<std::string> kMultilineKeys{"start", "continue"};
 const std::vector<std::string> kForms{"auto", "rfc3339",   "syslog",    "epoch",
                                       "clf",  "ymd_slash", "iso_basic", "json_epoch"};
 
@@ -133,7 +135,44 @@ Result<TimestampSpec> timestamp_at(const TomlReader& in, const toml::node& v) {
   return ts;
 }
 
-// [[settings.input]]: path = "GLOB", and timestamp and/or timezone.
+// multiline = "java" | "python" | "off" | { start = 'RE2' } | { continue = 'RE2' }
+// (input/event_grouper.h).
+Result<MultilineSpec> multiline(const TomlReader& in, const toml::node& v) {
+  const std::string expected = fmt::format(
+      "multiline must be \"java\", \"python\", \"off\", {{ start = 'REGEX' }} or {{ continue = 'REGEX' }}, not {}",
+      describe(v));
+  MultilineSpec spec;
+  if (const auto* s = v.as_string()) {
+    const std::string& text = s->get();
+    spec.text = text;
+    if (text == "java") spec.kind = MultilineSpec::Kind::Java;
+    else if (text == "python") spec.kind = MultilineSpec::Kind::Python;
+    else if (text == "off") spec.kind = MultilineSpec::Kind::Off;
+    else return in.err(v, expected + did_you_mean(text, kMultilinePresets));
+    return spec;
+  }
+  const auto* t = v.as_table();
+  if (t == nullptr) return in.err(v, expected);
+  if (auto e = in.unknown_keys(*t, kMultilineKeys, "multiline")) return *e;
+  const toml::node* start = t->get("start");
+  const toml::node* cont = t->get("continue");
+  if ((start == nullptr) == (cont == nullptr)) {
+    return in.err(v,
+                  "multiline needs exactly one of start = 'REGEX' (a line it finds starts an event) or "
+                  "continue = 'REGEX' (a line it finds continues the event before it)");
+  }
+  const toml::node& p = start ? *start : *cont;
+  if (!p.is_string())
+    return in.err(p, fmt::format("multiline pattern must be a string (an RE2 pattern), not {}", describe(p)));
+  auto re = compile_regex(in, p, RegexUse::Timestamp);
+  if (!re) return std::move(re.error());
+  spec.kind = start ? MultilineSpec::Kind::Start : MultilineSpec::Kind::Continue;
+  spec.pattern = p.as_string()->get();
+  spec.text = fmt::format("{{ {} = '{}' }}", start ? "start" : "continue", spec.pattern);
+  return spec;
+}
+
+// [[settings.input]]: path = "GLOB", and timestamp, timezone and/or multiline.
 MaybeError parse_inputs(const TomlReader& in, const toml::node& v, std::vector<InputTime>& out, std::string& canon) {
   const auto* arr = v.as_array();
   if (arr == nullptr || !arr->is_array_of_tables()) {
@@ -161,11 +200,18 @@ MaybeError parse_inputs(const TomlReader& in, const toml::node& v, std::vector<I
       if (!zone) return zone.error();
       it.timezone = std::move(*zone);
     }
-    if (!it.timestamp && !it.timezone) {
-      return in.err(node, fmt::format("[[settings.input]] for {} sets neither timestamp nor timezone", quote(it.path)));
+    if (const toml::node* ml = t.get("multiline")) {
+      auto spec = multiline(in, *ml);
+      if (!spec) return spec.error();
+      it.multiline = std::move(*spec);
+    }
+    if (!it.timestamp && !it.timezone && !it.multiline) {
+      return in.err(node, fmt::format("[[settings.input]] for {} sets none of timestamp, timezone and multiline",
+                                      quote(it.path)));
     }
     canon += fmt::format("{}|{}|{}|{};", it.path, it.timestamp ? it.timestamp->text : "",
                          it.timestamp ? it.timestamp->match : "", it.timezone ? it.timezone->text : "");
+    if (it.multiline) canon += fmt::format("multiline={};", it.multiline->text);
     out.push_back(std::move(it));
   }
   return std::nullopt;
@@ -229,6 +275,11 @@ MaybeError parse_settings(const TomlReader& in, const toml::table& t, Settings& 
       s.inputs.clear();
       if (auto e = parse_inputs(in, *v, s.inputs, given.canon)) return e;
       given.shown = "[[settings.input]] " + given.canon;
+    } else if (key == "multiline") {
+      auto spec = multiline(in, *v);
+      if (!spec) return spec.error();
+      s.multiline = std::move(*spec);
+      given.canon = s.multiline.text;
     } else if (key == "max_keys") {
       auto m = in.integer(*v, "max_keys", 1, INT64_MAX);
       if (!m) return m.error();

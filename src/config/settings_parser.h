@@ -18,7 +18,7 @@ inline constexpr int64_t kMaxBuckets = 3600;
 
 inline const std::vector<std::string> kSettingsKeys{"mode",     "buckets",     "time",     "timestamp",
                                                     "timezone", "year",        "max_keys", "max_future",
-                                                    "max_jump", "quiet_after", "input"};
+                                                    "max_jump", "quiet_after", "input",    "multiline"};
 
 // A setting as one file gives it, to compare it with the other files'.
 struct GivenSetting {

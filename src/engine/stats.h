@@ -36,6 +36,7 @@ struct GlobalStats {
   Counter untimed;       // lines without a timestamp before any was seen (time = log)
   Counter no_timestamp;  // lines without a timestamp that took the previous one
   Counter untrusted;     // lines whose timestamp was not trusted (SPEC §4): too far ahead
+  Counter cut;           // multi-line events cut at a cap (input/event_grouper.h)
 };
 
 }  // namespace swthrottle::engine

@@ -4,10 +4,26 @@ namespace swthrottle::pipeline {
 
 void Batch::fill(input::LineReader& reader, bool own) {
   last = !reader.next_lines(lines, kLines, kBytes);
+  events = false;
+  cut = 0;
   if (own) {
     storage.assign(lines.text);
     lines.text = storage;
   }
+}
+
+void Batch::fill(input::LineReader& reader, input::EventGrouper& grouper) {
+  last = !grouper.fill(reader, lines, storage, kLines, kBytes);
+  events = true;
+  cut = grouper.take_cut();
+}
+
+void fill_input(Batch& b, input::LineReader& reader, std::optional<input::EventGrouper>& grouper,
+                const config::MultilineSpec& spec, bool own) {
+  if (!grouper && spec.kind == config::MultilineSpec::Kind::Off) return b.fill(reader, own);
+  if (!grouper) grouper.emplace(spec);
+  else grouper->configure(spec);
+  b.fill(reader, *grouper);
 }
 
 void Batch::match(match::Matcher* matcher, const match::LogTime* logtime, int64_t wall_ms) {
@@ -19,9 +35,16 @@ void Batch::match(match::Matcher* matcher, const match::LogTime* logtime, int64_
     for (std::size_t i = 0; i < n; ++i) results[i].clear();
   }
   stamps.assign(n, kNoStamp);
-  if (logtime)
+  if (logtime && events) {
+    // Continuation lines take the first line's time: its stamp alone is read.
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string_view l = line(i);
+      if (auto t = logtime->parse(l.substr(0, l.find('\n')), wall_ms)) stamps[i] = *t;
+    }
+  } else if (logtime) {
     for (std::size_t i = 0; i < n; ++i)
       if (auto t = logtime->parse(line(i), wall_ms)) stamps[i] = *t;
+  }
 }
 
 }  // namespace swthrottle::pipeline

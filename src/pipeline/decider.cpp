@@ -75,6 +75,10 @@ void Decider::flush() {
   flush_pending();
   const LineTime::Counts c = time_.take_counts();
   if (c.newest != kNoStamp) host_.saw_log_time(c.newest);
+  if (cut_) {
+    gen_->engine->stats().cut.add(cut_);
+    cut_ = 0;
+  }
   if (lines_ == 0) return;
   auto& stats = gen_->engine->stats();
   stats.lines.add(lines_);
@@ -142,7 +146,7 @@ int64_t Decider::second_pass(std::string_view text, int64_t stamp) {
   const int64_t later = local_zone_->later_reading_ms(stamp);
   if (later == match::stamp::kNoTime || later - last >= last - stamp) return stamp;
   if (!fixed_logtime_) return stamp;
-  const auto fixed = fixed_logtime_->parse(text, wall_ms_);
+  const auto fixed = fixed_logtime_->parse(text.substr(0, text.find('\n')), wall_ms_);
   return fixed && *fixed != stamp ? later : stamp;
 }
 
@@ -191,7 +195,8 @@ bool Decider::match_and_decide(const input::Line& line) {
       wall_age_ = 0;
       wall_ms_ = host_.clock().wall_ms();
     }
-    if (auto t = logtime_->parse(line.text, wall_ms_)) stamp = *t;
+    // A multi-line event's time is its first line's.
+    if (auto t = logtime_->parse(line.text.substr(0, line.text.find('\n')), wall_ms_)) stamp = *t;
   }
   return decide(line.text, line.truncated, match_, stamp);
 }
@@ -207,6 +212,7 @@ bool Decider::decide_batch(Batch& b) {
   if (host_.current() != gen_ && !refresh()) return false;
   const bool stale = b.gen != gen_;    // matched with rules replaced since (SIGHUP): match again
   wall_ms_ = host_.clock().wall_ms();  // for -j batches, matched elsewhere
+  cut_ += b.cut;
   bool go = true;
   for (std::size_t i = 0; go && i < b.size(); ++i) {
     if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});
@@ -239,6 +245,7 @@ bool Decider::take_matched(Batch& b, std::size_t begin, std::size_t end) {
   std::shared_lock order(host_.order());
   if (host_.current() != gen_ && !refresh()) return false;
   const bool stale = b.gen != gen_;
+  if (begin == 0) cut_ += b.cut;  // once per batch, with its first run
   bool go = true;
   for (std::size_t i = begin; go && i < end; ++i) {
     if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});

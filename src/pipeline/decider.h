@@ -109,6 +109,10 @@ class Decider {
   // stops between them.
   void flush();
 
+  // Multi-line events the source's grouper cut at a cap (batches carry
+  // their own count); reaches --stats with the next flush().
+  void count_cut(uint64_t n) { cut_ += n; }
+
   // time = log: this input's newest trusted time (kNoStamp: none yet).
   int64_t last_log_ms() const { return time_.newest_trusted(); }
 
@@ -144,6 +148,7 @@ class Decider {
   // than deciding a line that matches nothing.
   uint64_t lines_ = 0;
   uint64_t truncated_ = 0;
+  uint64_t cut_ = 0;
   // Lines that matched nothing only move "now"; while that crosses no bucket
   // boundary, offer() would decide and write nothing, so such lines just
   // raise pending_, handed to the engine before the next line it decides and

@@ -48,6 +48,18 @@ struct Generation {
                                                                    : rules->settings.timezone;
   }
 
+  // How the lines of that input are grouped into events (input/event_grouper.h):
+  // the first [[settings.input]] whose path matches, if it sets multiline,
+  // else [settings]'s. (All entries count here, whatever time is.)
+  const config::MultilineSpec& multiline_for(const std::string& input) const {
+    for (const auto& e : rules->settings.inputs) {
+      if (::fnmatch(e.path.c_str(), input.c_str(), 0) != 0) continue;
+      if (e.multiline) return *e.multiline;
+      break;
+    }
+    return rules->settings.multiline;
+  }
+
   // The first [[settings.input]] entry whose path matches `input` (-1: none).
   int input_entry(const std::string& input) const {
     const auto& entries = rules->settings.inputs;

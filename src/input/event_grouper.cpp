@@ -1,0 +1,167 @@
+#include "input/event_grouper.h"
+
+#include <re2/re2.h>
+
+namespace swthrottle::input {
+namespace {
+
+using Kind = config::MultilineSpec::Kind;
+
+// The Java preset as one anchored pattern: one RE2 search per line.
+constexpr const char* kJava =
+    R"(^(?:\s+at |\s*\.\.\. \d+ more|\s+\.\.\. \d+ common frames omitted|Caused by:|\s+Suppressed: |)"
+    R"((?:[a-zA-Z_$][\w$]*\.)+[a-zA-Z_$][\w$]*(?:Exception|Error|Throwable)(?::|$)))";
+
+// A Java continuation begins with a blank, "." ("... N more"), or a letter,
+// "_" or "$" (a class name, "Caused by:"): a line that begins otherwise (a
+// timestamp's digit, "[") is ruled out without RE2, which keeps the common
+// first line cheap.
+bool may_continue_java(std::string_view line) {
+  if (line.empty()) return false;
+  const auto c = static_cast<unsigned char>(line[0]);
+  return c == ' ' || c == '\t' || c == '.' || c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+constexpr std::string_view kTraceback = "Traceback (most recent call last):";
+constexpr std::string_view kDuring = "During handling of the above exception, another exception occurred:";
+constexpr std::string_view kCause = "The above exception was the direct cause of the following exception:";
+
+bool indented(std::string_view line) { return !line.empty() && (line[0] == ' ' || line[0] == '\t'); }
+
+}  // namespace
+
+EventGrouper::EventGrouper(const config::MultilineSpec& spec) { configure(spec); }
+EventGrouper::~EventGrouper() = default;
+
+void EventGrouper::configure(const config::MultilineSpec& spec) {
+  kind_ = spec.kind;
+  re_.reset();
+  const char* pattern = kind_ == Kind::Java ? kJava : spec.pattern.c_str();
+  if (kind_ == Kind::Java || kind_ == Kind::Start || kind_ == Kind::Continue) {
+    RE2::Options o;
+    o.set_log_errors(false);
+    o.set_never_capture(true);
+    re_ = std::make_unique<RE2>(pattern, o);
+    // Checked at load (config/settings_parser.cpp); a pattern RE2 still
+    // rejects here groups nothing rather than everything.
+    if (!re_->ok()) kind_ = Kind::Off;
+  }
+}
+
+bool EventGrouper::continues(std::string_view line) {
+  switch (kind_) {
+    case Kind::Off: return false;
+    case Kind::Start: return !re_->Match(line, 0, line.size(), RE2::UNANCHORED, nullptr, 0);
+    case Kind::Continue: return re_->Match(line, 0, line.size(), RE2::UNANCHORED, nullptr, 0);
+    case Kind::Java: return may_continue_java(line) && re_->Match(line, 0, line.size(), RE2::ANCHOR_START, nullptr, 0);
+    case Kind::Python: break;
+  }
+  // Python: a small state machine, since the line that ends a traceback
+  // ("KeyError: 'x'") looks like any other line and belongs to it only
+  // after the frames.
+  if (line.starts_with(kTraceback)) {
+    py_ = Py::InTrace;
+    return true;
+  }
+  switch (py_) {
+    case Py::InTrace:
+      if (indented(line)) return true;
+      if (line.empty()) break;
+      py_ = Py::AfterException;
+      return true;
+    case Py::AfterException:
+    case Py::Chain:
+      // The empty lines around "During handling ..." belong to the chain;
+      // so, unavoidably, does one empty line right after a traceback that
+      // is not chained.
+      if (line.empty() || line == kDuring || line == kCause) {
+        py_ = Py::Chain;
+        return true;
+      }
+      break;
+    case Py::None: break;
+  }
+  py_ = Py::None;
+  return false;
+}
+
+bool EventGrouper::joins(std::string_view line) {
+  const bool cont = continues(line);
+  if (!open_ || !cont) return false;
+  if (open_lines_ + 1 > kMaxLines || open_bytes_ + 1 + line.size() > kMaxBytes) {
+    ++cut_;
+    return false;
+  }
+  ++open_lines_;
+  open_bytes_ += 1 + line.size();
+  return true;
+}
+
+void EventGrouper::opened(std::size_t size, bool truncated) {
+  open_ = true;
+  open_truncated_ = truncated;
+  open_lines_ = 1;
+  open_bytes_ = size;
+}
+
+bool EventGrouper::fill(LineReader& reader, LineReader::Block& out, std::string& storage, std::size_t max_lines,
+                        std::size_t max_bytes) {
+  out.spans.clear();
+  out.truncated.clear();
+  storage.clear();
+  std::size_t open_at = 0;
+  if (open_) storage.append(carry_);
+  const bool more = reader.next_lines(raw_, max_lines, max_bytes);
+  auto close = [&] {
+    out.spans.emplace_back(open_at, storage.size() - open_at);
+    out.truncated.push_back(open_truncated_ ? 1 : 0);
+    storage.push_back('\n');
+  };
+  for (std::size_t i = 0; i < raw_.spans.size(); ++i) {
+    const std::string_view line = raw_.text.substr(raw_.spans[i].first, raw_.spans[i].second);
+    const bool truncated = raw_.truncated[i] != 0;
+    if (joins(line)) {
+      storage.push_back('\n');
+      storage.append(line);
+      open_truncated_ = open_truncated_ || truncated;
+      continue;
+    }
+    if (open_) close();
+    open_at = storage.size();
+    storage.append(line);
+    opened(line.size(), truncated);
+  }
+  if (!more) {
+    if (open_) close();
+    open_ = false;
+  } else if (open_) {
+    carry_.assign(storage, open_at);
+    storage.resize(open_at);
+  }
+  out.text = storage;
+  return more || !out.spans.empty();
+}
+
+std::optional<Line> EventGrouper::add(const Line& line, int64_t now_ms) {
+  last_ms_ = now_ms;
+  if (joins(line.text)) {
+    carry_.push_back('\n');
+    carry_.append(line.text);
+    open_truncated_ = open_truncated_ || line.truncated;
+    return std::nullopt;
+  }
+  std::optional<Line> done = flush();
+  // flush() moved the event to out_: carry_ is free for the new one.
+  carry_.assign(line.text);
+  opened(line.text.size(), line.truncated);
+  return done;
+}
+
+std::optional<Line> EventGrouper::flush() {
+  if (!open_) return std::nullopt;
+  open_ = false;
+  out_.swap(carry_);
+  return Line{out_, open_truncated_};
+}
+
+}  // namespace swthrottle::input
