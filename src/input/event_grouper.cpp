@@ -1,5 +1,6 @@
 #include "input/event_grouper.h"
 
+#include <poll.h>
 #include <re2/re2.h>
 
 namespace swthrottle::input {
@@ -111,12 +112,27 @@ bool EventGrouper::fill(LineReader& reader, LineReader::Block& out, std::string&
   storage.clear();
   std::size_t open_at = 0;
   if (open_) storage.append(carry_);
-  const bool more = reader.next_lines(raw_, max_lines, max_bytes);
   auto close = [&] {
     out.spans.emplace_back(open_at, storage.size() - open_at);
     out.truncated.push_back(open_truncated_ ? 1 : 0);
     storage.push_back('\n');
   };
+  // A live pipe (`tail -F app.log | swthrottle`): the pending event may be
+  // complete, with nothing after it for a while. With every buffered line
+  // grouped, more is waited for at most kIdleMs; none came: the event is
+  // decided now. A file is always readable, so this never waits there; a
+  // decoder may hold text the descriptor does not show, so compressed input
+  // is left alone.
+  if (open_ && !reader.has_line() && reader.compression() == Compression::None) {
+    pollfd p{reader.fd(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(kIdleMs)) == 0) {
+      close();
+      open_ = false;
+      out.text = storage;
+      return true;
+    }
+  }
+  const bool more = reader.next_lines(raw_, max_lines, max_bytes);
   for (std::size_t i = 0; i < raw_.spans.size(); ++i) {
     const std::string_view line = raw_.text.substr(raw_.spans[i].first, raw_.spans[i].second);
     const bool truncated = raw_.truncated[i] != 0;

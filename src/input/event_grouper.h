@@ -28,7 +28,8 @@
 // - fill() for sources read in batches: complete events only, copied into
 //   the caller's storage; the last event, which the next lines may still
 //   continue, is carried to the next fill, so no event is split between
-//   batches (and -j gives the records of -j 1);
+//   batches (and -j gives the records of -j 1); on a pipe, the carried
+//   event is handed over when nothing more has come for kIdleMs;
 // - add() / flush() for followed files, line by line: add() returns an event
 //   when the line after it starts the next one; a live source calls flush()
 //   once no line has come for kIdleMs, and at its end.
