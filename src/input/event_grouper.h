@@ -102,7 +102,7 @@ class EventGrouper {
   void opened(std::size_t size, bool truncated);
 
   config::MultilineSpec::Kind kind_ = config::MultilineSpec::Kind::Off;
-  std::unique_ptr<re2::RE2> re_;  // Start, Continue, Java
+  std::unique_ptr<re2::RE2> re_;  // Start, Continue
   enum class Py { None, InTrace, AfterException, Chain } py_ = Py::None;
 
   bool open_ = false;  // an event has begun and may go on
