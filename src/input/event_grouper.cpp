@@ -143,6 +143,23 @@ void EventGrouper::opened(std::size_t size, bool truncated) {
   open_bytes_ = size;
 }
 
+namespace {
+
+// The block's lines, each followed by "\n" and nothing else: no "\r" dropped
+// before a "\n", no line cut at --max-line.
+bool plain_lines(const LineReader::Block& b) {
+  const std::size_t n = b.spans.size();
+  if (n == 0) return false;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (b.truncated[i] != 0) return false;
+    const std::size_t end = b.spans[i].first + b.spans[i].second;
+    if (i + 1 < n ? b.spans[i + 1].first != end + 1 : end + 1 < b.text.size()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool EventGrouper::fill(LineReader& reader, LineReader::Block& out, std::string& storage, std::size_t max_lines,
                         std::size_t max_bytes) {
   out.spans.clear();
@@ -171,6 +188,43 @@ bool EventGrouper::fill(LineReader& reader, LineReader::Block& out, std::string&
     }
   }
   const bool more = reader.next_lines(raw_, max_lines, max_bytes);
+  if (plain_lines(raw_)) {
+    // The block's text is already its lines joined with "\n": it is copied
+    // in one piece (after the carried event and its "\n") and the events are
+    // only spans of it, which keeps grouping near the plain path's speed.
+    std::size_t open_end = storage.size();  // the open event's end (a "\n" follows it)
+    if (open_) storage.push_back('\n');
+    const std::size_t base = storage.size();
+    storage.append(raw_.text);
+    if (storage.back() != '\n') storage.push_back('\n');  // the input's last line had none
+    for (std::size_t i = 0; i < raw_.spans.size(); ++i) {
+      const std::size_t at = base + raw_.spans[i].first, len = raw_.spans[i].second;
+      if (joins(std::string_view(storage).substr(at, len))) {
+        open_end = at + len;
+        continue;
+      }
+      if (open_) {
+        out.spans.emplace_back(open_at, open_end - open_at);
+        out.truncated.push_back(open_truncated_ ? 1 : 0);
+      }
+      open_at = at;
+      open_end = at + len;
+      opened(len, false);
+    }
+    if (!more || !open_) {
+      if (open_) {
+        out.spans.emplace_back(open_at, open_end - open_at);
+        out.truncated.push_back(open_truncated_ ? 1 : 0);
+      }
+      open_ = false;
+      storage.resize(out.spans.empty() ? 0 : out.spans.back().first + out.spans.back().second + 1);
+    } else {
+      carry_.assign(storage, open_at, open_end - open_at);
+      storage.resize(open_at);
+    }
+    out.text = storage;
+    return more || !out.spans.empty();
+  }
   for (std::size_t i = 0; i < raw_.spans.size(); ++i) {
     const std::string_view line = raw_.text.substr(raw_.spans[i].first, raw_.spans[i].second);
     const bool truncated = raw_.truncated[i] != 0;
