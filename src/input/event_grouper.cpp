@@ -74,6 +74,10 @@ EventGrouper::EventGrouper(const config::MultilineSpec& spec) { configure(spec);
 EventGrouper::~EventGrouper() = default;
 
 void EventGrouper::configure(const config::MultilineSpec& spec) {
+  // Sources call this for every batch with the spec of the rules in force:
+  // the same spec (a generation's rules live until exit) compiles nothing.
+  if (&spec == configured_) return;
+  configured_ = &spec;
   kind_ = spec.kind;
   re_.reset();
   if (kind_ == Kind::Start || kind_ == Kind::Continue) {

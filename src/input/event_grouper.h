@@ -68,7 +68,8 @@ class EventGrouper {
   EventGrouper& operator=(const EventGrouper&) = delete;
 
   // New rules (a reload): the pending event is kept, later lines are
-  // grouped by `spec`. Off: every line starts an event.
+  // grouped by `spec`. Off: every line starts an event. `spec` must outlive
+  // the grouper's use of it, as a Generation's rules do.
   void configure(const config::MultilineSpec& spec);
 
   // Batch form: like LineReader::next_lines, but `out` holds whole events,
@@ -101,6 +102,7 @@ class EventGrouper {
   bool joins(std::string_view line);
   void opened(std::size_t size, bool truncated);
 
+  const config::MultilineSpec* configured_ = nullptr;  // the spec last configured (compared by address)
   config::MultilineSpec::Kind kind_ = config::MultilineSpec::Kind::Off;
   std::unique_ptr<re2::RE2> re_;  // Start, Continue
   enum class Py { None, InTrace, AfterException, Chain } py_ = Py::None;
