@@ -38,11 +38,15 @@ std::string check_summary(const config::RuleSet& rules) {
     if (s.max_future_ms != defaults.max_future_ms) out += ", max_future " + bound(s.max_future_ms);
     if (s.max_jump_ms != defaults.max_jump_ms) out += ", max_jump " + bound(s.max_jump_ms);
   }
+  // multiline: shown when set, so that the text of rules without it stays as it was.
+  if (s.multiline.kind != config::MultilineSpec::Kind::Off) out += ", multiline " + s.multiline.text;
   out += "\n";
   for (const config::InputTime& in : s.inputs) {  // [[settings.input]]
-    out += fmt::format("input {}: timestamp {}, timezone {}\n", in.path,
-                       in.timestamp ? in.timestamp->text : "as [settings]",
-                       in.timezone ? in.timezone->text : "as [settings]");
+    out +=
+        fmt::format("input {}: timestamp {}, timezone {}", in.path, in.timestamp ? in.timestamp->text : "as [settings]",
+                    in.timezone ? in.timezone->text : "as [settings]");
+    if (in.multiline) out += ", multiline " + in.multiline->text;
+    out += "\n";
   }
   for (const config::Rule& r : rules.rules) {
     const bool throttle = r.kind == config::RuleKind::Throttle;

@@ -149,3 +149,26 @@ threshold = "10 per 1s"
   CHECK(contains(r.err, "swthrottle: stats: lines 5 matched 2 written 5 truncated 0 untimed 0 untrusted 0 cut 2\n"));
   CHECK(r.out == log);
 }
+
+TEST_CASE("multiline: --check shows the setting in [settings] and per input") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", R"(
+[settings]
+multiline = "java"
+[[settings.input]]
+path = "*.py.log"
+multiline = { start = '^\d' }
+[[rule]]
+name = "r"
+kind = "throttle"
+threshold = "1 per 1s"
+  [[rule.event]]
+  name = "e"
+  match = 'x'
+)");
+  const RunResult r = swt({"--rule", rules, "--check"});
+  CHECK(r.exit_status == 0);
+  CHECK(contains(r.out, "settings: time arrival, multiline java\n"));
+  CHECK(contains(r.out,
+                 "input *.py.log: timestamp as [settings], timezone as [settings], multiline { start = '^\\d' }\n"));
+}
