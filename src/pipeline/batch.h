@@ -51,8 +51,8 @@ struct Batch {
   void fill(input::LineReader& reader, input::EventGrouper& grouper);
 
   // Matches every line (none match without a matcher) and reads its
-  // timestamp (with a logtime: time = log; an event's is its first line's). `wall_ms` serves only the year
-  // of stamps without one.
+  // timestamp (with a logtime: time = log; an event's is its first line's).
+  // `wall_ms` serves only the year of stamps without one.
   void match(match::Matcher* matcher, const match::LogTime* logtime, int64_t wall_ms);
 };
 
