@@ -172,3 +172,26 @@ threshold = "1 per 1s"
   CHECK(contains(r.out,
                  "input *.py.log: timestamp as [settings], timezone as [settings], multiline { start = '^\\d' }\n"));
 }
+
+TEST_CASE("multiline: --explain shows an event under its first line's number") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", R"(
+[settings]
+multiline = "java"
+[[rule]]
+name = "npe"
+kind = "throttle"
+threshold = "5 per 1m"
+  [[rule.event]]
+  name = "npe"
+  match = '\njava\.lang\.NullPointerException'
+)");
+  const std::string log = dir.write("app.log",
+                                    "ERROR a\njava.lang.NullPointerException: a\n\tat x\n"
+                                    "INFO b\n"
+                                    "ERROR c\njava.lang.NullPointerException: c\n");
+  const RunResult r = swt({"--rule", rules, "--explain", log});
+  CHECK(r.exit_status == 0);
+  CHECK(contains(r.out, "explain: " + log + ":1: ERROR a\\njava.lang.NullPointerException: a\\n\\tat x\n"));
+  CHECK(contains(r.out, "explain: " + log + ":5: ERROR c\\njava.lang.NullPointerException: c\n"));
+}
