@@ -50,9 +50,14 @@ struct TimezoneSpec {
 // `multiline` (input/event_grouper.h): how lines are grouped into events.
 // Off: every line is an event of its own (the default).
 struct MultilineSpec {
+  static constexpr uint32_t kDefaultMaxLines = 500;
+  static constexpr uint64_t kDefaultMaxBytes = 64 << 10;
   enum class Kind { Off, Java, Python, Start, Continue } kind = Kind::Off;
   std::string pattern;  // Start, Continue: the RE2 pattern (checked at load)
-  std::string text;     // as given, for --explain and errors
+  std::string text;     // as given, for --check
+  // The caps of an event: a line that would pass one starts a new event.
+  uint32_t max_lines = kDefaultMaxLines;
+  uint64_t max_bytes = kDefaultMaxBytes;
 };
 
 // [[settings.input]]: the timestamp (and zone) of the inputs whose name

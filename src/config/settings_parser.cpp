@@ -14,7 +14,7 @@ namespace {
 const std::vector<std::string> kTimestampKeys{"match", "format"};
 const std::vector<std::string> kInputKeys{"path", "timestamp", "timezone", "multiline"};
 const std::vector<std::string> kMultilinePresets{"java", "python", "off"};
-const std::vector<std::string> kMultilineKeys{"start", "continue"};
+const std::vector<std::string> kMultilineKeys{"start", "continue", "preset", "max_lines", "max_bytes"};
 const std::vector<std::string> kForms{"auto", "rfc3339",   "syslog",    "epoch",
                                       "clf",  "ymd_slash", "iso_basic", "json_epoch"};
 
@@ -136,19 +136,28 @@ Result<TimestampSpec> timestamp_at(const TomlReader& in, const toml::node& v) {
 }
 
 // multiline = "java" | "python" | "off" | { start = 'RE2' } | { continue = 'RE2' }
+// | { preset = "java" }, the tables with max_lines and max_bytes
 // (input/event_grouper.h).
 Result<MultilineSpec> multiline(const TomlReader& in, const toml::node& v) {
   const std::string expected = fmt::format(
-      "multiline must be \"java\", \"python\", \"off\", {{ start = 'REGEX' }} or {{ continue = 'REGEX' }}, not {}",
+      "multiline must be \"java\", \"python\", \"off\", {{ start = 'REGEX' }}, {{ continue = 'REGEX' }} or "
+      "{{ preset = \"java\" }} (a table may add max_lines and max_bytes), not {}",
       describe(v));
   MultilineSpec spec;
-  if (const auto* s = v.as_string()) {
+  // The string form, or a table's preset (whose error names the key).
+  auto preset = [&](const toml::node& p, const std::string& wanted) -> MaybeError {
+    const auto* s = p.as_string();
+    if (s == nullptr) return in.err(p, wanted);
     const std::string& text = s->get();
     spec.text = text;
     if (text == "java") spec.kind = MultilineSpec::Kind::Java;
     else if (text == "python") spec.kind = MultilineSpec::Kind::Python;
     else if (text == "off") spec.kind = MultilineSpec::Kind::Off;
-    else return in.err(v, expected + did_you_mean(text, kMultilinePresets));
+    else return in.err(p, wanted + did_you_mean(text, kMultilinePresets));
+    return std::nullopt;
+  };
+  if (v.is_string()) {
+    if (auto e = preset(v, expected)) return *e;
     return spec;
   }
   const auto* t = v.as_table();
@@ -156,19 +165,41 @@ Result<MultilineSpec> multiline(const TomlReader& in, const toml::node& v) {
   if (auto e = in.unknown_keys(*t, kMultilineKeys, "multiline")) return *e;
   const toml::node* start = t->get("start");
   const toml::node* cont = t->get("continue");
-  if ((start == nullptr) == (cont == nullptr)) {
+  const toml::node* named = t->get("preset");
+  if ((start != nullptr) + (cont != nullptr) + (named != nullptr) != 1) {
     return in.err(v,
-                  "multiline needs exactly one of start = 'REGEX' (a line it finds starts an event) or "
-                  "continue = 'REGEX' (a line it finds continues the event before it)");
+                  "multiline needs exactly one of start = 'REGEX' (a line it finds starts an event), "
+                  "continue = 'REGEX' (a line it finds continues the event before it) or preset = \"java\" "
+                  "or \"python\"");
   }
-  const toml::node& p = start ? *start : *cont;
-  if (!p.is_string())
-    return in.err(p, fmt::format("multiline pattern must be a string (an RE2 pattern), not {}", describe(p)));
-  auto re = compile_regex(in, p, RegexUse::Timestamp);
-  if (!re) return std::move(re.error());
-  spec.kind = start ? MultilineSpec::Kind::Start : MultilineSpec::Kind::Continue;
-  spec.pattern = p.as_string()->get();
-  spec.text = fmt::format("{{ {} = '{}' }}", start ? "start" : "continue", spec.pattern);
+  if (named != nullptr) {
+    if (auto e =
+            preset(*named, fmt::format("preset must be \"java\", \"python\" or \"off\", not {}", describe(*named))))
+      return *e;
+    spec.text = "{ preset = \"" + spec.text + "\"";
+  } else {
+    const toml::node& p = start ? *start : *cont;
+    if (!p.is_string())
+      return in.err(p, fmt::format("multiline pattern must be a string (an RE2 pattern), not {}", describe(p)));
+    auto re = compile_regex(in, p, RegexUse::Timestamp);
+    if (!re) return std::move(re.error());
+    spec.kind = start ? MultilineSpec::Kind::Start : MultilineSpec::Kind::Continue;
+    spec.pattern = p.as_string()->get();
+    spec.text = fmt::format("{{ {} = '{}'", start ? "start" : "continue", spec.pattern);
+  }
+  if (const toml::node* n = t->get("max_lines")) {
+    auto m = in.integer(*n, "max_lines", 1, 1'000'000);
+    if (!m) return std::move(m.error());
+    spec.max_lines = static_cast<uint32_t>(*m);
+    spec.text += fmt::format(", max_lines = {}", *m);
+  }
+  if (const toml::node* n = t->get("max_bytes")) {
+    auto m = in.integer(*n, "max_bytes", 1, 64 << 20);
+    if (!m) return std::move(m.error());
+    spec.max_bytes = static_cast<uint64_t>(*m);
+    spec.text += fmt::format(", max_bytes = {}", *m);
+  }
+  spec.text += " }";
   return spec;
 }
 

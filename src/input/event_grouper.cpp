@@ -79,6 +79,8 @@ void EventGrouper::configure(const config::MultilineSpec& spec) {
   if (&spec == configured_) return;
   configured_ = &spec;
   kind_ = spec.kind;
+  max_lines_ = spec.max_lines;
+  max_bytes_ = static_cast<std::size_t>(spec.max_bytes);
   re_.reset();
   if (kind_ == Kind::Start || kind_ == Kind::Continue) {
     RE2::Options o;
@@ -131,7 +133,7 @@ bool EventGrouper::continues(std::string_view line) {
 bool EventGrouper::joins(std::string_view line) {
   const bool cont = continues(line);
   if (!open_ || !cont) return false;
-  if (open_lines_ + 1 > kMaxLines || open_bytes_ + 1 + line.size() > kMaxBytes) {
+  if (open_lines_ + 1 > max_lines_ || open_bytes_ + 1 + line.size() > max_bytes_) {
     ++cut_;
     return false;
   }

@@ -19,7 +19,8 @@
 //                        handling ..." / "The above exception ..." lines
 //                        that chain tracebacks.
 //
-// Caps: an event holds at most kMaxLines lines and about kMaxBytes bytes
+// Caps: an event holds at most max_lines lines and max_bytes bytes (the
+// spec's: 500 and 64 KiB unless the rules say otherwise)
 // (the first line may be longer, up to --max-line). A line that would pass a
 // cap starts a new event instead, and the cut is counted (take_cut(), shown
 // by --stats): nothing is dropped, and --passthrough still writes every line.
@@ -55,8 +56,6 @@ namespace swthrottle::input {
 
 class EventGrouper {
  public:
-  static constexpr std::size_t kMaxLines = 500;
-  static constexpr std::size_t kMaxBytes = 64 << 10;
   // A followed input's pending event is decided after this long without a
   // new line: long enough for a logger's write of a trace in pieces, short
   // enough that an alert is not held back.
@@ -104,6 +103,8 @@ class EventGrouper {
 
   const config::MultilineSpec* configured_ = nullptr;  // the spec last configured (compared by address)
   config::MultilineSpec::Kind kind_ = config::MultilineSpec::Kind::Off;
+  std::size_t max_lines_ = config::MultilineSpec::kDefaultMaxLines;
+  std::size_t max_bytes_ = config::MultilineSpec::kDefaultMaxBytes;
   std::unique_ptr<re2::RE2> re_;  // Start, Continue
   enum class Py { None, InTrace, AfterException, Chain } py_ = Py::None;
 

@@ -193,8 +193,8 @@ TEST_CASE("event grouper: an event is cut at 500 lines and at 64 KiB; the rest s
   const Grouped g = by_lines(spec(MultilineSpec::Kind::Java), big);
   REQUIRE(g.events.size() == 2);
   CHECK(g.cut == 1);
-  CHECK(g.events[0].size() <= EventGrouper::kMaxBytes);
-  CHECK(g.events[0].size() + 1 + frame.size() > EventGrouper::kMaxBytes);
+  CHECK(g.events[0].size() <= MultilineSpec::kDefaultMaxBytes);
+  CHECK(g.events[0].size() + 1 + frame.size() > MultilineSpec::kDefaultMaxBytes);
   CHECK(g.events[0] + "\n" + g.events[1] + "\n" == big);
   CHECK(by_batches(spec(MultilineSpec::Kind::Java), big, 7).events == g.events);
 }
@@ -266,4 +266,13 @@ TEST_CASE("event grouper: loghub Java service logs group into their dated lines;
     CHECK(joined.ends_with("\n\t... 9 more"));
     CHECK(by_lines(spec(MultilineSpec::Kind::Java), spliced).events == g.events);
   }
+}
+
+TEST_CASE("event grouper: the caps of the spec (max_lines, max_bytes) are the ones applied") {
+  MultilineSpec s = spec(MultilineSpec::Kind::Continue, R"(^\s)");
+  s.max_lines = 3;
+  check_events(s, "a\n 1\n 2\n 3\n 4\nb\n", {"a\n 1\n 2", " 3\n 4", "b"}, 1);
+  s.max_lines = MultilineSpec::kDefaultMaxLines;
+  s.max_bytes = 7;  // "a\n 1\n 2" is 7 bytes; " 3" would make it 10
+  check_events(s, "a\n 1\n 2\n 3\n 4\nb\n", {"a\n 1\n 2", " 3\n 4", "b"}, 1);
 }

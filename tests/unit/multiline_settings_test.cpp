@@ -63,6 +63,27 @@ timezone = "UTC"
   CHECK(g.multiline_for("-").kind == Kind::Python);
 }
 
+TEST_CASE("multiline settings: a table sets the caps, for a preset too") {
+  auto rules = parse_rules(R"([settings]
+multiline = { preset = "java", max_lines = 50, max_bytes = 4096 }
+
+[[settings.input]]
+path = "*.py.log"
+multiline = { start = '^\d', max_lines = 2 }
+)" + kRule,
+                           "rules.toml");
+  REQUIRE_MESSAGE(rules.ok(), (rules.ok() ? "" : rules.error().str()));
+  const auto& s = rules->settings;
+  CHECK(s.multiline.kind == Kind::Java);
+  CHECK(s.multiline.max_lines == 50);
+  CHECK(s.multiline.max_bytes == 4096);
+  CHECK(s.multiline.text == R"({ preset = "java", max_lines = 50, max_bytes = 4096 })");
+  REQUIRE(s.inputs.size() == 1);
+  CHECK(s.inputs[0].multiline->kind == Kind::Start);
+  CHECK(s.inputs[0].multiline->max_lines == 2);
+  CHECK(s.inputs[0].multiline->max_bytes == swthrottle::config::MultilineSpec::kDefaultMaxBytes);
+}
+
 TEST_CASE("multiline settings: without it, no input groups lines") {
   auto rules = parse_rules("[settings]\n" + kRule, "rules.toml");
   REQUIRE(rules.ok());
@@ -82,14 +103,20 @@ TEST_CASE("multiline settings: errors point at the value, with did-you-mean") {
       const Case& c : {
           Case{
               "[settings]\nmultiline = \"jaav\"\n", 2, 13,
-              R"(multiline must be "java", "python", "off", { start = 'REGEX' } or { continue = 'REGEX' }, not "jaav" (did you mean "java"?))"},
-          Case{"[settings]\nmultiline = 3\n", 2, 13,
-               R"(multiline must be "java", "python", "off", { start = 'REGEX' } or { continue = 'REGEX' }, not 3)"},
+              R"(multiline must be "java", "python", "off", { start = 'REGEX' }, { continue = 'REGEX' } or { preset = "java" } (a table may add max_lines and max_bytes), not "jaav" (did you mean "java"?))"},
+          Case{
+              "[settings]\nmultiline = 3\n", 2, 13,
+              R"(multiline must be "java", "python", "off", { start = 'REGEX' }, { continue = 'REGEX' } or { preset = "java" } (a table may add max_lines and max_bytes), not 3)"},
           Case{"[settings]\nmultiline = { strat = 'x' }\n", 2, 15,
                R"(unknown key "strat" in multiline (did you mean "start"?))"},
           Case{"[settings]\nmultiline = { start = 'x', continue = 'y' }\n", 2, 13,
-               "multiline needs exactly one of start = 'REGEX' (a line it finds starts an event) or "
-               "continue = 'REGEX' (a line it finds continues the event before it)"},
+               "multiline needs exactly one of start = 'REGEX' (a line it finds starts an event), "
+               "continue = 'REGEX' (a line it finds continues the event before it) or preset = \"java\" or "
+               "\"python\""},
+          Case{"[settings]\nmultiline = { preset = \"pyhton\" }\n", 2, 24,
+               R"(preset must be "java", "python" or "off", not "pyhton" (did you mean "python"?))"},
+          Case{"[settings]\nmultiline = { preset = \"java\", max_lines = 0 }\n", 2, 44,
+               "max_lines must be an integer from 1 to 1000000, not 0"},
           Case{"[settings]\n[[settings.input]]\npath = \"x\"\nmultilin = \"java\"\n", 4, 1,
                R"(unknown key "multilin" in [[settings.input]] (did you mean "multiline"?))"},
       }) {
