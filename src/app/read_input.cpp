@@ -73,12 +73,12 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
     if (!grouper) return decider.take(line);
     auto event = grouper->add(line, clock_.steady_ms());
     decider.count_cut(grouper->take_cut());
-    return !event || decider.take(*event, /*event=*/true);
+    return !event || decider.take(*event, grouper->lines());
   };
   // The pending event, decided: when no line has come for kIdleMs, and at the end.
   auto flush_event = [&] {
     auto event = grouper ? grouper->flush() : std::nullopt;
-    return !event || decider.take(*event, /*event=*/true);
+    return !event || decider.take(*event, grouper->lines());
   };
   while (!follower.stopped()) {
     auto line = follower.next(0);

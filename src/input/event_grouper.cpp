@@ -167,7 +167,8 @@ bool plain_lines(const LineReader::Block& b) {
 }  // namespace
 
 bool EventGrouper::fill(LineReader& reader, LineReader::Block& out, std::string& storage, std::size_t max_lines,
-                        std::size_t max_bytes) {
+                        std::size_t max_bytes, std::vector<uint32_t>* line_counts) {
+  if (line_counts) line_counts->clear();
   out.spans.clear();
   out.truncated.clear();
   storage.clear();
@@ -176,6 +177,7 @@ bool EventGrouper::fill(LineReader& reader, LineReader::Block& out, std::string&
   auto close = [&] {
     out.spans.emplace_back(open_at, storage.size() - open_at);
     out.truncated.push_back(open_truncated_ ? 1 : 0);
+    if (line_counts) line_counts->push_back(static_cast<uint32_t>(open_lines_));
     storage.push_back('\n');
   };
   // A live pipe (`tail -F app.log | swthrottle`): the pending event may be
@@ -212,6 +214,7 @@ bool EventGrouper::fill(LineReader& reader, LineReader::Block& out, std::string&
       if (open_) {
         out.spans.emplace_back(open_at, open_end - open_at);
         out.truncated.push_back(open_truncated_ ? 1 : 0);
+        if (line_counts) line_counts->push_back(static_cast<uint32_t>(open_lines_));
       }
       open_at = at;
       open_end = at + len;
@@ -221,6 +224,7 @@ bool EventGrouper::fill(LineReader& reader, LineReader::Block& out, std::string&
       if (open_) {
         out.spans.emplace_back(open_at, open_end - open_at);
         out.truncated.push_back(open_truncated_ ? 1 : 0);
+        if (line_counts) line_counts->push_back(static_cast<uint32_t>(open_lines_));
       }
       open_ = false;
       storage.resize(out.spans.empty() ? 0 : out.spans.back().first + out.spans.back().second + 1);
@@ -274,6 +278,7 @@ std::optional<Line> EventGrouper::add(const Line& line, int64_t now_ms) {
 std::optional<Line> EventGrouper::flush() {
   if (!open_) return std::nullopt;
   open_ = false;
+  out_lines_ = open_lines_;
   out_.swap(carry_);
   return Line{out_, open_truncated_};
 }

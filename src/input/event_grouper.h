@@ -44,6 +44,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/rules.h"
 #include "input/line_reader.h"
@@ -74,8 +75,9 @@ class EventGrouper {
   // Batch form: like LineReader::next_lines, but `out` holds whole events,
   // its text in `storage`. Returns false, with no events, at the end of
   // input (after the last event came out).
+  // `line_counts`, if given, gets the number of lines of each event.
   bool fill(LineReader& reader, LineReader::Block& out, std::string& storage, std::size_t max_lines,
-            std::size_t max_bytes);
+            std::size_t max_bytes, std::vector<uint32_t>* line_counts = nullptr);
 
   // Line form: `line` read at steady time now_ms. Returns the event it ends,
   // valid until the next add() or flush().
@@ -83,6 +85,8 @@ class EventGrouper {
   // The pending event, if any, and forgets it.
   std::optional<Line> flush();
   bool pending() const { return open_; }
+  // The number of lines of the event add() or flush() last returned.
+  std::size_t lines() const { return out_lines_; }
   // When a pending event is due (steady ms): kIdleMs after its last line.
   int64_t idle_deadline() const { return last_ms_ + kIdleMs; }
 
@@ -114,6 +118,7 @@ class EventGrouper {
   std::size_t open_bytes_ = 0;
   std::string carry_;  // the open event's text (line form: all of it; batch form: across fills)
   std::string out_;    // line form: the event add() or flush() returned
+  std::size_t out_lines_ = 0;
   LineReader::Block raw_;
   int64_t last_ms_ = 0;
   uint64_t cut_ = 0;

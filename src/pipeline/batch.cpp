@@ -13,7 +13,7 @@ void Batch::fill(input::LineReader& reader, bool own) {
 }
 
 void Batch::fill(input::LineReader& reader, input::EventGrouper& grouper) {
-  last = !grouper.fill(reader, lines, storage, kLines, kBytes);
+  last = !grouper.fill(reader, lines, storage, kLines, kBytes, &event_lines);
   events = true;
   cut = grouper.take_cut();
 }

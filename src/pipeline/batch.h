@@ -35,6 +35,7 @@ struct Batch {
   bool last = false;                        // end of input after this batch
   bool events = false;                      // multi-line events (a grouper filled it): a line may hold "\n"
   uint64_t cut = 0;                         // events the grouper cut at a cap in this fill
+  std::vector<uint32_t> event_lines;        // with events: the lines of each (line numbers for --explain)
   enum class State { Free, Filled, Matched } state = State::Free;
 
   std::size_t size() const { return lines.spans.size(); }

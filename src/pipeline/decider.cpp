@@ -91,9 +91,10 @@ void Decider::flush() {
 }
 
 bool Decider::decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp) {
-  line_no_ = next_line_no_++;
+  line_no_ = next_line_no_;
   // A multi-line event spans its lines: the next one starts after them.
-  if (events_) next_line_no_ += static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n'));
+  next_line_no_ += 1 + more_lines_;
+  more_lines_ = 0;
   ++lines_;
   if (truncated) ++truncated_;
   engine::Engine& engine = *gen_->engine;
@@ -204,9 +205,9 @@ bool Decider::match_and_decide(const input::Line& line) {
   return decide(line.text, line.truncated, match_, stamp);
 }
 
-bool Decider::take(const input::Line& line, bool event) {
+bool Decider::take(const input::Line& line, std::size_t lines) {
   std::shared_lock order(host_.order());
-  events_ = event;
+  more_lines_ = lines > 1 ? static_cast<uint32_t>(lines - 1) : 0;
   const bool go = match_and_decide(line);
   flush();
   return go;
@@ -217,9 +218,9 @@ bool Decider::decide_batch(Batch& b) {
   const bool stale = b.gen != gen_;    // matched with rules replaced since (SIGHUP): match again
   wall_ms_ = host_.clock().wall_ms();  // for -j batches, matched elsewhere
   cut_ += b.cut;
-  events_ = b.events;
   bool go = true;
   for (std::size_t i = 0; go && i < b.size(); ++i) {
+    if (b.events) more_lines_ = b.event_lines[i] - 1;
     if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});
     else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i]);
   }
@@ -251,9 +252,9 @@ bool Decider::take_matched(Batch& b, std::size_t begin, std::size_t end) {
   if (host_.current() != gen_ && !refresh()) return false;
   const bool stale = b.gen != gen_;
   if (begin == 0) cut_ += b.cut;  // once per batch, with its first run
-  events_ = b.events;
   bool go = true;
   for (std::size_t i = begin; go && i < end; ++i) {
+    if (b.events) more_lines_ = b.event_lines[i] - 1;
     if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});
     else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i]);
   }

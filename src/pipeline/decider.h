@@ -96,9 +96,9 @@ class Decider {
   // through the host): nothing can be decided.
   bool ready() const { return matcher_.has_value(); }
 
-  // `event`: a multi-line event (input/event_grouper.h), whose lines count
-  // for the line numbers of --explain and of warnings.
-  bool take(const input::Line& line, bool event = false);
+  // `lines`: how many lines it holds (a multi-line event,
+  // input/event_grouper.h), for the line numbers of --explain and warnings.
+  bool take(const input::Line& line, std::size_t lines = 1);
   bool take_read(Batch& b);
   bool take_matched(Batch& b);
   // Lines [begin, end) of a batch matched by other threads: a run of this
@@ -146,7 +146,7 @@ class Decider {
   StampWatch watch_;           // time = log: says so when the lines give no timestamp
   uint64_t line_no_ = 0;       // the first line of what is being decided
   uint64_t next_line_no_ = 1;  // the line after it
-  bool events_ = false;        // what is decided may be a multi-line event
+  uint32_t more_lines_ = 0;    // the lines after the first of what is decided next (a multi-line event)
   // Per-line counters, added to the engine's stats once per batch (and
   // before the rules change): one atomic add per line each would cost more
   // than deciding a line that matches nothing.
