@@ -38,8 +38,10 @@ void Batch::match(match::Matcher* matcher, const match::LogTime* logtime, int64_
   if (logtime && events) {
     // Continuation lines take the first line's time: its stamp alone is read.
     for (std::size_t i = 0; i < n; ++i) {
+      // (A one-line event, the common case, has no "\n" to look for.)
       const std::string_view l = line(i);
-      if (auto t = logtime->parse(l.substr(0, l.find('\n')), wall_ms)) stamps[i] = *t;
+      const std::string_view first = event_lines[i] > 1 ? l.substr(0, l.find('\n')) : l;
+      if (auto t = logtime->parse(first, wall_ms)) stamps[i] = *t;
     }
   } else if (logtime) {
     for (std::size_t i = 0; i < n; ++i)
