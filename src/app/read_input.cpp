@@ -3,6 +3,7 @@
 // one pipeline::Decider.
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -58,9 +59,38 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
     quiet_.push_back(&quiet);
     if (stop_) follower.stop();
   }
+  // `multiline`: lines grouped into events as they come (made when the
+  // rules first ask, then kept across reloads, like fill_input's).
+  std::optional<input::EventGrouper> grouper;
+  pipeline::Generation* grouped_for = nullptr;
+  auto take = [&](const input::Line& line) {
+    if (pipeline::Generation* g = current(); g != grouped_for) {
+      grouped_for = g;
+      const config::MultilineSpec& spec = g->multiline_for(in.name);
+      if (grouper) grouper->configure(spec);
+      else if (spec.kind != config::MultilineSpec::Kind::Off) grouper.emplace(spec);
+    }
+    if (!grouper) return decider.take(line);
+    auto event = grouper->add(line, clock_.steady_ms());
+    decider.count_cut(grouper->take_cut());
+    return !event || decider.take(*event, grouper->lines());
+  };
+  // The pending event, decided: when no line has come for kIdleMs, and at the end.
+  auto flush_event = [&] {
+    auto event = grouper ? grouper->flush() : std::nullopt;
+    return !event || decider.take(*event, grouper->lines());
+  };
   while (!follower.stopped()) {
     auto line = follower.next(0);
-    if (!line) {
+    if (!line && grouper && grouper->pending()) {
+      for (const auto& n : follower.take_notices()) print_message(n);
+      const int64_t left = grouper->idle_deadline() - clock_.steady_ms();
+      if (left <= 0) {
+        if (!flush_event()) break;
+        continue;
+      }
+      line = follower.next(static_cast<int>(std::min<int64_t>(left, input::EventGrouper::kIdleMs)));
+    } else if (!line) {
       for (const auto& n : follower.take_notices()) print_message(n);
       // Caught up: from here on, a quiet log's time moves on (timer.cpp).
       quiet.caught_up(decider.last_log_ms(), clock_.steady_ms());
@@ -69,9 +99,10 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
     for (const auto& n : follower.take_notices()) print_message(n);
     if (!line) continue;
     quiet.reading();
-    if (!decider.take(*line)) break;
+    if (!take(*line)) break;
   }
-  if (auto last = follower.take_partial(); last && !sink_.closed()) decider.take(*last);
+  if (auto last = follower.take_partial(); last && !sink_.closed()) (void)take(*last);
+  if (!sink_.closed()) (void)flush_event();
   std::lock_guard lock(mu_);
   followers_.erase(std::remove(followers_.begin(), followers_.end(), &follower), followers_.end());
   quiet_.erase(std::remove(quiet_.begin(), quiet_.end(), &quiet), quiet_.end());
@@ -102,8 +133,9 @@ void App::read_batches(pipeline::Decider& decider, const InputSpec& in) {
   input::LineReader reader(in.fd, options_.max_line);
   reader.sniff(sniff_notice(in.name));
   pipeline::Batch b;
+  std::optional<input::EventGrouper> grouper;
   while (!stop_.load(std::memory_order_relaxed)) {
-    b.fill(reader, /*own=*/false);
+    pipeline::fill_input(b, reader, grouper, current()->multiline_for(in.name), /*own=*/false);
     if (!decider.take_read(b) || b.last) break;
   }
   if (!reader.error().empty()) fail(in.name + ": " + reader.error());

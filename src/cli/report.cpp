@@ -38,11 +38,15 @@ std::string check_summary(const config::RuleSet& rules) {
     if (s.max_future_ms != defaults.max_future_ms) out += ", max_future " + bound(s.max_future_ms);
     if (s.max_jump_ms != defaults.max_jump_ms) out += ", max_jump " + bound(s.max_jump_ms);
   }
+  // multiline: shown when set, so that the text of rules without it stays as it was.
+  if (s.multiline.kind != config::MultilineSpec::Kind::Off) out += ", multiline " + s.multiline.text;
   out += "\n";
   for (const config::InputTime& in : s.inputs) {  // [[settings.input]]
-    out += fmt::format("input {}: timestamp {}, timezone {}\n", in.path,
-                       in.timestamp ? in.timestamp->text : "as [settings]",
-                       in.timezone ? in.timezone->text : "as [settings]");
+    out +=
+        fmt::format("input {}: timestamp {}, timezone {}", in.path, in.timestamp ? in.timestamp->text : "as [settings]",
+                    in.timezone ? in.timezone->text : "as [settings]");
+    if (in.multiline) out += ", multiline " + in.multiline->text;
+    out += "\n";
   }
   for (const config::Rule& r : rules.rules) {
     const bool throttle = r.kind == config::RuleKind::Throttle;
@@ -127,6 +131,17 @@ std::string explain_line(const config::RuleSet& rules, std::string_view input, u
   return out;
 }
 
+namespace {
+
+bool groups_events(const config::Settings& s) {
+  if (s.multiline.kind != config::MultilineSpec::Kind::Off) return true;
+  for (const auto& in : s.inputs)
+    if (in.multiline && in.multiline->kind != config::MultilineSpec::Kind::Off) return true;
+  return false;
+}
+
+}  // namespace
+
 std::string stats_report(const engine::Engine& engine) {
   const engine::GlobalStats& g = engine.stats();
   std::string out = fmt::format(
@@ -135,6 +150,12 @@ std::string stats_report(const engine::Engine& engine) {
   // Only when there were some: the line of a run without JSON stays as it was.
   if (const uint64_t bad = g.invalid_json.get()) {
     out.insert(out.size() - 1, fmt::format(" invalid_json {}", bad));
+  }
+  // Only where events are grouped (`multiline`): the line above is otherwise
+  // what it always was. The count goes on that line, before its "\n".
+  if (groups_events(engine.rules().settings)) {
+    out.pop_back();
+    out += fmt::format(" cut {}\n", g.cut.get());
   }
   const auto& rules = engine.rules().rules;
   for (std::size_t i = 0; i < rules.size(); ++i) {

@@ -141,8 +141,10 @@ void copy_setting(Settings& dst, const Settings& src, const std::string& key) {
   else if (key == "max_keys") dst.max_keys = src.max_keys;
   else if (key == "max_future") dst.max_future_ms = src.max_future_ms;
   else if (key == "max_jump") dst.max_jump_ms = src.max_jump_ms;
+  else if (key == "quiet_after") dst.quiet_after_ms = src.quiet_after_ms;
   else if (key == "input") dst.inputs = src.inputs;
   else if (key == "format") dst.format = src.format;
+  else if (key == "multiline") dst.multiline = src.multiline;
 }
 
 Result<RuleSet> finish(std::vector<ParsedFile>& files, Settings settings) {

@@ -57,6 +57,18 @@ enum class InputFormat { Auto, Text, Json };
 constexpr std::string_view to_string(InputFormat f) {
   return f == InputFormat::Auto ? "auto" : f == InputFormat::Text ? "text" : "json";
 }
+// `multiline` (input/event_grouper.h): how lines are grouped into events.
+// Off: every line is an event of its own (the default).
+struct MultilineSpec {
+  static constexpr uint32_t kDefaultMaxLines = 500;
+  static constexpr uint64_t kDefaultMaxBytes = 64 << 10;
+  enum class Kind { Off, Java, Python, Start, Continue } kind = Kind::Off;
+  std::string pattern;  // Start, Continue: the RE2 pattern (checked at load)
+  std::string text;     // as given, for --check
+  // The caps of an event: a line that would pass one starts a new event.
+  uint32_t max_lines = kDefaultMaxLines;
+  uint64_t max_bytes = kDefaultMaxBytes;
+};
 
 // [[settings.input]]: the timestamp (and zone) of the inputs whose name
 // matches `path`, an fnmatch(3) pattern matched against the input name as
@@ -67,6 +79,7 @@ struct InputTime {
   std::optional<TimestampSpec> timestamp;
   std::optional<TimezoneSpec> timezone;
   std::optional<InputFormat> format;
+  std::optional<MultilineSpec> multiline;
 };
 
 struct Settings {
@@ -88,6 +101,7 @@ struct Settings {
   // pipeline/quiet_time.h). -1: off ("off").
   int64_t quiet_after_ms = 5000;
   std::vector<InputTime> inputs;  // [[settings.input]], in file order
+  MultilineSpec multiline;        // for inputs whose [[settings.input]] sets none
 };
 
 // Field ids of templates. Captures follow kFieldFirstCapture in the order of

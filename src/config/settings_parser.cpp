@@ -12,7 +12,9 @@ namespace swthrottle::config {
 namespace {
 
 const std::vector<std::string> kTimestampKeys{"match", "format", "field"};
-const std::vector<std::string> kInputKeys{"path", "timestamp", "timezone", "format"};
+const std::vector<std::string> kInputKeys{"path", "timestamp", "timezone", "format", "multiline"};
+const std::vector<std::string> kMultilinePresets{"java", "python", "off"};
+const std::vector<std::string> kMultilineKeys{"start", "continue", "preset", "max_lines", "max_bytes"};
 const std::vector<std::string> kForms{"auto", "rfc3339",   "syslog",    "epoch",
                                       "clf",  "ymd_slash", "iso_basic", "json_epoch"};
 
@@ -150,7 +152,75 @@ Result<InputFormat> read_format(const TomlReader& in, const toml::node& v) {
   return in.choose(v, "format", std::array{InputFormat::Auto, InputFormat::Text, InputFormat::Json});
 }
 
-// [[settings.input]]: path = "GLOB", and timestamp, timezone and/or format.
+// multiline = "java" | "python" | "off" | { start = 'RE2' } | { continue = 'RE2' }
+// | { preset = "java" }, the tables with max_lines and max_bytes
+// (input/event_grouper.h).
+Result<MultilineSpec> multiline(const TomlReader& in, const toml::node& v) {
+  const std::string expected = fmt::format(
+      "multiline must be \"java\", \"python\", \"off\", {{ start = 'REGEX' }}, {{ continue = 'REGEX' }} or "
+      "{{ preset = \"java\" }} (a table may add max_lines and max_bytes), not {}",
+      describe(v));
+  MultilineSpec spec;
+  // The string form, or a table's preset (whose error names the key).
+  auto preset = [&](const toml::node& p, const std::string& wanted) -> MaybeError {
+    const auto* s = p.as_string();
+    if (s == nullptr) return in.err(p, wanted);
+    const std::string& text = s->get();
+    spec.text = text;
+    if (text == "java") spec.kind = MultilineSpec::Kind::Java;
+    else if (text == "python") spec.kind = MultilineSpec::Kind::Python;
+    else if (text == "off") spec.kind = MultilineSpec::Kind::Off;
+    else return in.err(p, wanted + did_you_mean(text, kMultilinePresets));
+    return std::nullopt;
+  };
+  if (v.is_string()) {
+    if (auto e = preset(v, expected)) return *e;
+    return spec;
+  }
+  const auto* t = v.as_table();
+  if (t == nullptr) return in.err(v, expected);
+  if (auto e = in.unknown_keys(*t, kMultilineKeys, "multiline")) return *e;
+  const toml::node* start = t->get("start");
+  const toml::node* cont = t->get("continue");
+  const toml::node* named = t->get("preset");
+  if ((start != nullptr) + (cont != nullptr) + (named != nullptr) != 1) {
+    return in.err(v,
+                  "multiline needs exactly one of start = 'REGEX' (a line it finds starts an event), "
+                  "continue = 'REGEX' (a line it finds continues the event before it) or preset = \"java\" "
+                  "or \"python\"");
+  }
+  if (named != nullptr) {
+    if (auto e =
+            preset(*named, fmt::format("preset must be \"java\", \"python\" or \"off\", not {}", describe(*named))))
+      return *e;
+    spec.text = "{ preset = \"" + spec.text + "\"";
+  } else {
+    const toml::node& p = start ? *start : *cont;
+    if (!p.is_string())
+      return in.err(p, fmt::format("multiline pattern must be a string (an RE2 pattern), not {}", describe(p)));
+    auto re = compile_regex(in, p, RegexUse::Timestamp);
+    if (!re) return std::move(re.error());
+    spec.kind = start ? MultilineSpec::Kind::Start : MultilineSpec::Kind::Continue;
+    spec.pattern = p.as_string()->get();
+    spec.text = fmt::format("{{ {} = '{}'", start ? "start" : "continue", spec.pattern);
+  }
+  if (const toml::node* n = t->get("max_lines")) {
+    auto m = in.integer(*n, "max_lines", 1, 1'000'000);
+    if (!m) return std::move(m.error());
+    spec.max_lines = static_cast<uint32_t>(*m);
+    spec.text += fmt::format(", max_lines = {}", *m);
+  }
+  if (const toml::node* n = t->get("max_bytes")) {
+    auto m = in.integer(*n, "max_bytes", 1, 64 << 20);
+    if (!m) return std::move(m.error());
+    spec.max_bytes = static_cast<uint64_t>(*m);
+    spec.text += fmt::format(", max_bytes = {}", *m);
+  }
+  spec.text += " }";
+  return spec;
+}
+
+// [[settings.input]]: path = "GLOB", and timestamp, timezone, format and/or multiline.
 MaybeError parse_inputs(const TomlReader& in, const toml::node& v, std::vector<InputTime>& out, std::string& canon) {
   const auto* arr = v.as_array();
   if (arr == nullptr || !arr->is_array_of_tables()) {
@@ -183,14 +253,20 @@ MaybeError parse_inputs(const TomlReader& in, const toml::node& v, std::vector<I
       if (!format) return format.error();
       it.format = *format;
     }
-    if (!it.timestamp && !it.timezone && !it.format) {
-      return in.err(node,
-                    fmt::format("[[settings.input]] for {} sets none of timestamp, timezone, format", quote(it.path)));
+    if (const toml::node* ml = t.get("multiline")) {
+      auto spec = multiline(in, *ml);
+      if (!spec) return spec.error();
+      it.multiline = std::move(*spec);
+    }
+    if (!it.timestamp && !it.timezone && !it.format && !it.multiline) {
+      return in.err(node, fmt::format("[[settings.input]] for {} sets none of timestamp, timezone, format, multiline",
+                                      quote(it.path)));
     }
     canon += fmt::format("{}|{}|{}|{}", it.path, it.timestamp ? it.timestamp->text : "",
                          it.timestamp ? it.timestamp->match : "", it.timezone ? it.timezone->text : "");
     if (it.format) canon += fmt::format("|{}", to_string(*it.format));  // only then: older canons stay as they were
     canon += ";";
+    if (it.multiline) canon += fmt::format("multiline={};", it.multiline->text);
     out.push_back(std::move(it));
   }
   return std::nullopt;
@@ -260,6 +336,11 @@ MaybeError parse_settings(const TomlReader& in, const toml::table& t, Settings& 
       s.inputs.clear();
       if (auto e = parse_inputs(in, *v, s.inputs, given.canon)) return e;
       given.shown = "[[settings.input]] " + given.canon;
+    } else if (key == "multiline") {
+      auto spec = multiline(in, *v);
+      if (!spec) return spec.error();
+      s.multiline = std::move(*spec);
+      given.canon = s.multiline.text;
     } else if (key == "max_keys") {
       auto m = in.integer(*v, "max_keys", 1, INT64_MAX);
       if (!m) return m.error();

@@ -16,9 +16,9 @@ namespace swthrottle::config {
 
 inline constexpr int64_t kMaxBuckets = 3600;
 
-inline const std::vector<std::string> kSettingsKeys{"mode",     "buckets",     "time",     "timestamp",
-                                                    "timezone", "year",        "max_keys", "max_future",
-                                                    "max_jump", "quiet_after", "input",    "format"};
+inline const std::vector<std::string> kSettingsKeys{"mode",  "buckets",  "time",       "timestamp", "timezone",
+                                                    "year",  "max_keys", "max_future", "max_jump",  "quiet_after",
+                                                    "input", "format",   "multiline"};
 
 // A setting as one file gives it, to compare it with the other files'.
 struct GivenSetting {

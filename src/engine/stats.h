@@ -37,6 +37,7 @@ struct GlobalStats {
   Counter no_timestamp;  // lines without a timestamp that took the previous one
   Counter untrusted;     // lines whose timestamp was not trusted (SPEC §4): too far ahead
   Counter invalid_json;  // lines read as JSON that were not (format = "json", or "auto" and a '{')
+  Counter cut;           // multi-line events cut at a cap (input/event_grouper.h)
 };
 
 }  // namespace swthrottle::engine

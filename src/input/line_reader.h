@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -128,6 +129,9 @@ class LineReader {
   const std::string& error() const { return error_; }
 
   std::size_t max_line() const { return max_line_; }
+  int fd() const { return fd_; }
+  // A whole line is buffered: next() would return it without reading.
+  bool has_line() const { return end_ > begin_ && std::memchr(buf_.get() + begin_, '\n', end_ - begin_) != nullptr; }
   // The buffer's current size in bytes (for tests of the memory bound).
   std::size_t capacity() const { return capacity_; }
   std::size_t capacity_limit() const { return capacity_limit_; }

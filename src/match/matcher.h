@@ -39,7 +39,9 @@ struct MatchResult {
 //
 // Contract:
 // - A line counts for every event of a rule whose `match` finds it anywhere in
-//   the line (unanchored; `^`/`$` are the ends of the line, which has no `\n`),
+//   the line (unanchored; `^`/`$` are the ends of the line, which has no `\n`;
+//   a multi-line event (input/event_grouper.h) is one "line" whose lines are
+//   joined by `\n`: `^`/`$` are then its ends, and `.` stops at a `\n`),
 //   unless the rule's `ignore` also finds it: then the rule gets no hit at all.
 // - Bytes are bytes: NUL is an ordinary character. A line that is valid UTF-8
 //   is matched with UTF-8 semantics (`.` is one code point, `\p{L}` works). A

@@ -4,10 +4,26 @@ namespace swthrottle::pipeline {
 
 void Batch::fill(input::LineReader& reader, bool own) {
   last = !reader.next_lines(lines, kLines, kBytes);
+  events = false;
+  cut = 0;
   if (own) {
     storage.assign(lines.text);
     lines.text = storage;
   }
+}
+
+void Batch::fill(input::LineReader& reader, input::EventGrouper& grouper) {
+  last = !grouper.fill(reader, lines, storage, kLines, kBytes, &event_lines);
+  events = true;
+  cut = grouper.take_cut();
+}
+
+void fill_input(Batch& b, input::LineReader& reader, std::optional<input::EventGrouper>& grouper,
+                const config::MultilineSpec& spec, bool own) {
+  if (!grouper && spec.kind == config::MultilineSpec::Kind::Off) return b.fill(reader, own);
+  if (!grouper) grouper.emplace(spec);
+  else grouper->configure(spec);
+  b.fill(reader, *grouper);
 }
 
 void Batch::match(match::Matcher* matcher, const match::LogTime* logtime, int64_t wall_ms) {
@@ -21,9 +37,18 @@ void Batch::match(match::Matcher* matcher, const match::LogTime* logtime, int64_
     invalid_json = 0;
   }
   stamps.assign(n, kNoStamp);
-  if (logtime)
+  if (logtime && events) {
+    // Continuation lines take the first line's time: its stamp alone is read.
+    for (std::size_t i = 0; i < n; ++i) {
+      // (A one-line event, the common case, has no "\n" to look for.)
+      const std::string_view l = line(i);
+      const std::string_view first = event_lines[i] > 1 ? l.substr(0, l.find('\n')) : l;
+      if (auto t = logtime->parse(first, wall_ms)) stamps[i] = *t;
+    }
+  } else if (logtime) {
     for (std::size_t i = 0; i < n; ++i)
       if (auto t = logtime->parse(line(i), wall_ms)) stamps[i] = *t;
+  }
 }
 
 }  // namespace swthrottle::pipeline

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "input/event_grouper.h"
 #include "input/line_reader.h"
 #include "match/logtime.h"
 #include "match/matcher.h"
@@ -32,6 +34,9 @@ struct Batch {
   uint64_t seq = 0;                         // position in the input (-j hands batches back in this order)
   bool last = false;                        // end of input after this batch
   uint64_t invalid_json = 0;                // lines match() read as JSON that were not
+  bool events = false;                      // multi-line events (a grouper filled it): a line may hold "\n"
+  uint64_t cut = 0;                         // events the grouper cut at a cap in this fill
+  std::vector<uint32_t> event_lines;        // with events: the lines of each (line numbers for --explain)
   enum class State { Free, Filled, Matched } state = State::Free;
 
   std::size_t size() const { return lines.spans.size(); }
@@ -43,11 +48,22 @@ struct Batch {
   // `last` is set, with no lines, at the end of input. With `own`, the text
   // is copied, so it outlives the reader's next call.
   void fill(input::LineReader& reader, bool own);
+  // The same, grouped into events (input/event_grouper.h): each "line" is a
+  // whole event; the text is always copied.
+  void fill(input::LineReader& reader, input::EventGrouper& grouper);
 
   // Matches every line (none match without a matcher) and reads its
-  // timestamp (with a logtime: time = log). `wall_ms` serves only the year
-  // of stamps without one.
+  // timestamp (with a logtime: time = log; an event's is its first line's).
+  // `wall_ms` serves only the year of stamps without one.
   void match(match::Matcher* matcher, const match::LogTime* logtime, int64_t wall_ms);
 };
+
+// Batch::fill for a source: grouped into events when `spec` (the input's
+// `multiline` in the rules in force) says so. The grouper is made when
+// first needed and then kept, reconfigured by each later spec, so an event
+// pending when the rules are reloaded is not lost; without `multiline`
+// nothing changes (plain fill, no copy unless `own`).
+void fill_input(Batch& b, input::LineReader& reader, std::optional<input::EventGrouper>& grouper,
+                const config::MultilineSpec& spec, bool own);
 
 }  // namespace swthrottle::pipeline

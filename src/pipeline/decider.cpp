@@ -1,5 +1,6 @@
 #include "pipeline/decider.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "cli/report.h"
@@ -76,6 +77,10 @@ void Decider::flush() {
   flush_pending();
   const LineTime::Counts c = time_.take_counts();
   if (c.newest != kNoStamp) host_.saw_log_time(c.newest);
+  if (cut_) {
+    gen_->engine->stats().cut.add(cut_);
+    cut_ = 0;
+  }
   if (lines_ == 0) return;
   auto& stats = gen_->engine->stats();
   stats.lines.add(lines_);
@@ -89,7 +94,10 @@ void Decider::flush() {
 }
 
 bool Decider::decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp) {
-  ++line_no_;
+  line_no_ = next_line_no_;
+  // A multi-line event spans its lines: the next one starts after them.
+  next_line_no_ += 1 + more_lines_;
+  more_lines_ = 0;
   ++lines_;
   if (truncated) ++truncated_;
   engine::Engine& engine = *gen_->engine;
@@ -145,7 +153,7 @@ int64_t Decider::second_pass(std::string_view text, int64_t stamp) {
   const int64_t later = local_zone_->later_reading_ms(stamp);
   if (later == match::stamp::kNoTime || later - last >= last - stamp) return stamp;
   if (!fixed_logtime_) return stamp;
-  const auto fixed = fixed_logtime_->parse(text, wall_ms_);
+  const auto fixed = fixed_logtime_->parse(text.substr(0, text.find('\n')), wall_ms_);
   return fixed && *fixed != stamp ? later : stamp;
 }
 
@@ -194,13 +202,15 @@ bool Decider::match_and_decide(const input::Line& line) {
       wall_age_ = 0;
       wall_ms_ = host_.clock().wall_ms();
     }
-    if (auto t = logtime_->parse(line.text, wall_ms_)) stamp = *t;
+    // A multi-line event's time is its first line's.
+    if (auto t = logtime_->parse(line.text.substr(0, line.text.find('\n')), wall_ms_)) stamp = *t;
   }
   return decide(line.text, line.truncated, match_, stamp);
 }
 
-bool Decider::take(const input::Line& line) {
+bool Decider::take(const input::Line& line, std::size_t lines) {
   std::shared_lock order(host_.order());
+  more_lines_ = lines > 1 ? static_cast<uint32_t>(lines - 1) : 0;
   const bool go = match_and_decide(line);
   flush();
   return go;
@@ -210,9 +220,11 @@ bool Decider::decide_batch(Batch& b) {
   if (host_.current() != gen_ && !refresh()) return false;
   const bool stale = b.gen != gen_;    // matched with rules replaced since (SIGHUP): match again
   wall_ms_ = host_.clock().wall_ms();  // for -j batches, matched elsewhere
+  cut_ += b.cut;
   bool go = true;
   if (!stale) invalid_json_ += b.invalid_json;
   for (std::size_t i = 0; go && i < b.size(); ++i) {
+    if (b.events) more_lines_ = b.event_lines[i] - 1;
     if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});
     else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i]);
   }
@@ -243,8 +255,10 @@ bool Decider::take_matched(Batch& b, std::size_t begin, std::size_t end) {
   std::shared_lock order(host_.order());
   if (host_.current() != gen_ && !refresh()) return false;
   const bool stale = b.gen != gen_;
+  if (begin == 0) cut_ += b.cut;  // once per batch, with its first run
   bool go = true;
   for (std::size_t i = begin; go && i < end; ++i) {
+    if (b.events) more_lines_ = b.event_lines[i] - 1;
     if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});
     else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i]);
   }

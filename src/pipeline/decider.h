@@ -96,7 +96,9 @@ class Decider {
   // through the host): nothing can be decided.
   bool ready() const { return matcher_.has_value(); }
 
-  bool take(const input::Line& line);
+  // `lines`: how many lines it holds (a multi-line event,
+  // input/event_grouper.h), for the line numbers of --explain and warnings.
+  bool take(const input::Line& line, std::size_t lines = 1);
   bool take_read(Batch& b);
   bool take_matched(Batch& b);
   // Lines [begin, end) of a batch matched by other threads: a run of this
@@ -108,6 +110,10 @@ class Decider {
   // the engine. The take_* calls do it themselves; a source calls it when it
   // stops between them.
   void flush();
+
+  // Multi-line events the source's grouper cut at a cap (batches carry
+  // their own count); reaches --stats with the next flush().
+  void count_cut(uint64_t n) { cut_ += n; }
 
   // time = log: this input's newest trusted time (kNoStamp: none yet).
   int64_t last_log_ms() const { return time_.newest_trusted(); }
@@ -137,14 +143,17 @@ class Decider {
   std::vector<engine::Record> records_;
   std::vector<engine::ExplainEntry> explain_;
   LineTime time_;
-  StampWatch watch_;  // time = log: says so when the lines give no timestamp
-  uint64_t line_no_ = 0;
+  StampWatch watch_;           // time = log: says so when the lines give no timestamp
+  uint64_t line_no_ = 0;       // the first line of what is being decided
+  uint64_t next_line_no_ = 1;  // the line after it
+  uint32_t more_lines_ = 0;    // the lines after the first of what is decided next (a multi-line event)
   // Per-line counters, added to the engine's stats once per batch (and
   // before the rules change): one atomic add per line each would cost more
   // than deciding a line that matches nothing.
   uint64_t lines_ = 0;
   uint64_t truncated_ = 0;
   uint64_t invalid_json_ = 0;  // from batches matched elsewhere (-j), added to the stats with the rest
+  uint64_t cut_ = 0;
   // Lines that matched nothing only move "now"; while that crosses no bucket
   // boundary, offer() would decide and write nothing, so such lines just
   // raise pending_, handed to the engine before the next line it decides and

@@ -49,12 +49,26 @@ struct Generation {
   }
 
   // How the lines of `input` are read: the first [[settings.input]] whose
-  // path matches and that sets `format`, else [settings]'s.
+  // path matches, if it sets `format`, else [settings]'s.
   config::InputFormat format_for(const std::string& input) const {
     for (const config::InputTime& entry : rules->settings.inputs) {
-      if (entry.format && ::fnmatch(entry.path.c_str(), input.c_str(), 0) == 0) return *entry.format;
+      if (::fnmatch(entry.path.c_str(), input.c_str(), 0) != 0) continue;
+      if (entry.format) return *entry.format;
+      break;
     }
     return rules->settings.format;
+  }
+
+  // How the lines of that input are grouped into events (input/event_grouper.h):
+  // the first [[settings.input]] whose path matches, if it sets multiline,
+  // else [settings]'s. (All entries count here, whatever time is.)
+  const config::MultilineSpec& multiline_for(const std::string& input) const {
+    for (const auto& e : rules->settings.inputs) {
+      if (::fnmatch(e.path.c_str(), input.c_str(), 0) != 0) continue;
+      if (e.multiline) return *e.multiline;
+      break;
+    }
+    return rules->settings.multiline;
   }
 
   // The first [[settings.input]] entry whose path matches `input` (-1: none).

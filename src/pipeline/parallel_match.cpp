@@ -76,8 +76,8 @@ void ParallelMatch::read_loop() {
       free_cv_.wait(lock, [&] { return abort_ || b->state == Batch::State::Free; });
       if (abort_) break;
     }
-    b->fill(reader_input_, /*own=*/true);
     b->gen = current_();
+    fill_input(*b, reader_input_, grouper_, b->gen->multiline_for(options_.input), /*own=*/true);
     b->seq = seq;
     {
       std::lock_guard lock(mu_);

@@ -15,10 +15,12 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "input/event_grouper.h"
 #include "input/line_reader.h"
 #include "pipeline/batch.h"
 #include "util/clock.h"
@@ -66,6 +68,7 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
 
   int fd_;  // a dup of the input's descriptor, closed by the reader
   input::LineReader reader_input_;
+  std::optional<input::EventGrouper> grouper_;  // the reader's: `multiline` (made when the rules ask)
   Options options_;
   std::function<Generation*()> current_;
   const Clock& clock_;

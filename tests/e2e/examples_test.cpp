@@ -361,6 +361,7 @@ TEST_CASE("examples: every rules file passes --check, and every sample log is sm
       {"systemd/rules.toml", "systemd/journal.txt", "1 rule OK"},
       {"upstream/rules.toml", "upstream/proxy.log", "2 rules OK"},
       {"k8s-json/rules.toml", "k8s-json/container.log", "1 rule OK"},
+      {"java-traces/rules.toml", "java-traces/app.log", "1 rule OK"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.rules);
@@ -509,6 +510,52 @@ TEST_CASE("examples/app-errors: an ERROR flood thinned to 3 per 30s per componen
   RunResult p = swt({"--rule", rules, "--passthrough", log});
   CHECK(p.exit_status == 0);
   CHECK(split_lines(p.out).size() == 27);
+}
+
+TEST_CASE("examples/java-traces: traces thinned per exception class, each passed or suppressed whole") {
+  // multiline = "java": 13 events (7 traces, 6 INFO lines). 2 per 1m: 6 s
+  // buckets, one window per exception class (the line after the logger's).
+  //  - NullPointerException at 10:00:05 and :08 pass (whole: 5 lines each);
+  //    :12 and :14 are suppressed whole (none of their lines is written).
+  //  - ResourceAccessException at :10 and :30 stay under their own budget and
+  //    pass whole, "Caused by:" and "... 24 more" included.
+  //  - NullPointerException at 10:01:10: the window is the buckets from
+  //    10:00:12 on, so :05 and :08 have left it. The boundary check of that
+  //    line writes the summary of the two held back, then the trace passes.
+  // INFO lines match nothing and are not written (no --passthrough).
+  const std::string rules = example("java-traces/rules.toml"), log = example("java-traces/app.log");
+  RunResult r = swt({"--rule", rules, log});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  auto npe = [](const char* at, const char* thread, const char* order) {
+    return std::string("2026-11-21T10:") + at + " ERROR [" + thread + "] c.e.order.OrderController: order " + order +
+           " failed\n"
+           "java.lang.NullPointerException: Cannot invoke \"Customer.getId()\" because \"c\" is null\n"
+           "\tat com.example.order.OrderService.price(OrderService.java:88)\n"
+           "\tat com.example.order.OrderController.create(OrderController.java:41)\n"
+           "\tat java.base/java.lang.Thread.run(Thread.java:833)\n";
+  };
+  auto io = [](const char* at, const char* thread, const char* order) {
+    return std::string("2026-11-21T10:") + at + " ERROR [" + thread + "] c.e.payment.PaymentClient: charge of order " +
+           order +
+           " failed\n"
+           "org.springframework.web.client.ResourceAccessException: I/O error on POST request\n"
+           "\tat org.springframework.web.client.RestTemplate.doExecute(RestTemplate.java:785)\n"
+           "\tat com.example.payment.PaymentClient.charge(PaymentClient.java:57)\n"
+           "Caused by: java.net.SocketTimeoutException: Read timed out\n"
+           "\tat java.base/java.net.SocketInputStream.socketRead0(Native Method)\n"
+           "\t... 24 more\n";
+  };
+  CHECK(r.out == npe("00:05.000Z", "http-nio-2", "81721") + npe("00:08.000Z", "http-nio-4", "81723") +
+                     io("00:10.000Z", "http-nio-5", "81724") + io("00:30.000Z", "http-nio-3", "81728") +
+                     "swthrottle: summary exceptions key=java.lang.NullPointerException suppressed=2 "
+                     "first=2026-11-21T10:00:12.000Z last=2026-11-21T10:00:14.000Z window=1m "
+                     "time=2026-11-21T10:01:10.000Z\n" +
+                     npe("01:10.000Z", "http-nio-4", "81729"));
+  // --passthrough writes every line but the 2 x 5 suppressed ones, plus the summary.
+  RunResult p = swt({"--rule", rules, "--passthrough", log});
+  CHECK(p.exit_status == 0);
+  CHECK(split_lines(p.out).size() == 45 - 10 + 1);
 }
 
 TEST_CASE("examples/kernel: OOM kills and a full disk") {

@@ -1205,3 +1205,40 @@ exit 0
 }
 
 }  // namespace
+
+// `tail -F app.log | swthrottle` with multiline: the last trace on a pipe
+// that stays open comes out whole once nothing follows it for a second (on
+// -j 1 and -j 2 alike); a frame written later starts an event of its own.
+TEST_CASE("live: multiline on a pipe hands over the last trace whole once the pipe is idle") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", R"(
+[settings]
+multiline = "java"
+[[rule]]
+name      = "npe"
+kind      = "throttle"
+threshold = "1 per 1h"
+  [[rule.event]]
+  name  = "npe"
+  match = '\njava\.lang\.NullPointerException'
+)");
+  const std::string trace =
+      "ERROR [pay] failed\njava.lang.NullPointerException: card\n\tat c.e.Pay.charge(Pay.java:10)\n";
+  const std::string io = "ERROR [pay] io\njava.io.IOException: Broken pipe\n\tat c.e.Pay.charge(Pay.java:11)\n";
+  for (const char* j : {"1", "2"}) {
+    CAPTURE(j);
+    Process p = spawn({"--rule", rules, "--passthrough", "-j", j});
+    // The second NPE trace is suppressed whole; the IOException passes whole,
+    // though nothing comes after it.
+    REQUIRE(p.write_stdin("INFO start\n" + trace + trace + io));
+    CHECK(p.read_stdout_until([&](const std::string& out) { return out == "INFO start\n" + trace + io; }, kWait));
+    REQUIRE(p.write_stdin("\tat late.Frame(F.java:1)\n"));
+    p.close_stdin();
+    const RunResult r = p.wait();
+    const std::string passed = "INFO start\n" + trace + io + "\tat late.Frame(F.java:1)\n";
+    CHECK(r.out.substr(0, passed.size()) == passed);
+    // At the end: the summary of the one suppressed trace.
+    CHECK(r.out.substr(passed.size()).starts_with("swthrottle: summary npe suppressed=1 first="));
+    CHECK(r.exit_status == 0);
+  }
+}

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "config/rules.h"
+#include "config/settings_parser.h"
 #include "support/temp_dir.h"
 
 using swthrottle::config::Field;
@@ -799,6 +801,49 @@ TEST_CASE("rules: load_rules merges files") {
   CHECK(r->rules[1].mode == Mode::Accurate);
   CHECK_FALSE(r->settings.timezone.local);
   CHECK(r->settings.timezone.text == "UTC");  // the first file's spelling
+}
+
+TEST_CASE("rules: every setting given only in a later file is taken") {
+  // One case per key of kSettingsKeys: a setting that is copied by hand when
+  // files are merged must not be forgotten.
+  struct Case {
+    std::string line;
+    void (*check)(const Settings&);
+  };
+  const std::vector<Case> cases = {
+      {"mode = \"accurate\"", [](const Settings& s) { CHECK(s.mode == Mode::Accurate); }},
+      {"buckets = 5", [](const Settings& s) { CHECK(s.buckets == 5); }},
+      {"time = \"log\"", [](const Settings& s) { CHECK(s.time == TimeSource::Log); }},
+      {"timestamp = \"clf\"", [](const Settings& s) { CHECK(s.timestamp.form == TimestampSpec::Form::Clf); }},
+      {"timezone = \"+02:00\"", [](const Settings& s) { CHECK(s.timezone.offset_minutes == 120); }},
+      {"year = 2001", [](const Settings& s) { CHECK(s.year == 2001); }},
+      {"max_keys = 7", [](const Settings& s) { CHECK(s.max_keys == 7); }},
+      {"max_future = \"5m\"", [](const Settings& s) { CHECK(s.max_future_ms == 300'000); }},
+      {"max_jump = \"off\"", [](const Settings& s) { CHECK(s.max_jump_ms == -1); }},
+      {"quiet_after = \"30s\"", [](const Settings& s) { CHECK(s.quiet_after_ms == 30'000); }},
+      {"format = \"json\"", [](const Settings& s) { CHECK(s.format == swthrottle::config::InputFormat::Json); }},
+      {"multiline = \"java\"",
+       [](const Settings& s) { CHECK(s.multiline.kind == swthrottle::config::MultilineSpec::Kind::Java); }},
+      {"[[settings.input]]\npath = \"*.log\"\ntimezone = \"UTC\"",
+       [](const Settings& s) { CHECK(s.inputs.size() == 1); }},
+  };
+  std::vector<std::string> keys;
+  for (const auto& c : cases) keys.push_back(c.line.substr(0, c.line.find_first_of(" \n")));
+  for (const std::string& key : swthrottle::config::kSettingsKeys) {
+    const bool covered = std::find(keys.begin(), keys.end(), key) != keys.end() ||
+                         (key == "input" && std::find(keys.begin(), keys.end(), "[[settings.input]]") != keys.end());
+    CHECK_MESSAGE(covered, key);
+  }
+  TempDir dir;
+  const std::string rules = dir.write("a.toml", alert_rule("threshold = \"1/1h\"\n"));
+  for (const auto& c : cases) {
+    INFO(c.line);
+    const std::string later = dir.write("b.toml", "[settings]\n" + c.line + "\n");
+    std::vector<std::string> paths{rules, later};
+    auto r = load_rules(paths);
+    REQUIRE_MESSAGE(r.ok(), r.error().str());
+    c.check(r->settings);
+  }
 }
 
 TEST_CASE("rules: load_rules errors") {

@@ -67,7 +67,7 @@ TEST_CASE("settings input: errors, with the did-you-mean of every other key") {
               "[settings]\n[[settings.input]]\ntimestamp = \"auto\"\n", 2, 1,
               R"([[settings.input]] needs path = "GLOB": the inputs it is for, as the command line names them ("-": standard input))"},
           Case{"[settings]\n[[settings.input]]\npath = \"x\"\n", 2, 1,
-               R"([[settings.input]] for "x" sets none of timestamp, timezone, format)"},
+               R"([[settings.input]] for "x" sets none of timestamp, timezone, format, multiline)"},
           Case{"[settings]\ninput = 3\n", 2, 9,
                "settings.input must be an array of tables ([[settings.input]]), not 3"},
           Case{
