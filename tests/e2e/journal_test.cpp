@@ -70,6 +70,12 @@ TEST_CASE("journal e2e: a window replay on __REALTIME_TIMESTAMP, keyed on _SYSTE
         "time=2026-11-21T10:00:50.250Z: db-2 pg: disk full on /var/lib/pg\n"
         "swthrottle: alert unit-errors key=pg.service count=2 threshold=2 window=1m suppressed=2 "
         "time=2026-11-21T10:02:10.250Z: db-2 pg: disk \\u0007 full \xEF\xBF\xBD\n");
+  // Matched on the deciding thread and by parallel matchers alike.
+  for (const char* j : {"1", "2"}) {
+    CAPTURE(j);
+    CHECK(swthrottle::test::run_swthrottle({"-j", j, "--input", "journal", "--time", "log", "-r", rules}, log).out ==
+          r.out);
+  }
   // The same in JSON records: the message holds the decoded bytes.
   RunResult j =
       swthrottle::test::run_swthrottle({"--input", "journal", "--time", "log", "--format", "json", "-r", rules}, log);
