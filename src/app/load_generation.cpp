@@ -21,6 +21,24 @@ Result<std::unique_ptr<pipeline::Generation>> load_generation(const cli::Options
         r.mode = *options.mode;
         r.fingerprint = config::fingerprint(r);
       }
+  if (!options.input.empty()) {
+    // The command line wins over `format` everywhere, [[settings.input]] too.
+    config::Settings& s = rules.settings;
+    s.format = options.input == "text"   ? config::InputFormat::Text
+               : options.input == "auto" ? config::InputFormat::Auto
+                                         : config::InputFormat::Json;
+    for (config::InputTime& in : s.inputs) in.format.reset();
+    if (options.input == "journal") {
+      // journalctl -o json: the entry's time is __REALTIME_TIMESTAMP, µs
+      // since the epoch as a string of digits (16 today), which a timestamp
+      // field reads by its digit count.
+      s.timestamp = config::TimestampSpec{};
+      s.timestamp.field = "__REALTIME_TIMESTAMP";
+      s.timestamp.text = "{ field = \"__REALTIME_TIMESTAMP\" }";
+      for (config::InputTime& in : s.inputs) in.timestamp.reset();
+      g->journal = true;
+    }
+  }
   if (rules.settings.time == config::TimeSource::Log) {
     auto lt = match::LogTime::make(rules.settings.timestamp, rules.settings.timezone, rules.settings.year);
     if (!lt) {

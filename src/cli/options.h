@@ -18,6 +18,10 @@ struct Options {
   bool from_start = false;
   std::optional<config::TimeSource> time;
   std::optional<config::Mode> mode;
+  // --input: "text", "json" or "auto" overrides every input's `format`;
+  // "journal" is json with timestamp = { field = "__REALTIME_TIMESTAMP" }
+  // and byte-array fields read as bytes. "": as the rules say.
+  std::string input;
   output::Format format = output::Format::Text;
   bool passthrough = false;
   std::string exec;

@@ -27,7 +27,11 @@ struct JsonFields::Impl {
   std::vector<std::string> paths;
   std::vector<std::string_view> value;  // per slot
   std::vector<uint8_t> state;           // per slot
-  std::vector<char> padded;             // the line and SIMDJSON_PADDING bytes
+  // byte_arrays: per slot, the bytes of an array of integers 0-255. Cleared,
+  // never shrunk: a steady stream of such fields allocates nothing.
+  std::vector<std::string> bytes;
+  bool byte_arrays = false;
+  std::vector<char> padded;  // the line and SIMDJSON_PADDING bytes
   od::parser parser;
   od::document doc;
 
@@ -83,6 +87,45 @@ struct JsonFields::Impl {
     return simdjson::SUCCESS;
   }
 
+  // Reads `array` into slot `slot` as bytes when every element is an integer
+  // 0-255 written in plain digits ([104,105] is "hi"); else the slot holds a
+  // compound value, as any other array. Every element is visited either way.
+  simdjson::error_code byte_array(od::array array, int slot) {
+    const auto s = static_cast<std::size_t>(slot);
+    std::string& out = bytes[s];
+    out.clear();
+    bool ok = true;
+    for (auto item : array) {
+      od::value el;
+      if (auto e = std::move(item).get(el)) return e;
+      od::json_type type;
+      if (auto e = el.type().get(type)) return e;
+      if (!ok || type != od::json_type::number) {
+        ok = false;
+        continue;  // skipped unread
+      }
+      std::string_view token = el.raw_json_token();
+      while (!token.empty() &&
+             (token.back() == ' ' || token.back() == '\t' || token.back() == '\n' || token.back() == '\r'))
+        token.remove_suffix(1);
+      unsigned b = 0;
+      ok = !token.empty() && token.size() <= 3 && (token.size() == 1 || token[0] != '0');
+      for (char c : token) {
+        if (c < '0' || c > '9') ok = false;
+        b = b * 10 + static_cast<unsigned>(c - '0');
+      }
+      if (ok && b > 255) ok = false;
+      if (ok) out.push_back(static_cast<char>(b));
+    }
+    if (ok) {
+      state[s] = kScalar;
+      value[s] = out;
+    } else {
+      state[s] = kCompound;
+    }
+    return simdjson::SUCCESS;
+  }
+
   simdjson::error_code walk(od::object object, uint32_t node) {
     for (auto item : object) {
       od::field field;
@@ -101,6 +144,13 @@ struct JsonFields::Impl {
       od::json_type type;
       if (auto e = v.type().get(type)) return e;
       const Node& n = nodes[child];
+      if (type == od::json_type::array && byte_arrays && n.slot >= 0 &&
+          state[static_cast<std::size_t>(n.slot)] == kMissing) {
+        od::array array;
+        if (auto e = v.get_array().get(array)) return e;
+        if (auto e = byte_array(array, n.slot)) return e;
+        continue;
+      }
       if (type == od::json_type::object || type == od::json_type::array) {
         if (n.slot >= 0 && state[static_cast<std::size_t>(n.slot)] == kMissing) {
           state[static_cast<std::size_t>(n.slot)] = kCompound;
@@ -127,7 +177,10 @@ JsonFields::JsonFields(std::span<const std::string> paths) : impl_(std::make_uni
   }
   impl_->value.resize(paths.size());
   impl_->state.resize(paths.size(), kMissing);
+  impl_->bytes.resize(paths.size());
 }
+
+void JsonFields::set_byte_arrays(bool on) { impl_->byte_arrays = on; }
 JsonFields::JsonFields(JsonFields&&) noexcept = default;
 JsonFields& JsonFields::operator=(JsonFields&&) noexcept = default;
 JsonFields::~JsonFields() = default;

@@ -10,6 +10,9 @@
 //   pairs decoded); a number, true, false or null as its JSON text ("500",
 //   "1.5e3", "true", "null"). An array or object has no text: conditions on
 //   it do not hold and "{.path}" renders it "".
+// - With set_byte_arrays(true) (journal input), an array of integers 0-255
+//   has text: those bytes (journald sends a MESSAGE that is not UTF-8 as
+//   [104,105,255]). Any other array still has none. An empty array is "".
 // - Paths are dotted: "a.b" is {"a":{"b":..}}. A key that itself holds a dot
 //   cannot be named.
 // - Duplicate keys: the first occurrence wins (per named path).
@@ -51,6 +54,10 @@ class JsonFields {
   // The text of slot i after read() returned Json, or nullopt when the line
   // lacks the field or it is an array or object. Valid until the next read().
   std::optional<std::string_view> text(std::size_t slot) const;
+
+  // Arrays of integers 0-255 read as bytes (journald's form for text that is
+  // not UTF-8); off by default, when an array never has text.
+  void set_byte_arrays(bool on);
 
   // The slot of `path`, or -1.
   int slot_of(std::string_view path) const;

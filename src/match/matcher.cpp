@@ -476,6 +476,9 @@ void Matcher::match_batch(std::string_view text, std::span<const LineSpan> lines
 }
 
 void Matcher::set_format(config::InputFormat format) { impl_->format = format; }
+void Matcher::set_byte_arrays(bool on) {
+  if (impl_->json) impl_->json->set_byte_arrays(on);
+}
 
 uint64_t Matcher::take_invalid_json() { return std::exchange(impl_->invalid_json, 0); }
 

@@ -96,6 +96,10 @@ class Matcher {
   // conditions do not hold, `match` still does.
   void set_format(config::InputFormat format);
 
+  // Journal input (--input journal): a field that is an array of integers
+  // 0-255 reads as those bytes (JsonFields::set_byte_arrays).
+  void set_byte_arrays(bool on);
+
   // Lines read as JSON that were not, since the last call (only lines some
   // rule's `fields` or "{.path}" asked about are read); resets the count.
   uint64_t take_invalid_json();

@@ -47,6 +47,7 @@ bool Decider::refresh() {
   }
   matcher_.emplace(std::move(*made));
   matcher_->set_format(gen_->format_for(name_));
+  matcher_->set_byte_arrays(gen_->journal);
   logtime_.reset();
   if (const match::LogTime* lt = gen_->logtime_for(name_)) logtime_.emplace(*lt);  // [[settings.input]]
   const config::Settings& set = gen_->rules->settings;

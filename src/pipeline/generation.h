@@ -23,6 +23,8 @@ struct Generation {
   std::optional<match::LogTime> logtime;  // time = log only; each matching thread copies it
   // time = log: one per [[settings.input]] entry (rules->settings.inputs), in order.
   std::vector<match::LogTime> input_logtimes;
+  // --input journal: JSON fields that are arrays of bytes read as text.
+  bool journal = false;
 
   // The timestamp reader of the input named `input` as the command line
   // gives it: the first [[settings.input]] whose path matches, else

@@ -115,6 +115,7 @@ void ParallelMatch::work_loop() {
       auto m = match::Matcher::make(*g->rules, options_.all_captures, options_.prefilter);
       if (m) matcher.emplace(std::move(*m));
       if (matcher) matcher->set_format(g->format_for(options_.input));
+      if (matcher) matcher->set_byte_arrays(g->journal);
       logtime.reset();
       if (const match::LogTime* lt = g->logtime_for(options_.input)) logtime.emplace(*lt);
     }

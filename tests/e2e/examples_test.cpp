@@ -362,6 +362,7 @@ TEST_CASE("examples: every rules file passes --check, and every sample log is sm
       {"upstream/rules.toml", "upstream/proxy.log", "2 rules OK"},
       {"k8s-json/rules.toml", "k8s-json/container.log", "1 rule OK"},
       {"java-traces/rules.toml", "java-traces/app.log", "1 rule OK"},
+      {"journald/rules.toml", "journald/journal.json", "1 rule OK"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.rules);
@@ -707,6 +708,29 @@ TEST_CASE("examples/k8s-json: 5xx per app from a container's JSON log") {
   CHECK(r.out ==
         "swthrottle: alert server-errors key=checkout count=3 threshold=3 window=1m suppressed=0 "
         "time=2026-11-21T10:00:14.000Z: checkout: 503 on POST /pay: upstream \"payments\" timed out\n");
+}
+
+TEST_CASE("examples/journald: errors per unit from journalctl -o json") {
+  // 3 per 1m per unit, PRIORITY 0-3; one entry a second, 10:00:00-10:00:39.
+  //  - nginx.service logs errors at :10, :12 and :14; the :14 one is a byte
+  //    array (a colour code and a Latin-1 "é"): the alert comes at :14, its
+  //    time __REALTIME_TIMESTAMP's, its message the decoded bytes (ESC
+  //    escaped, the byte that is not UTF-8 as U+FFFD, as in any record).
+  //  - nginx's :16 error falls in the cooldown, its :22 warning (4) is no
+  //    error; ssh.service's two errors (:20, :24) stay below the threshold.
+  const std::string rules = example("journald/rules.toml"), log = example("journald/journal.json");
+  RunResult r = swt({"--input", "journal", "--rule", rules, log});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  CHECK(r.out ==
+        "swthrottle: alert unit-errors key=nginx.service count=3 threshold=3 window=1m suppressed=0 "
+        "time=2026-11-21T10:00:14.123Z: web-1 nginx: \\u001b[31mupstream payments: no live upstreams, "
+        "client sent \"caf\xEF\xBF\xBD\"\\u001b[0m\n");
+  // Without --input journal an array has no text: "{.MESSAGE}" is "".
+  RunResult plain = swt({"--rule", rules, log});
+  CHECK(plain.out ==
+        "swthrottle: alert unit-errors key=nginx.service count=3 threshold=3 window=1m suppressed=0 "
+        "time=2026-11-21T10:00:14.123Z: web-1 nginx: \n");
 }
 
 TEST_CASE("README.md: the first command's output block is the real output") {

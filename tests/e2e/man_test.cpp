@@ -302,6 +302,7 @@ TEST_CASE("man: the bash completion offers options, values and files") {
       {"swthrottle --format = t", 3, "text\n"},  // "--format=t" as bash splits it by default
       {"swthrottle --format=j", 1, "--format=json\n"},
       {"swthrottle --time ''", 2, "arrival\nlog\n"},
+      {"swthrottle --input j", 2, "json\njournal\n"},
       {"swthrottle --mode a", 2, "accurate\n"},
       {"swthrottle -r '" + d + "/r'", 2, d + "/rules.toml\n"},
       {"swthrottle --rule '" + d + "/r'", 2, d + "/rules.toml\n"},
