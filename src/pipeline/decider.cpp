@@ -52,6 +52,7 @@ bool Decider::refresh() {
   if (const match::LogTime* lt = gen_->logtime_for(name_)) logtime_.emplace(*lt);  // [[settings.input]]
   const config::Settings& set = gen_->rules->settings;
   time_.set_trust({set.max_future_ms, set.max_jump_ms});
+  max_future_ = set.max_future_ms >= 0 ? set.max_future_ms : kNeverAhead;
   local_zone_.reset();
   fixed_logtime_.reset();
   if (logtime_ && gen_->timezone_for(name_).local) {
@@ -105,17 +106,19 @@ bool Decider::decide(std::string_view text, bool truncated, const match::MatchRe
   LineTime::Stamp at;
   if (gen_->logtime) {
     watch_.line(text, stamp != kNoStamp);
-    // Only a stamp further back than half the smallest DST shift (20 min,
-    // Ghana's) can be nearer in its second pass: lines a moment out of order
-    // never ask the zone.
-    if (local_zone_ && stamp != kNoStamp && stamp + kHalfShiftMs < time_.newest_trusted())
-      stamp = second_pass(text, stamp);
-    // The wall clock is read once a batch, or every 1024 followed lines: a
-    // stamp that looks ahead of it may only have met a clock gone stale
-    // while the input was quiet, so it is asked again. (Not once a line:
-    // where the clock is no vDSO read it is a system call, ~110 ns.)
-    const int64_t max_future = gen_->rules->settings.max_future_ms;
-    if (max_future >= 0 && stamp != kNoStamp && stamp > wall_ms_ + max_future) wall_ms_ = host_.clock().wall_ms();
+    if (stamp != kNoStamp) {
+      // Only a stamp further back than half the smallest DST shift (20 min,
+      // Ghana's) can be nearer in its second pass: lines a moment out of
+      // order never ask the zone.
+      if (local_zone_ && stamp + kHalfShiftMs < time_.newest_trusted()) [[unlikely]]
+        stamp = second_pass(text, stamp);
+      // The wall clock is read once a batch, or every 1024 followed lines: a
+      // stamp that looks ahead of it may only have met a clock gone stale
+      // while the input was quiet, so it is asked again. (Not once a line:
+      // where the clock is no vDSO read it is a system call, ~110 ns.)
+      if (stamp > wall_ms_ + max_future_) [[unlikely]]
+        wall_ms_ = host_.clock().wall_ms();
+    }
     at = time_.log(stamp, wall_ms_);
     if (time_.untrusted() != LineTime::Untrusted::None) report_untrusted(text, stamp, time_.untrusted());
   } else {

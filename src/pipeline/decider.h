@@ -167,6 +167,10 @@ class Decider {
   // stamp that looks ahead of it reads it again (a quiet file must not judge
   // an honest stamp by a stale clock).
   int64_t wall_ms_ = 0;
+  // settings.max_future_ms, read once per generation (off: kNeverAhead, far
+  // enough that wall_ms_ + it never overflows nor is passed).
+  static constexpr int64_t kNeverAhead = INT64_MAX / 4;
+  int64_t max_future_ = kNeverAhead;
   uint32_t wall_age_ = 0;
   // timezone = "local": the zone, for the second reading of a repeated hour,
   // and the same timestamp reader in a fixed zone, which tells whether a
