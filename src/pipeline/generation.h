@@ -26,60 +26,46 @@ struct Generation {
   // --input journal: JSON fields that are arrays of bytes read as text.
   bool journal = false;
 
-  // The timestamp reader of the input named `input` as the command line
-  // gives it: the first [[settings.input]] whose path matches, else
-  // [settings]'s. Null with time = arrival. Called when a decider or a -j
-  // worker takes up a generation, not per line.
+  // The settings of the input named `input` as the command line gives it
+  // (called when a decider or a -j worker takes up a generation, not per
+  // line): the first [[settings.input]] whose path matches decides, and what
+  // it does not set comes from [settings].
+
+  // The timestamp reader. Null with time = arrival.
   const match::LogTime* logtime_for(const std::string& input) const {
     if (!logtime) return nullptr;
-    const int i = input_entry(input);
-    return i < 0 ? &*logtime : &input_logtimes[static_cast<std::size_t>(i)];
+    const config::InputTime* e = input_entry(input);
+    if (e == nullptr) return &*logtime;
+    return &input_logtimes[static_cast<std::size_t>(e - rules->settings.inputs.data())];
   }
-
-  // The timestamp and timezone settings of that input (as logtime_for's).
   const config::TimestampSpec& timestamp_for(const std::string& input) const {
-    const int i = input_entry(input);
-    const auto& entries = rules->settings.inputs;
-    return i >= 0 && entries[static_cast<std::size_t>(i)].timestamp ? *entries[static_cast<std::size_t>(i)].timestamp
-                                                                    : rules->settings.timestamp;
+    return setting_for(input, &config::InputTime::timestamp, rules->settings.timestamp);
   }
   const config::TimezoneSpec& timezone_for(const std::string& input) const {
-    const int i = input_entry(input);
-    const auto& entries = rules->settings.inputs;
-    return i >= 0 && entries[static_cast<std::size_t>(i)].timezone ? *entries[static_cast<std::size_t>(i)].timezone
-                                                                   : rules->settings.timezone;
+    return setting_for(input, &config::InputTime::timezone, rules->settings.timezone);
   }
-
-  // How the lines of `input` are read: the first [[settings.input]] whose
-  // path matches, if it sets `format`, else [settings]'s.
+  // How its lines are read.
   config::InputFormat format_for(const std::string& input) const {
-    for (const config::InputTime& entry : rules->settings.inputs) {
-      if (::fnmatch(entry.path.c_str(), input.c_str(), 0) != 0) continue;
-      if (entry.format) return *entry.format;
-      break;
-    }
-    return rules->settings.format;
+    return setting_for(input, &config::InputTime::format, rules->settings.format);
   }
-
-  // How the lines of that input are grouped into events (input/event_grouper.h):
-  // the first [[settings.input]] whose path matches, if it sets multiline,
-  // else [settings]'s. (All entries count here, whatever time is.)
+  // How its lines are grouped into events (input/event_grouper.h), whatever
+  // time is.
   const config::MultilineSpec& multiline_for(const std::string& input) const {
-    for (const auto& e : rules->settings.inputs) {
-      if (::fnmatch(e.path.c_str(), input.c_str(), 0) != 0) continue;
-      if (e.multiline) return *e.multiline;
-      break;
-    }
-    return rules->settings.multiline;
+    return setting_for(input, &config::InputTime::multiline, rules->settings.multiline);
   }
 
-  // The first [[settings.input]] entry whose path matches `input` (-1: none).
-  int input_entry(const std::string& input) const {
-    const auto& entries = rules->settings.inputs;
-    for (std::size_t i = 0; i < entries.size() && i < input_logtimes.size(); ++i) {
-      if (::fnmatch(entries[i].path.c_str(), input.c_str(), 0) == 0) return static_cast<int>(i);
-    }
-    return -1;
+  // The first [[settings.input]] entry whose path matches `input` (null: none).
+  const config::InputTime* input_entry(const std::string& input) const {
+    for (const config::InputTime& e : rules->settings.inputs)
+      if (::fnmatch(e.path.c_str(), input.c_str(), 0) == 0) return &e;
+    return nullptr;
+  }
+
+ private:
+  template <typename T>
+  const T& setting_for(const std::string& input, std::optional<T> config::InputTime::*field, const T& fallback) const {
+    const config::InputTime* e = input_entry(input);
+    return e != nullptr && (e->*field) ? *(e->*field) : fallback;
   }
 };
 
