@@ -31,6 +31,7 @@
 #include "output/sink.h"
 #include "pipeline/decider.h"
 #include "pipeline/generation.h"
+#include "pipeline/parallel_match.h"
 #include "pipeline/quiet_time.h"
 #include "state/state_file.h"
 #include "util/clock.h"
@@ -89,6 +90,10 @@ class App final : private pipeline::DeciderHost {
   // (pipeline/time_merge.h); each is read and matched on threads of its own.
   void read_merged(const std::vector<const InputSpec*>& inputs);
   int workers_for(const InputSpec& in) const;
+  int threads() const;
+  pipeline::Decider::Options decider_options() const;
+  int64_t resumed_log_ms() const;
+  pipeline::ParallelMatch::Options match_options(const InputSpec& in, int workers) const;
 
   bool needs_timer() const;
   void timer_loop();

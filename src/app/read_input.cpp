@@ -25,12 +25,7 @@ std::function<void(const std::string&)> sniff_notice(const std::string& name) {
 }  // namespace
 
 void App::read_input(const InputSpec& in) {
-  const int64_t resumed = last_log_ms_.load();
-  pipeline::Decider::Options o;
-  o.passthrough = options_.passthrough;
-  o.explain = options_.explain;
-  o.prefilter = app_options_.prefilter;
-  pipeline::Decider decider(in.name, *this, o, resumed >= 0 ? resumed : pipeline::kNoStamp);
+  pipeline::Decider decider(in.name, *this, decider_options(), resumed_log_ms());
   if (!decider.ready()) return;
   if (in.follow) read_followed(decider, in);
   else if (const int workers = workers_for(in); workers > 1) read_parallel(decider, in, workers);
@@ -43,8 +38,39 @@ void App::read_input(const InputSpec& in) {
 // parallel.
 int App::workers_for(const InputSpec& in) const {
   if (in.follow || inputs_ > 1 || options_.explain) return 1;
+  return threads();
+}
+
+// -j, or one per core.
+int App::threads() const {
   const int j = options_.threads > 0 ? options_.threads : static_cast<int>(std::thread::hardware_concurrency());
   return std::max(1, j);
+}
+
+pipeline::Decider::Options App::decider_options() const {
+  pipeline::Decider::Options o;
+  o.passthrough = options_.passthrough;
+  o.explain = options_.explain;
+  o.prefilter = app_options_.prefilter;
+  return o;
+}
+
+// The newest log time of an earlier run (--state), or kNoStamp.
+int64_t App::resumed_log_ms() const {
+  const int64_t resumed = last_log_ms_.load();
+  return resumed >= 0 ? resumed : pipeline::kNoStamp;
+}
+
+// How the -j reader and workers of an input read and match it.
+pipeline::ParallelMatch::Options App::match_options(const InputSpec& in, int workers) const {
+  pipeline::ParallelMatch::Options po;
+  po.max_line = options_.max_line;
+  po.workers = workers;
+  po.prefilter = app_options_.prefilter;
+  po.all_captures = options_.explain;
+  po.sniff_notice = sniff_notice(in.name);
+  po.input = in.name;  // its [[settings.input]]
+  return po;
 }
 
 void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
@@ -111,14 +137,8 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
 // Matched in parallel, decided here in input order: the records are those of
 // the sequential path, whatever -j is.
 void App::read_parallel(pipeline::Decider& decider, const InputSpec& in, int workers) {
-  pipeline::ParallelMatch::Options po;
-  po.max_line = options_.max_line;
-  po.workers = workers;
-  po.prefilter = app_options_.prefilter;
-  po.sniff_notice = sniff_notice(in.name);
-  po.input = in.name;
   auto pipe = pipeline::ParallelMatch::start(
-      in.fd, po, [this] { return current(); }, clock_);
+      in.fd, match_options(in, workers), [this] { return current(); }, clock_);
   while (pipeline::Batch* b = pipe->next()) {
     const bool go = decider.take_matched(*b);
     pipe->release(b);

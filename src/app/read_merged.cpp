@@ -5,7 +5,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "app/app.h"
@@ -47,33 +46,19 @@ class MergedInput final : public pipeline::MergeInput {
 }  // namespace
 
 void App::read_merged(const std::vector<const InputSpec*>& inputs) {
-  const int64_t resumed = last_log_ms_.load();
-  pipeline::Decider::Options o;
-  o.passthrough = options_.passthrough;
-  o.explain = options_.explain;
-  o.prefilter = app_options_.prefilter;
   // -j is shared out among the inputs: each has a reader and at least one
   // matching worker, so they are read and matched while the merge decides.
-  const int j = options_.threads > 0 ? options_.threads : static_cast<int>(std::thread::hardware_concurrency());
-  const int workers = std::max(1, j / static_cast<int>(inputs.size()));
+  const int workers = std::max(1, threads() / static_cast<int>(inputs.size()));
   std::vector<std::unique_ptr<pipeline::Decider>> deciders;
   std::vector<std::shared_ptr<pipeline::ParallelMatch>> pipes;
   std::vector<std::unique_ptr<MergedInput>> merged;
   std::vector<pipeline::MergeInput*> order;
   pipeline::DeciderHost& host = *this;  // a private base: converted here, not in make_unique
   for (const InputSpec* in : inputs) {
-    deciders.push_back(
-        std::make_unique<pipeline::Decider>(in->name, host, o, resumed >= 0 ? resumed : pipeline::kNoStamp));
+    deciders.push_back(std::make_unique<pipeline::Decider>(in->name, host, decider_options(), resumed_log_ms()));
     if (!deciders.back()->ready()) break;  // reported; the same rules fail for every input
-    pipeline::ParallelMatch::Options po;
-    po.max_line = options_.max_line;
-    po.workers = workers;
-    po.prefilter = app_options_.prefilter;
-    po.all_captures = options_.explain;
-    po.sniff_notice = [name = in->name](const std::string& what) { print_message(name + ": " + what); };
-    po.input = in->name;  // its [[settings.input]] timestamp
     pipes.push_back(pipeline::ParallelMatch::start(
-        in->fd, po, [this] { return current(); }, clock_));
+        in->fd, match_options(*in, workers), [this] { return current(); }, clock_));
     merged.push_back(std::make_unique<MergedInput>(in->name, pipes.back(), *deciders.back(),
                                                    [this](const std::string& m) { fail(m); }));
     order.push_back(merged.back().get());
