@@ -40,25 +40,23 @@ Result<std::unique_ptr<pipeline::Generation>> load_generation(const cli::Options
     }
   }
   if (rules.settings.time == config::TimeSource::Log) {
-    auto lt = match::LogTime::make(rules.settings.timestamp, rules.settings.timezone, rules.settings.year);
-    if (!lt) {
+    // A reader of one timestamp setting; its errors point where it is written.
+    auto make = [&](const config::TimestampSpec& spec, const config::TimezoneSpec& tz) -> Result<match::LogTime> {
+      auto lt = match::LogTime::make(spec, tz, rules.settings.year);
+      if (lt) return lt;
       Error e = lt.error();
-      e.file = rules.settings.timestamp.file;
-      e.line = rules.settings.timestamp.line;
-      e.col = rules.settings.timestamp.col;
+      e.file = spec.file;
+      e.line = spec.line;
+      e.col = spec.col;
       return e;
-    }
+    };
+    auto lt = make(rules.settings.timestamp, rules.settings.timezone);
+    if (!lt) return lt.error();
     g->logtime.emplace(std::move(*lt));
     for (const config::InputTime& in : rules.settings.inputs) {
-      const config::TimestampSpec& spec = in.timestamp ? *in.timestamp : rules.settings.timestamp;
-      auto own = match::LogTime::make(spec, in.timezone ? *in.timezone : rules.settings.timezone, rules.settings.year);
-      if (!own) {
-        Error e = own.error();
-        e.file = spec.file;
-        e.line = spec.line;
-        e.col = spec.col;
-        return e;
-      }
+      auto own = make(in.timestamp ? *in.timestamp : rules.settings.timestamp,
+                      in.timezone ? *in.timezone : rules.settings.timezone);
+      if (!own) return own.error();
       g->input_logtimes.push_back(std::move(*own));
     }
   }
