@@ -20,12 +20,14 @@
 #include <vector>
 
 #include "support/logtime_model.h"
+#include "support/scoped_tz.h"
 #include "support/seed.h"
 
 using swthrottle::config::TimestampSpec;
 using swthrottle::config::TimezoneSpec;
 using swthrottle::match::LogTime;
 using Form = TimestampSpec::Form;
+using swthrottle::test::ScopedTz;
 
 namespace {
 
@@ -79,29 +81,6 @@ void check_rows(const LogTime& lt, const std::vector<Row>& rows, int64_t now = k
     CHECK(lt.parse(row.line, now).value_or(kNone) == row.want);
   }
 }
-
-// Sets TZ for the life of the object and restores the previous value.
-class ScopedTz {
- public:
-  explicit ScopedTz(const char* tz) {
-    if (const char* old = getenv("TZ")) old_ = old;
-    setenv("TZ", tz, 1);
-    tzset();
-  }
-  ~ScopedTz() {
-    if (old_) {
-      setenv("TZ", old_->c_str(), 1);
-    } else {
-      unsetenv("TZ");
-    }
-    tzset();
-  }
-  ScopedTz(const ScopedTz&) = delete;
-  ScopedTz& operator=(const ScopedTz&) = delete;
-
- private:
-  std::optional<std::string> old_;
-};
 
 }  // namespace
 
