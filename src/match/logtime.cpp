@@ -140,13 +140,7 @@ int64_t LogTime::field_ms(std::string_view line, int64_t wall_now_ms) const {
     std::size_t end = k;
     if (k + 1 < s.size() && stamp::is_digit(s[k + 1])) end = stamp::fraction(s, k + 1, ms);
     if (end != s.size()) return kNoTime;
-    switch (k) {
-      case 10: return static_cast<int64_t>(v) * 1000 + ms;
-      case 13: return static_cast<int64_t>(v);
-      case 16: return static_cast<int64_t>(v / 1000);
-      case 19: return static_cast<int64_t>(v / 1000000);
-      default: return kNoTime;
-    }
+    return stamp::epoch_ms_by_digits(v, k, ms);
   }
   return search<false>(s, wall_now_ms);
 }

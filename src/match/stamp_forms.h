@@ -187,6 +187,20 @@ inline bool epoch_key_before(std::string_view s, std::size_t close) {
   return false;
 }
 
+// An epoch number of `digits` digits, value v, in ms: its digit count says
+// the unit, 10 seconds (plus `ms`, from a fraction), 13 milliseconds, 16
+// microseconds, 19 nanoseconds (a fraction after those is ignored); any other
+// count is no epoch (kNoTime).
+inline int64_t epoch_ms_by_digits(uint64_t v, std::size_t digits, int ms) {
+  switch (digits) {
+    case 10: return static_cast<int64_t>(v) * 1000 + ms;
+    case 13: return static_cast<int64_t>(v);
+    case 16: return static_cast<int64_t>(v / 1000);
+    case 19: return static_cast<int64_t>(v / 1000000);
+    default: return kNoTime;
+  }
+}
+
 // An epoch number in a JSON field at s[i..j), a run of digits, in a line that
 // is a JSON object (its first byte is '{': the search looks for these only
 // there, so that other lines do not pay for it): the value of one of the keys above ("ts":1767294000.5, "time" :
@@ -204,20 +218,15 @@ inline int64_t json_epoch_at(std::string_view s, std::size_t i, std::size_t j) {
   --k;
   while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t')) --k;
   if (k < 2 || s[k - 1] != '"' || !epoch_key_before(s, k - 1)) return kNoTime;
-  int64_t v = 0;
-  for (std::size_t d = i; d < j; ++d) v = v * 10 + (s[d] - '0');
+  uint64_t v = 0;  // 19 digits fit
+  for (std::size_t d = i; d < j; ++d) v = v * 10 + static_cast<uint64_t>(s[d] - '0');
   int ms = 0;
   std::size_t end = j;
   if (end + 1 < s.size() && s[end] == '.' && is_digit(s[end + 1])) end = fraction(s, end + 1, ms);
   if (quoted ? end >= s.size() || s[end] != '"' : end < s.size() && (s[end] == '.' || s[end] == 'e' || s[end] == 'E')) {
     return kNoTime;
   }
-  switch (len) {
-    case 10: return v * 1000 + ms;
-    case 13: return v;
-    case 16: return v / 1000;
-    default: return v / 1000000;
-  }
+  return epoch_ms_by_digits(v, len, ms);
 }
 
 // Epoch seconds (10 digits, optional ".frac") or milliseconds (13 digits) at
