@@ -192,8 +192,7 @@ void Decider::report_untrusted(std::string_view text, int64_t stamp, LineTime::U
     m += ": ";
   }
   constexpr std::size_t kSample = 200;
-  append_text_escaped(m, text.substr(0, kSample));
-  if (text.size() > kSample) m += "...";
+  append_line_sample(m, text, kSample);
   host_.warn(m);
 }
 

@@ -31,15 +31,8 @@ void StampWatch::fire(bool all) {
 }
 
 std::string StampWatch::shown_line(std::string_view line) {
-  // Cut on a character boundary, so that the cut does not show as U+FFFD.
-  std::size_t cut = line.size();
-  if (cut > kSampleBytes) {
-    cut = kSampleBytes;
-    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
-  }
   std::string out;
-  append_text_escaped(out, line.substr(0, cut));
-  if (cut < line.size()) out += "...";
+  append_line_sample(out, line, kSampleBytes);
   return out;
 }
 

@@ -142,6 +142,16 @@ void append_utf8_one_line(std::string& out, std::string_view s) { append_repaire
 
 void append_text_escaped(std::string& out, std::string_view s) { append_repaired<Mode::Text>(out, s); }
 
+void append_line_sample(std::string& out, std::string_view line, std::size_t max_bytes) {
+  std::size_t cut = line.size();
+  if (cut > max_bytes) {
+    cut = max_bytes;
+    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+  }
+  append_text_escaped(out, line.substr(0, cut));
+  if (cut < line.size()) out += "...";
+}
+
 void append_rfc3339_ms(std::string& out, int64_t ms) {
   constexpr int64_t kMsPerDay = 86'400'000;
   // Floor division without multiplying back (days * kMsPerDay can overflow

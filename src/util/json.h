@@ -45,6 +45,11 @@ void append_utf8_one_line(std::string& out, std::string_view s);
 // byte 0x80-0x9F is ever written either.
 void append_text_escaped(std::string& out, std::string_view s);
 
+// A log line as a message on stderr shows it: its first max_bytes bytes, cut
+// on a character boundary (a cut inside one would show as U+FFFD), escaped as
+// above, and "..." after a cut.
+void append_line_sample(std::string& out, std::string_view line, std::size_t max_bytes);
+
 // Appends `ms` (milliseconds since the Unix epoch) as RFC 3339 UTC with
 // milliseconds: "2026-11-21T10:00:05.000Z". Uses proleptic Gregorian
 // civil_from_days() (util/civil_date.h), exact for every int64_t: years past

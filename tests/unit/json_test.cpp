@@ -290,3 +290,18 @@ TEST_CASE("json: RFC 3339 walks every day of 1970..2400 consistently") {
   }
   CHECK(all_ok);
 }
+
+TEST_CASE("json: a line sample is cut on a character boundary, escaped, with ... after a cut") {
+  auto sample = [](std::string_view line, std::size_t max) {
+    std::string out = "<";
+    swthrottle::append_line_sample(out, line, max);
+    return out;
+  };
+  CHECK(sample("short", 10) == "<short");
+  CHECK(sample("exactly10!", 10) == "<exactly10!");
+  CHECK(sample("abcdefghijk", 10) == "<abcdefghij...");
+  // "é" is 2 bytes at 4-5: a cut at 5 would split it, so it goes at 4.
+  CHECK(sample("abcdé fgh", 5) == "<abcd...");
+  CHECK(sample("abcdé fgh", 6) == "<abcdé...");
+  CHECK(sample("a\x1b[31mb", 20) == "<a\\u001b[31mb");
+}
