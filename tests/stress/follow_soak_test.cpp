@@ -28,7 +28,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <random>
 #include <string>
 #include <string_view>
@@ -36,6 +35,7 @@
 #include <vector>
 
 #include "input/follow.h"
+#include "support/process.h"
 #include "support/seed.h"
 #include "support/temp_dir.h"
 
@@ -86,18 +86,10 @@ bool wait_until(Pred done) {
   return true;
 }
 
-// Whether a descriptor other than `except` is open on the file (dev, ino):
-// the follower's, since nothing else in this process opens it.
+// Whether a descriptor other than `except` is open on the file: the
+// follower's, since nothing else in this process opens it.
 bool held_open(const struct stat& file, int except) {
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
-    const int fd = std::atoi(e.path().filename().c_str());
-    // stat() through the /proc link, not fstat(fd): the descriptor is
-    // another thread's (ThreadSanitizer rightly sees fstat as a use of it).
-    struct stat st;
-    if (fd != except && ::stat(e.path().c_str(), &st) == 0 && st.st_dev == file.st_dev && st.st_ino == file.st_ino)
-      return true;
-  }
-  return false;
+  return swthrottle::test::held_open(file.st_dev, file.st_ino, except);
 }
 
 void write_all(int fd, std::string_view data) {

@@ -408,4 +408,13 @@ RunResult run_swthrottle(const std::vector<std::string>& args, const std::string
   return r;
 }
 
+bool held_open(dev_t dev, ino_t ino, int except) {
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::atoi(e.path().filename().c_str());
+    struct stat st;
+    if (fd != except && ::stat(e.path().c_str(), &st) == 0 && st.st_dev == dev && st.st_ino == ino) return true;
+  }
+  return false;
+}
+
 }  // namespace swthrottle::test

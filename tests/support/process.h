@@ -147,4 +147,11 @@ bool poll_until(const std::function<bool()>& pred, std::chrono::milliseconds tim
 // the file and moved to where it starts reading, instead of sleeping.
 long long open_file_offset(pid_t pid, const std::string& path);
 
+// Whether this process has a descriptor other than `except` open on the file
+// with this dev and inode: a test waits on it until a follower (on another
+// thread) holds a file open. Reads /proc/self/fd with stat() through each
+// link, not fstat(): the descriptor is another thread's, and
+// ThreadSanitizer rightly sees fstat as a use of it.
+bool held_open(dev_t dev, ino_t ino, int except);
+
 }  // namespace swthrottle::test

@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <optional>
 #include <random>
@@ -26,6 +25,7 @@
 #include <vector>
 
 #include "input/follow.h"
+#include "support/process.h"
 #include "support/seed.h"
 #include "support/temp_dir.h"
 
@@ -900,16 +900,7 @@ namespace {
 // file: the Follower's (its watcher's), since nothing else opens it.
 bool held_open(const std::string& path, int except) {
   struct stat file;
-  if (::stat(path.c_str(), &file) != 0) return false;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
-    const int fd = std::atoi(e.path().filename().c_str());
-    // stat() through the /proc link, not fstat(fd): the descriptor is
-    // another thread's (ThreadSanitizer rightly sees fstat as a use of it).
-    struct stat st;
-    if (fd != except && ::stat(e.path().c_str(), &st) == 0 && st.st_dev == file.st_dev && st.st_ino == file.st_ino)
-      return true;
-  }
-  return false;
+  return ::stat(path.c_str(), &file) == 0 && swthrottle::test::held_open(file.st_dev, file.st_ino, except);
 }
 
 }  // namespace
