@@ -1,0 +1,50 @@
+// The Lua scripts of fleet windows (../FLEET.md §3.3-3.7): one script per
+// Op (request.h), sent as EVALSHA. Redis runs a script atomically, so each
+// is one linearizable advance-add-sum-decide on one window's hash.
+//
+// Script hygiene (FLEET.md §2.1, §3.3): every script checks its ARGV count
+// and ranges and answers a refusal as data, never loops more than B times
+// per event, keeps every number below 10^14 (Lua numbers are doubles), and
+// sets the TTL in wall time with PEXPIRE on every write. A window moved on
+// by B buckets or more is cleared in one step.
+//
+// The script cache is not data: a restart, a failover or SCRIPT FLUSH
+// empties it. run() answers NOSCRIPT by loading the scripts again and
+// sending the refused requests once more (NOSCRIPT means "not run", so that
+// is never a double count) and counts it in reloads().
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fleet/redis_connection.h"
+#include "fleet/request.h"
+
+namespace swthrottle::fleet {
+
+class Scripts {
+ public:
+  // Sends the requests pipelined (one EVALSHA each) and reads their replies
+  // into `replies` (resized to requests.size()), in order. False: the
+  // connection failed; the replies from the first unanswered one on are
+  // !ok with the connection's error, and the caller must reconnect.
+  bool run(RedisConnection& conn, std::span<const Request> requests, std::vector<Reply>& replies);
+
+  // SCRIPT LOAD of every script (also done by run() on NOSCRIPT). False: the
+  // connection failed.
+  bool load(RedisConnection& conn);
+
+  // NOSCRIPT answers seen, each followed by a reload.
+  uint64_t reloads() const { return reloads_; }
+
+  // The Lua text of each script, for tests and for the man page's reader.
+  static const std::string& source(Op op);
+
+ private:
+  std::vector<std::string> shas_;  // by Op, after load()
+  uint64_t reloads_ = 0;
+};
+
+}  // namespace swthrottle::fleet
