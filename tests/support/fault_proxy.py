@@ -152,15 +152,15 @@ class Conn:
                 await asyncio.sleep(release - loop.time())
             if self.dead or self.closed:
                 continue
+            if up:  # counted before the write: a client that has its echo sees it in stats
+                self.p.bytes_up += len(data)
+            else:
+                self.p.bytes_down += len(data)
             try:
                 writer.write(data)
                 await writer.drain()
             except OSError:
                 return self.close(rst=True)
-            if up:
-                self.p.bytes_up += len(data)
-            else:
-                self.p.bytes_down += len(data)
 
 
 class Proxy:
