@@ -28,9 +28,11 @@
 #include <utility>
 #include <vector>
 
+#include "support/process.h"
 #include "support/temp_dir.h"
 
 using swthrottle::test::FaultProxy;
+using swthrottle::test::Process;
 using swthrottle::test::TempDir;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -230,6 +232,7 @@ TEST_CASE("fault proxy: pass forwards both ways, in order") {
   for (int i = 0; big.size() < 300'000; ++i) big += std::to_string(i) + ",";
   check_echo(c, big);
   CHECK(echo.received() == "PING\r\n" + big);
+  CHECK(proxy.errors() == "");
 }
 
 TEST_CASE("fault proxy: delay holds each chunk both ways, also on a connection already open") {
@@ -258,6 +261,7 @@ TEST_CASE("fault proxy: delay holds each chunk both ways, also on a connection a
 
   proxy.pass();
   check_echo(c, "after");
+  CHECK(proxy.errors() == "");
 }
 
 TEST_CASE("fault proxy: blackhole answers nothing; a blackholed connection stays dead, new ones work after pass") {
@@ -281,6 +285,7 @@ TEST_CASE("fault proxy: blackhole answers nothing; a blackholed connection stays
   Fd after = connect_to(proxy.port());
   check_echo(after, "again");
   CHECK(echo.received() == "helloagain");  // nothing of the blackholed bytes reached the server
+  CHECK(proxy.errors() == "");
 }
 
 TEST_CASE("fault proxy: reset closes open connections with RST and refuses new ones until the mode changes") {
@@ -302,6 +307,7 @@ TEST_CASE("fault proxy: reset closes open connections with RST and refuses new o
   proxy.pass();
   Fd after = connect_to(proxy.port());
   check_echo(after, "again");
+  CHECK(proxy.errors() == "");
 }
 
 TEST_CASE("fault proxy: drop-reply N applies N requests, loses their replies, closes, then passes") {
@@ -331,6 +337,7 @@ TEST_CASE("fault proxy: drop-reply N applies N requests, loses their replies, cl
     Fd after = connect_to(proxy.port());
     check_echo(after, "third;");
   }
+  CHECK(proxy.errors() == "");
 }
 
 TEST_CASE("fault proxy: stats counts connections and forwarded bytes") {
@@ -346,6 +353,7 @@ TEST_CASE("fault proxy: stats counts connections and forwarded bytes") {
   CHECK(c.conns == 2);
   CHECK(c.bytes_up == 7);
   CHECK(c.bytes_down == 7);
+  CHECK(proxy.errors() == "");
 }
 
 TEST_CASE("fault proxy: bad control commands are refused, and the typed calls throw") {
@@ -357,6 +365,7 @@ TEST_CASE("fault proxy: bad control commands are refused, and the typed calls th
   CHECK_THROWS_AS(proxy.delay(-1, 0), std::runtime_error);
   CHECK_THROWS_AS(proxy.drop_reply(0), std::runtime_error);
   CHECK(proxy.command("pass") == "ok");
+  CHECK(proxy.errors() == "");
 }
 
 TEST_CASE("fault proxy: to_unix forwards to a unix socket") {
@@ -367,6 +376,7 @@ TEST_CASE("fault proxy: to_unix forwards to a unix socket") {
   Fd c = connect_to(proxy.port());
   check_echo(c, "over unix");
   CHECK(echo.received() == "over unix");
+  CHECK(proxy.errors() == "");
 }
 
 TEST_CASE("fault proxy: the destructor kills and reaps the proxy") {
@@ -380,4 +390,32 @@ TEST_CASE("fault proxy: the destructor kills and reaps the proxy") {
   }
   CHECK(::kill(pid, 0) == -1);  // reaped: no zombie left under this pid
   CHECK(errno == ESRCH);
+}
+
+// The script on its own, through Process: it writes its ports, exits at once
+// and quietly on SIGTERM, and with --exit-on-stdin-eof when the test that
+// started it closes its stdin (or dies).
+TEST_CASE("fault proxy: the script exits on SIGTERM and at the end of its stdin") {
+  TempDir dir;
+  const std::string script = std::string(SWTHROTTLE_SOURCE_DIR) + "/tests/support/fault_proxy.py";
+  const std::string ports = dir.file("ports");
+  Process p = Process::spawn({"/usr/bin/env", "python3", script, "--listen-port-file", ports, "--target", "127.0.0.1:1",
+                              "--exit-on-stdin-eof"});
+  REQUIRE(swthrottle::test::poll_until([&] { return ::access(ports.c_str(), F_OK) == 0; }, 5s));
+  CHECK(swthrottle::test::read_file(ports).find('\n') != std::string::npos);
+
+  SUBCASE("SIGTERM") {
+    p.send_signal(SIGTERM);
+    const auto r = p.wait(5s);
+    CHECK_FALSE(r.timed_out);
+    CHECK(r.exit_status == 0);
+    CHECK(r.out == "");
+    CHECK(r.err == "");
+  }
+  SUBCASE("end of stdin") {
+    const auto r = p.wait(5s);  // closes stdin first
+    CHECK_FALSE(r.timed_out);
+    CHECK(r.exit_status == 0);
+    CHECK(r.err == "");
+  }
 }

@@ -147,6 +147,8 @@ FaultProxy FaultProxy::start(const std::vector<std::string>& target_args) {
   return proxy;
 }
 
+std::string FaultProxy::errors() const { return dir_ ? stderr_of(*dir_) : ""; }
+
 std::string FaultProxy::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
 
 std::string FaultProxy::command(const std::string& line) {

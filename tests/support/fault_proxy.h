@@ -63,6 +63,10 @@ class FaultProxy {
   std::string stats();
   FaultProxyCounters counters();
 
+  // What the proxy wrote on stderr so far: empty unless something went wrong
+  // (a target it could not connect to, a bug of its own).
+  std::string errors() const;
+
   // Sends one control line (without the newline) and returns the reply line
   // (without it), "ok..." or "err ...". Throws only when there is no reply
   // in time.
