@@ -9,6 +9,7 @@
 #include "app/load_generation.h"
 #include "cli/report.h"
 #include "config/duration.h"
+#include "fleet/rule_fleet.h"
 #include "state/clamp_future.h"
 #include "util/atomic_max.h"
 #include "util/stderr.h"
@@ -24,7 +25,38 @@ App::App(const cli::Options& options, const AppOptions& app_options, std::unique
 
 App::~App() = default;
 
+bool App::attach_fleet(pipeline::Generation& g, std::string* why) {
+  const config::RuleSet& rules = *g.rules;
+  if (!uses_fleet(rules)) return true;
+  const config::FleetSettings& f = rules.settings.fleet;
+  if (!fleet_) {
+    fleet::FleetClientOptions fo;
+    fo.endpoint = *fleet::parse_endpoint(f.redis);  // checked by load_generation
+    if (const char* pw = std::getenv("SWTHROTTLE_REDIS_PASSWORD")) fo.password = pw;
+    fo.timeout = std::chrono::milliseconds(f.timeout_ms);
+    fo.fallback = std::string(to_string(f.on_unreachable));
+    int64_t narrowest = INT64_MAX;
+    for (const auto& r : rules.rules)
+      if (r.fleet != config::FleetMode::Off) narrowest = std::min(narrowest, r.window_ms / r.buckets);
+    fo.skew_warn_ms = narrowest / 4;
+    fo.wall_ms = [this] { return clock_.wall_ms(); };
+    started_ms_ = clock_.wall_ms();
+    fleet_ = std::make_unique<fleet::FleetClient>(std::move(fo), [](const std::string& m) { print_message(m); });
+  } else if (f.redis != fleet_->options().endpoint.text || f.timeout_ms != fleet_->options().timeout.count()) {
+    // One connection for the run; a SIGHUP does not move it.
+    *why = "[fleet] redis and timeout changed; they take effect at a restart";
+    return false;
+  }
+  g.fleet = std::make_unique<fleet::RuleFleet>(*fleet_, rules, f.host, started_ms_);
+  g.engine->attach_fleet(g.fleet.get());
+  return true;
+}
+
 bool App::start() {
+  if (std::string why; !attach_fleet(*current(), &why)) {
+    print_message(why);
+    return false;
+  }
   if (!options_.exec.empty()) {
     auto argv = output::split_command(options_.exec);
     if (!argv) {
@@ -203,6 +235,7 @@ void App::finish() {
 
 std::string App::stats_text() {
   std::string s = cli::stats_report(*current()->engine);
+  if (fleet_) s += cli::fleet_stats_report(fleet_->stats(), current()->rules->settings.fleet);
   if (exec_) {
     const auto e = exec_->stats();
     s += "swthrottle: stats: exec: started " + std::to_string(e.started) + " succeeded " + std::to_string(e.succeeded) +
@@ -217,6 +250,10 @@ void App::reload() {
   auto next = load_generation(options_);
   if (!next) {
     print_message("SIGHUP: keeping the current rules: " + next.error().str());
+    return;
+  }
+  if (std::string why; !attach_fleet(**next, &why)) {
+    print_message("SIGHUP: keeping the current rules: " + why);
     return;
   }
   if (uses_exec(*(*next)->rules) && !exec_) {

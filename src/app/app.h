@@ -26,6 +26,7 @@
 
 #include "app/inputs.h"
 #include "cli/options.h"
+#include "fleet/fleet_client.h"
 #include "input/follow.h"
 #include "output/exec.h"
 #include "output/sink.h"
@@ -104,12 +105,17 @@ class App final : private pipeline::DeciderHost {
   int exit_status();  // after finish(): SPEC §6 and README's decisions
   std::string stats_text();
   void reload();
+  // Rules with `fleet`: the fleet client (made once, at start) and the
+  // generation's link to it. False: the fleet cannot serve these rules.
+  bool attach_fleet(pipeline::Generation& g, std::string* why);
 
   const cli::Options options_;  // a copy: the signal thread may outlive main()'s locals
   const AppOptions app_options_;
   const Clock& clock_;
   ArrivalClock arrival_;
   output::RecordSink& sink_;
+  std::unique_ptr<fleet::FleetClient> fleet_;                       // before generations_: their links point into it
+  int64_t started_ms_ = 0;                                          // in fleet episode ids
   std::vector<std::unique_ptr<pipeline::Generation>> generations_;  // guarded by mu_ (appended on reload)
   std::atomic<pipeline::Generation*> current_{nullptr};
   std::unique_ptr<output::ExecPool> exec_;

@@ -1,6 +1,14 @@
 #include "app/load_generation.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "fleet/endpoint.h"
 
 namespace swthrottle::app {
 
@@ -8,12 +16,74 @@ bool uses_exec(const config::RuleSet& rules) {
   return std::any_of(rules.rules.begin(), rules.rules.end(), [](const auto& r) { return !r.exec.empty(); });
 }
 
+bool uses_fleet(const config::RuleSet& rules) {
+  return std::any_of(rules.rules.begin(), rules.rules.end(),
+                     [](const auto& r) { return r.fleet != config::FleetMode::Off; });
+}
+
+namespace {
+
+// Names that go into Redis keys and episode ids (as [fleet] checks them).
+bool clean_fleet_name(std::string_view s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (unsigned char c : s)
+    if (c < 0x21 || c == 0x7f || c == '{' || c == '}' || c == ':') return false;
+  return true;
+}
+
+// [fleet] with the command line's overrides, checked against the rules that use it.
+std::optional<Error> check_fleet(const cli::Options& options, config::RuleSet& rules) {
+  config::FleetSettings& f = rules.settings.fleet;
+  if (!options.fleet_redis.empty()) f.redis = options.fleet_redis;
+  if (!options.fleet_namespace.empty()) f.namespace_name = options.fleet_namespace;
+  if (!options.fleet_host.empty()) f.host = options.fleet_host;
+  for (const auto* flag : {&options.fleet_namespace, &options.fleet_host}) {
+    if (!flag->empty() && !clean_fleet_name(*flag)) {
+      return Error{"", 0, 0,
+                   fmt::format("--fleet-{} \"{}\": 1 to 64 printable characters without spaces, ':', '{{' or '}}'",
+                               flag == &options.fleet_host ? "host" : "namespace", *flag)};
+    }
+  }
+  if (f.host.empty()) {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') std::snprintf(name, sizeof name, "host");
+    f.host = name;
+    // A host name may hold what keys cannot: replace it.
+    for (char& c : f.host)
+      if (c == ':' || c == '{' || c == '}' || static_cast<unsigned char>(c) < 0x21) c = '_';
+  }
+  if (!uses_fleet(rules)) return std::nullopt;
+  const auto user = std::find_if(rules.rules.begin(), rules.rules.end(),
+                                 [](const auto& r) { return r.fleet != config::FleetMode::Off; });
+  if (f.redis.empty()) {
+    return Error{user->file, user->line, 0,
+                 fmt::format("rule \"{}\" has fleet = \"{}\" but no Redis is given: add [fleet] redis = "
+                             "\"redis://HOST:PORT\" (or unix:PATH), or --fleet-redis",
+                             user->name, to_string(user->fleet))};
+  }
+  if (auto e = fleet::parse_endpoint(f.redis); !e) {
+    Error err = e.error();
+    if (options.fleet_redis.empty()) {
+      err.file = f.file;
+      err.line = f.line;
+      err.col = f.col;
+    } else {
+      err.what = "--fleet-redis: " + err.what;
+    }
+    return err;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<pipeline::Generation>> load_generation(const cli::Options& options) {
   auto loaded = config::load_rules(options.rule_files);
   if (!loaded) return loaded.error();
   auto g = std::make_unique<pipeline::Generation>();
   g->rules = std::make_unique<config::RuleSet>(std::move(*loaded));
   config::RuleSet& rules = *g->rules;
+  if (auto e = check_fleet(options, rules)) return *e;
   if (options.time) rules.settings.time = *options.time;
   if (options.mode)
     for (auto& r : rules.rules)

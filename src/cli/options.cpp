@@ -148,6 +148,15 @@ Parsed parse_options(int argc, const char* const* argv) {
   app.add_option("--state-interval", o.state_interval, "With --state: also save every DUR while running (default 5s)")
       ->type_name("DUR")
       ->group("State");
+  app.add_option("--fleet-redis", o.fleet_redis, "The fleet's Redis, over [fleet] redis")
+      ->type_name("URL")
+      ->group("Fleet");
+  app.add_option("--fleet-namespace", o.fleet_namespace, "Fleet namespace, over [fleet] (a replay: its own)")
+      ->type_name("NAME")
+      ->group("Fleet");
+  app.add_option("--fleet-host", o.fleet_host, "This host's name in the fleet (default: the host name)")
+      ->type_name("NAME")
+      ->group("Fleet");
   app.add_option("--state-wait", state_wait,
                  "With --state: wait DUR for another run's lock, then exit 4 (default 1m; 0, forever)")
       ->type_name("DUR")

@@ -36,6 +36,10 @@ struct Options {
   bool stats = false;
   bool exit_code = false;
   std::size_t max_line = 1 << 20;
+  // Over [fleet]'s redis, namespace and host ("": as the rules say).
+  std::string fleet_redis;
+  std::string fleet_namespace;
+  std::string fleet_host;
 };
 
 // What parsing the command line asks for.

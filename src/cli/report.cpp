@@ -173,8 +173,22 @@ std::string stats_report(const engine::Engine& engine) {
           rules[i].name, s.lines.get(), s.events.get(), s.alerts.get(), s.resolveds.get(), s.suppressed.get(),
           s.late.get(), s.untimed.get(), engine.key_count(i), s.evictions.get());
     }
+    // Only on fleet rules: the lines of the others stay as they were.
+    if (rules[i].fleet != config::FleetMode::Off) {
+      out.insert(out.size() - 1, fmt::format(" fleet_local {} fleet_late {}", s.fleet_local.get(), s.fleet_late.get()));
+    }
   }
   return out;
+}
+
+std::string fleet_stats_report(const fleet::FleetStats& s, const config::FleetSettings& fleet) {
+  auto n = [](const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); };
+  return fmt::format(
+      "swthrottle: stats: fleet: redis {} namespace {} host {} state {} asked {} answered {} unanswered {} "
+      "timeouts {} errors {} degraded {} reconnects {} reloads {} resets {} evicted {}\n",
+      fleet.redis, fleet.namespace_name, fleet.host, s.degraded_now.load() ? "degraded" : "ok", n(s.asked),
+      n(s.answered), n(s.unanswered), n(s.timeouts), n(s.errors), n(s.degraded), n(s.reconnects), n(s.reloads),
+      n(s.resets), n(s.evicted));
 }
 
 }  // namespace swthrottle::cli

@@ -6,6 +6,7 @@
 
 #include "config/rules.h"
 #include "engine/engine.h"
+#include "fleet/fleet_client.h"
 
 namespace swthrottle::cli {
 
@@ -18,5 +19,8 @@ std::string explain_line(const config::RuleSet& rules, std::string_view input, u
 
 // --stats / SIGUSR1, for stderr.
 std::string stats_report(const engine::Engine& engine);
+
+// --stats / SIGUSR1: the fleet's line (only with fleet rules).
+std::string fleet_stats_report(const fleet::FleetStats& stats, const config::FleetSettings& fleet);
 
 }  // namespace swthrottle::cli

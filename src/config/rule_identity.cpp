@@ -81,6 +81,14 @@ std::string fingerprint(const Rule& r) {
   return fp;
 }
 
+std::string fleet_identity(const Rule& r) {
+  std::string id = window_meaning(r);
+  add_field(id, "when", r.threshold ? fmt::format("sum >= {}", *r.threshold) : canonical_when(r.when_text));
+  if (r.kind == RuleKind::Alert) add_field(id, "cooldown_ms", std::to_string(r.cooldown_ms));
+  if (r.resolve_when) add_field(id, "resolve_when", canonical_when(r.resolve_when_text));
+  return id;
+}
+
 bool windows_carry_over(const Rule& before, const Rule& after) {
   return window_meaning(before) == window_meaning(after) && before.key.has_value() == after.key.has_value();
 }

@@ -37,4 +37,10 @@ std::string fingerprint(const Rule& rule);
 // may keep the windows of `before`.
 bool windows_carry_over(const Rule& before, const Rule& after);
 
+// The fleet identity (man page: FLEET): what hosts must agree on to share a
+// fleet rule's windows in Redis: what the counts mean, the window, the
+// condition and the cooldown of the alert claim. Hosts whose identities
+// differ count in different Redis keys, never in each other's.
+std::string fleet_identity(const Rule& rule);
+
 }  // namespace swthrottle::config

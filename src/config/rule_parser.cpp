@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "config/duration.h"
+#include "config/fleet_parser.h"
 #include "config/regex_lint.h"
 #include "config/rule_identity.h"
 #include "config/settings_parser.h"
@@ -464,6 +465,12 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
     if (!m) return m.error();
     out.mode = *m;
   }
+  if (const toml::node* fleet = t.get("fleet")) {
+    auto m = read_fleet_mode(in, *fleet);
+    if (!m) return m.error();
+    rule.fleet = *m;
+    out.fleet_pos = pos_of(fleet->source());
+  }
   if (const toml::node* buckets = t.get("buckets")) {
     auto b = read_buckets(in, *buckets);
     if (!b) return b.error();
@@ -494,6 +501,10 @@ Result<Rule> finish_rule(PendingRule&& p, const Settings& s) {
                              quote(r.window_text), r.window_ms, r.buckets, r.buckets, join(fits, ", "))};
   }
   if (r.kind == RuleKind::Alert && !p.cooldown_set) r.cooldown_ms = r.window_ms;
+  if (r.fleet != FleetMode::Off) {
+    if (std::string problem = fleet_rule_problem(r); !problem.empty())
+      return Error{r.file, p.fleet_pos.line, p.fleet_pos.col, problem};
+  }
   r.fingerprint = fingerprint(r);
   return r;
 }

@@ -17,9 +17,9 @@
 
 namespace swthrottle::config {
 
-inline const std::vector<std::string> kRuleKeys{"name",    "kind",     "threshold", "window",      "when",   "key",
-                                                "message", "cooldown", "resolve",   "exec",        "ignore", "mode",
-                                                "buckets", "max_keys", "event",     "resolve_when"};
+inline const std::vector<std::string> kRuleKeys{"name",    "kind",     "threshold", "window",       "when",   "key",
+                                                "message", "cooldown", "resolve",   "exec",         "ignore", "mode",
+                                                "buckets", "max_keys", "event",     "resolve_when", "fleet"};
 
 // A rule as its table gives it; the settings' defaults are not applied yet.
 struct PendingRule {
@@ -31,6 +31,7 @@ struct PendingRule {
   std::optional<Mode> mode;
   std::optional<uint64_t> max_keys;
   bool cooldown_set = false;
+  Pos fleet_pos;  // where `fleet` was given (for the checks that need [fleet])
 };
 
 // The rule table t, the index-th [[rule]] of its file.

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "config/fleet_parser.h"
 #include "config/rule_parser.h"
 #include "config/settings_parser.h"
 #include "config/toml_walk.h"
@@ -27,7 +28,7 @@
 namespace swthrottle::config {
 namespace {
 
-const std::vector<std::string> kTopKeys{"settings", "rule"};
+const std::vector<std::string> kTopKeys{"settings", "rule", "fleet"};
 
 struct ParsedFile {
   std::string file;
@@ -56,7 +57,7 @@ Result<ParsedFile> parse_file(std::string_view text, std::string_view file) {
   out.file = in.file();
   for (auto [k, v] : ordered(root)) {
     const std::string key(k->str());
-    if (key == "settings" || key == "rule") continue;
+    if (key == "settings" || key == "rule" || key == "fleet") continue;
     bool settings_key = std::find(kSettingsKeys.begin(), kSettingsKeys.end(), key) != kSettingsKeys.end();
     bool rule_key = std::find(kRuleKeys.begin(), kRuleKeys.end(), key) != kRuleKeys.end();
     if (settings_key && rule_key && !v->is_table()) {
@@ -71,7 +72,7 @@ Result<ParsedFile> parse_file(std::string_view text, std::string_view file) {
       return in.err(*k, fmt::format("key {} belongs in a rule; put it below a [[rule]] line", quote(key)));
     }
     return in.err(
-        *k, fmt::format("unknown {} {} at the top level{}; only [settings] and [[rule]] may appear there",
+        *k, fmt::format("unknown {} {} at the top level{}; only [settings], [fleet] and [[rule]] may appear there",
                         v->is_table() || v->is_array() ? "table" : "key", quote(key), did_you_mean(key, kTopKeys)));
   }
 
@@ -81,6 +82,10 @@ Result<ParsedFile> parse_file(std::string_view text, std::string_view file) {
       return in.err(*settings, fmt::format("settings must be a table ([settings]), not {}", describe(*settings)));
     }
     if (auto e = parse_settings(in, *st, out.settings, out.given)) return *e;
+  }
+
+  if (const toml::node* fleet = root.get("fleet")) {
+    if (auto e = parse_fleet(in, *fleet, out.settings.fleet)) return *e;
   }
 
   if (const toml::node* rules = root.get("rule")) {
@@ -209,6 +214,14 @@ Result<RuleSet> load_rules(std::span<const std::string> paths) {
                                  "rules file must have the same value in each",
                                  *key, g->shown, *key, first.shown, *it->second.file, first.pos.line, first.pos.col)};
       }
+    }
+    if (f.settings.fleet.given) {
+      if (merged.fleet.given) {
+        return Error{f.file, f.settings.fleet.line, f.settings.fleet.col,
+                     fmt::format("[fleet] is already given in {}:{}:{}; write it in one rules file only",
+                                 merged.fleet.file, merged.fleet.line, merged.fleet.col)};
+      }
+      merged.fleet = f.settings.fleet;
     }
     for (const auto& p : f.rules) {
       auto [it, fresh] = first_rule.emplace(p.rule.name, std::make_pair(&f.file, p.name_pos));

@@ -82,6 +82,34 @@ struct InputTime {
   std::optional<MultilineSpec> multiline;
 };
 
+// Fleet windows (man page: FLEET): a rule with `fleet` shares its windows
+// with every host that runs it, through one Redis. The [fleet] table says
+// where that Redis is and what a host does when it cannot reach it.
+enum class FleetMode { Off, Exact, Batched };
+constexpr std::string_view to_string(FleetMode m) {
+  return m == FleetMode::Off ? "off" : m == FleetMode::Exact ? "exact" : "batched";
+}
+// on_unreachable: decide on the host's own window (local); pass every
+// throttled line and raise no fleet alert (open); suppress every throttled
+// line and raise no fleet alert (closed).
+enum class Unreachable { Local, Open, Closed };
+constexpr std::string_view to_string(Unreachable u) {
+  return u == Unreachable::Local ? "local" : u == Unreachable::Open ? "open" : "closed";
+}
+
+struct FleetSettings {
+  bool given = false;  // a [fleet] table was read
+  std::string redis;   // redis://HOST[:PORT][/DB] or unix:PATH ("" until given)
+  std::string namespace_name = "default";
+  std::string host;          // "" : the machine's host name
+  int64_t sync_ms = 250;     // fleet = "batched": the flush interval
+  int64_t timeout_ms = 200;  // the longest a line waits for Redis
+  Unreachable on_unreachable = Unreachable::Local;
+  std::string file;  // where [fleet] was written, for errors found later
+  int line = 0;
+  int col = 0;
+};
+
 struct Settings {
   Mode mode = Mode::Efficient;
   uint32_t buckets = 10;
@@ -102,6 +130,7 @@ struct Settings {
   int64_t quiet_after_ms = 5000;
   std::vector<InputTime> inputs;  // [[settings.input]], in file order
   MultilineSpec multiline;        // for inputs whose [[settings.input]] sets none
+  FleetSettings fleet;            // [fleet]
 };
 
 // Field ids of templates. Captures follow kFieldFirstCapture in the order of
@@ -167,9 +196,10 @@ struct Rule {
   // it an episode ends when `when` stops holding; with it, only once `when`
   // is false and resolve_when holds (`when` wins where both hold).
   std::optional<Expr> resolve_when;
-  std::string resolve_when_text;  // as written ("" without resolve_when)
-  std::vector<std::string> exec;  // argv, empty = none
-  std::string ignore;             // RE2 pattern, empty = none
+  std::string resolve_when_text;     // as written ("" without resolve_when)
+  std::vector<std::string> exec;     // argv, empty = none
+  std::string ignore;                // RE2 pattern, empty = none
+  FleetMode fleet = FleetMode::Off;  // shared through [fleet]'s Redis
 
   std::string file;  // where the rule was defined
   int line = 0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <map>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -30,7 +32,20 @@ bool template_uses_captures(const std::optional<config::Template>& t, std::size_
   return false;
 }
 
+// A throttle's limit without an answer from the fleet (on_unreachable).
+uint64_t fallback_limit(uint64_t limit, config::Unreachable u) {
+  return u == config::Unreachable::Local ? limit : u == config::Unreachable::Open ? UINT64_MAX : 0;
+}
+
 }  // namespace
+
+// The fleet episodes this host opened (it claimed their alert), by key: at
+// its boundary checks it resolves those whose condition no longer holds in
+// the fleet window. Shared like the windows, so a SIGHUP keeps them.
+struct FleetEpisodes {
+  std::mutex mu;
+  std::map<std::string, std::string, std::less<>> by_key;  // key -> episode
+};
 
 struct Engine::RuleState {
   const config::Rule* rule = nullptr;
@@ -50,6 +65,8 @@ struct Engine::RuleState {
   std::shared_ptr<KeyMap> keys;            // a rule with `key`
   std::shared_ptr<RuleStats> stats_ptr = std::make_shared<RuleStats>();
   RuleStats& stats() { return *stats_ptr; }
+  bool fleet = false;  // config::Rule::fleet is on
+  std::shared_ptr<FleetEpisodes> episodes = std::make_shared<FleetEpisodes>();
 };
 
 Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rules_(rules), options_(options) {
@@ -61,6 +78,7 @@ Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rul
     rs->throttle = r.kind == config::RuleKind::Throttle;
     rs->limit = r.threshold.value_or(0);
     rs->threshold_text = r.threshold ? std::to_string(*r.threshold) : r.when_text;
+    rs->fleet = r.fleet != config::FleetMode::Off;
     rs->needs_captures = template_uses_captures(r.key, r.capture_names.size()) ||
                          template_uses_captures(r.message, r.capture_names.size());
     // A throttle counts passed lines (one counter); an alert counts each event.
@@ -169,6 +187,7 @@ void Engine::check_rule(RuleState& rs, int64_t now, std::vector<Record>& out) {
       out.push_back(std::move(r));
     }
   };
+  if (rs.fleet && fleet_ != nullptr && !rs.throttle) check_fleet_episodes(rs, now, out);
   if (rs.single) {
     check(*rs.single, "");
     return;
@@ -177,6 +196,100 @@ void Engine::check_rule(RuleState& rs, int64_t now, std::vector<Record>& out) {
   // Keys in a stable order, so that records do not depend on hash order.
   std::sort(active.begin(), active.end(), [](const auto& a, const auto& b) { return a->key() < b->key(); });
   for (const auto& slot : active) check(slot->window(), slot->key());
+}
+
+bool Engine::offer_fleet_alert(RuleState& rs, uint64_t events, std::string_view key, const LineEvent& line, int64_t t,
+                               int64_t now, window::Window& w, std::span<uint64_t> counts,
+                               std::span<std::string_view> values, std::vector<Record>& alerts, ExplainEntry* ex) {
+  const config::Rule& rule = *rs.rule;
+  const std::size_t n = rule.events.size();
+  const std::span<uint64_t> c = counts.first(n);
+  // The host's own window keeps counting: it decides when the fleet cannot.
+  auto count_here = [&] {
+    for (uint64_t e = events; e != 0; e &= e - 1) w.add(t, static_cast<uint32_t>(std::countr_zero(e)));
+  };
+  FleetAnswer a;
+  // A plain threshold is claimed in the same step as the count; a `when` is
+  // evaluated here, and claimed in a second step only when it holds.
+  const bool plain = rule.threshold.has_value();
+  if (!fleet_->alert(rs.index, key, t, now, events, plain, c, a)) {
+    rs.stats().fleet_local.add();
+    if (fleet_->on_unreachable() == config::Unreachable::Local) return false;
+    count_here();
+    if (ex)
+      ex->decision =
+          fmt::format("fleet unreachable: on_unreachable = {}, no alert", to_string(fleet_->on_unreachable()));
+    return true;
+  }
+  count_here();
+  if (ex) ex->counts.assign(c.begin(), c.end());
+  if (a.late) {
+    rs.stats().late.add();
+    rs.stats().fleet_late.add();
+    if (ex) ex->decision = "late: older than the fleet window, not counted";
+    return true;
+  }
+  rs.stats().events.add(static_cast<uint64_t>(std::popcount(events)));
+  const bool holds = rule.when.eval(c);
+  if (holds && !plain && !fleet_->claim(rs.index, key, t, a)) {
+    rs.stats().fleet_local.add();  // the count is in; the claim had no answer: no alert from here
+  }
+  if (a.claimed) {
+    Record r = make_record(RecordType::Alert, rs, key, now);
+    fill_counts(r, rs, c);
+    r.suppressed = a.suppressed;
+    r.line = line.text;
+    r.has_line = true;
+    render_message(rs, r, values);
+    rs.stats().alerts.add();
+    alerts.push_back(std::move(r));
+    if (rule.resolve) {
+      std::lock_guard lock(rs.episodes->mu);
+      rs.episodes->by_key[std::string(key)] = a.episode;
+    }
+  } else if (holds) {
+    rs.stats().suppressed.add();
+  }
+  if (ex) {
+    ex->decision = a.claimed ? "alert (claimed for the fleet)"
+                   : holds   ? "condition holds in the fleet window; no alert: inside the cooldown of the fleet's last"
+                             : "counted in the fleet window; condition false";
+  }
+  return true;
+}
+
+void Engine::check_fleet_episodes(RuleState& rs, int64_t now, std::vector<Record>& out) {
+  std::vector<std::pair<std::string, std::string>> open;
+  {
+    std::lock_guard lock(rs.episodes->mu);
+    open.assign(rs.episodes->by_key.begin(), rs.episodes->by_key.end());
+  }
+  const config::Rule& rule = *rs.rule;
+  const std::size_t n = rule.events.size();
+  for (const auto& [key, episode] : open) {
+    std::array<uint64_t, 64> counts{};
+    const std::span<uint64_t> c(counts.data(), n);
+    if (!fleet_->read(rs.index, key, now, c)) continue;  // no answer: asked again at the next boundary
+    if (rule.when.eval(c)) continue;
+    if (rule.resolve_when && !rule.resolve_when->eval(c)) continue;
+    FleetAnswer a;
+    if (!fleet_->resolve(rs.index, key, episode, a)) continue;
+    {
+      std::lock_guard lock(rs.episodes->mu);
+      rs.episodes->by_key.erase(key);  // resolved, or no longer the fleet's episode (another host's now)
+    }
+    if (!a.resolved) continue;
+    Record r = make_record(RecordType::Resolved, rs, key, now);
+    fill_counts(r, rs, c);
+    r.suppressed = a.suppressed;
+    std::array<std::string_view, 64 + config::kFieldFirstCapture> values{};
+    values[config::kFieldRule] = rule.name;
+    values[config::kFieldWindow] = rule.window_text;
+    values[config::kFieldThreshold] = rs.threshold_text;
+    render_message(rs, r, values);
+    rs.stats().resolveds.add();
+    out.push_back(std::move(r));
+  }
 }
 
 int64_t Engine::next_boundary_after(int64_t now) const {
@@ -305,8 +418,26 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
       // A multi-event rule's summaries say which events were suppressed.
       const window::LineEvents events{hit.events, rs.tallied_events};
       const std::span<uint64_t> tally(counts.data(), rs.tallied_events);
-      const window::ThrottleOutcome o = w->offer_throttle(t, now, rs.limit, 0, events, tally);
-      if (o.late) rs.stats().late.add();
+      // A fleet rule passes when the fleet window has room; the host's own
+      // window counts what passed here (and decides alone without an answer).
+      uint64_t limit = rs.limit;
+      bool fleet_late = false;
+      const char* fleet_says = nullptr;
+      if (rs.fleet && fleet_ != nullptr) {
+        FleetAnswer a;
+        if (fleet_->throttle(hit.rule, key, t, now, a)) {
+          limit = a.passed ? UINT64_MAX : 0;
+          fleet_late = a.late;
+          if (a.late) rs.stats().fleet_late.add();
+          fleet_says = a.passed ? "fleet window has room" : "fleet window is full";
+        } else {
+          rs.stats().fleet_local.add();
+          limit = fallback_limit(rs.limit, fleet_->on_unreachable());
+          fleet_says = "fleet unreachable: on_unreachable";
+        }
+      }
+      const window::ThrottleOutcome o = w->offer_throttle(t, now, limit, 0, events, tally);
+      if (o.late || fleet_late) rs.stats().late.add();
       if (o.passed) {
         rs.stats().passed.add();
         if (passed_by == nullptr) passed_by = &rule;
@@ -323,13 +454,23 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
         counts[0] = 0;
         w->read(std::span<uint64_t>(counts.data(), 1));
         ex->counts.assign(1, counts[0]);
-        ex->decision = fmt::format("{}{} ({} of {} per {} in the window)", o.passed ? "passed" : "suppressed",
-                                   o.late ? ", late: decided at now" : "", counts[0], rs.limit, rule.window_text);
+        ex->decision =
+            fmt::format("{}{} ({} of {} per {} in the window)", o.passed ? "passed" : "suppressed",
+                        o.late || fleet_late ? ", late: decided at now" : "", counts[0], rs.limit, rule.window_text);
+        if (fleet_says != nullptr) {
+          ex->decision += fmt::format(
+              "; {}{}", fleet_says,
+              fleet_says[6] == 'u' ? " = " + std::string(to_string(fleet_->on_unreachable())) : std::string());
+        }
       }
       continue;
     }
 
     std::fill_n(counts.begin(), std::min<std::size_t>(rule.events.size(), 64), 0);
+    if (rs.fleet && fleet_ != nullptr) {
+      if (offer_fleet_alert(rs, hit.events, key, line, t, now, *w, counts, values, alerts, ex)) continue;
+      // No answer in time: on_unreachable = "local" decides on this window below.
+    }
     const window::AlertOutcome o = w->offer_alert(t, now, hit.events, rs.policy, counts);
     if (ex) ex->counts.assign(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(rule.events.size()));
     if (o.late) {
@@ -473,6 +614,7 @@ std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& f
       continue;
     }
     rs->stats_ptr = prev->stats_ptr;
+    rs->episodes = prev->episodes;
     if (prev->rule->mode == rs->rule->mode) {
       rs->single = prev->single;  // shared: deciders finishing a line on the old engine count here too
       rs->keys = prev->keys;

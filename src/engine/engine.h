@@ -17,6 +17,7 @@
 #include "config/rules.h"
 #include "engine/boundary_memo.h"
 #include "engine/engine_state.h"
+#include "engine/fleet_link.h"
 #include "engine/keymap.h"
 #include "engine/record.h"
 #include "engine/stats.h"
@@ -82,6 +83,10 @@ class Engine {
   // `flushed`, to be written. Returns the names of the rules that start fresh.
   std::vector<std::string> adopt(const Engine& old, std::vector<Record>& flushed);
 
+  // Rules with `fleet` ask `link` (null: they decide alone, as rules without
+  // it). Set before the first offer(); the link outlives the engine.
+  void attach_fleet(FleetLink* link) { fleet_ = link; }
+
   // Newest time seen, or -1.
   int64_t now_ms() const { return now_.load(); }
   // Earliest time at which a tick() could produce a record: the next bucket
@@ -99,6 +104,13 @@ class Engine {
   void boundary_checks(int64_t old_now, int64_t new_now, std::vector<Record>& out, BoundaryMemo* memo);
   int64_t next_boundary_after(int64_t now) const;
   void check_rule(RuleState& rs, int64_t now, std::vector<Record>& out);
+  // One line's events for a fleet alert rule. False: the fleet did not answer
+  // and on_unreachable = "local": the caller decides on the host's window.
+  bool offer_fleet_alert(RuleState& rs, uint64_t events, std::string_view key, const LineEvent& line, int64_t t,
+                         int64_t now, window::Window& w, std::span<uint64_t> counts, std::span<std::string_view> values,
+                         std::vector<Record>& alerts, ExplainEntry* ex);
+  // Boundary check of the fleet episodes this host opened: resolved records.
+  void check_fleet_episodes(RuleState& rs, int64_t now, std::vector<Record>& out);
   void flush_evicted(RuleState& rs, const SlotRef& evicted, int64_t now, std::vector<Record>& out);
   Record make_record(RecordType type, const RuleState& rs, std::string_view key, int64_t now) const;
   // `counts`: the summary's per-event counts, as the window wrote them
@@ -114,6 +126,7 @@ class Engine {
   EngineOptions options_;
   std::vector<std::unique_ptr<RuleState>> states_;
   std::atomic<int64_t> now_{-1};
+  FleetLink* fleet_ = nullptr;
   std::shared_ptr<GlobalStats> stats_ = std::make_shared<GlobalStats>();  // shared on adopt()
 };
 

@@ -22,10 +22,12 @@ struct RuleStats {
   Counter alerts;
   Counter resolveds;
   Counter summaries;
-  Counter late;       // events too old for the window
-  Counter untimed;    // matched before any log timestamp was seen: not windowed
-  Counter keys;       // keys created
-  Counter evictions;  // keys evicted by max_keys
+  Counter late;         // events too old for the window
+  Counter untimed;      // matched before any log timestamp was seen: not windowed
+  Counter keys;         // keys created
+  Counter evictions;    // keys evicted by max_keys
+  Counter fleet_local;  // fleet rule: decided without the fleet (no answer in time; on_unreachable)
+  Counter fleet_late;   // fleet rule: older than the fleet window (another host is ahead)
 };
 
 struct GlobalStats {

@@ -38,6 +38,7 @@ struct ServerInfo {
   std::string run_id;            // changes when the server restarts: the fleet state may be gone
   std::string maxmemory_policy;  // "noeviction" is safe; an *-lru/-lfu/-random policy can evict windows
   int64_t time_ms = 0;           // the server's TIME, for the clock skew check
+  int64_t evicted_keys = 0;      // INFO stats: keys evicted under maxmemory since the server started
 };
 
 class RedisConnection {
@@ -63,7 +64,7 @@ class RedisConnection {
   // One command, one reply (append + read_reply).
   ReplyPtr command(std::span<const std::string_view> argv);
 
-  // INFO server + INFO memory + TIME. Empty when the connection failed.
+  // INFO server + INFO memory + INFO stats + TIME. Empty when the connection failed.
   std::optional<ServerInfo> server_info();
 
  private:

@@ -25,6 +25,9 @@ struct Generation {
   std::vector<match::LogTime> input_logtimes;
   // --input journal: JSON fields that are arrays of bytes read as text.
   bool journal = false;
+  // Rules with `fleet`: the engine's link to the fleet (fleet/rule_fleet.h),
+  // attached by the App. Null without fleet rules.
+  std::unique_ptr<engine::FleetLink> fleet;
 
   // The settings of the input named `input` as the command line gives it
   // (called when a decider or a -j worker takes up a generation, not per

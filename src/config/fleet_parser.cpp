@@ -1,0 +1,85 @@
+#include "config/fleet_parser.h"
+
+#include <array>
+
+#include <fmt/format.h>
+
+namespace swthrottle::config {
+
+namespace {
+
+// Names that go into Redis keys: no braces (the hash tag), no control bytes.
+bool clean_name(std::string_view s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (unsigned char c : s)
+    if (c < 0x21 || c == 0x7f || c == '{' || c == '}' || c == ':') return false;
+  return true;
+}
+
+}  // namespace
+
+MaybeError parse_fleet(const TomlReader& in, const toml::node& node, FleetSettings& f) {
+  const auto* t = node.as_table();
+  if (t == nullptr) return in.err(node, fmt::format("fleet must be a table ([fleet]), not {}", describe(node)));
+  if (auto e = in.unknown_keys(*t, kFleetKeys, "[fleet]")) return e;
+  const Pos at = pos_of(node.source());
+  f.given = true;
+  f.file = in.file();
+  f.line = at.line;
+  f.col = at.col;
+  for (auto [k, v] : ordered(*t)) {
+    const std::string key(k->str());
+    auto text = [&](std::string& out) -> MaybeError {
+      if (!v->is_string()) return in.err(*v, fmt::format("fleet {} must be a string, not {}", key, describe(*v)));
+      out = v->as_string()->get();
+      return std::nullopt;
+    };
+    if (key == "redis") {
+      if (auto e = text(f.redis)) return e;
+      if (f.redis.empty()) return in.err(*v, "fleet redis must be redis://HOST[:PORT][/DB] or unix:PATH, not empty");
+    } else if (key == "namespace" || key == "host") {
+      std::string& out = key == "host" ? f.host : f.namespace_name;
+      if (auto e = text(out)) return e;
+      if (!clean_name(out)) {
+        return in.err(*v, fmt::format("fleet {} {} must be 1 to 64 printable characters without spaces, ':', "
+                                      "'{{' or '}}'",
+                                      key, quote(out)));
+      }
+    } else if (key == "sync" || key == "timeout") {
+      auto d = in.duration(*v, "fleet " + key);
+      if (!d) return d.error();
+      if (key == "timeout" && *d > 60'000)
+        return in.err(*v, "fleet timeout must be at most 1m: a line waits that long");
+      (key == "sync" ? f.sync_ms : f.timeout_ms) = *d;
+    } else if (key == "on_unreachable") {
+      auto u =
+          in.choose(*v, "fleet on_unreachable", std::array{Unreachable::Local, Unreachable::Open, Unreachable::Closed});
+      if (!u) return u.error();
+      f.on_unreachable = *u;
+    }
+  }
+  return std::nullopt;
+}
+
+Result<FleetMode> read_fleet_mode(const TomlReader& in, const toml::node& v) {
+  auto m = in.choose(v, "fleet", std::array{FleetMode::Exact, FleetMode::Batched});
+  if (!m) return m.error();
+  if (*m == FleetMode::Batched) {
+    return in.err(v,
+                  "fleet = \"batched\" is not available yet; use fleet = \"exact\" (one Redis round trip per "
+                  "matched event of the rule)");
+  }
+  return *m;
+}
+
+std::string fleet_rule_problem(const Rule& r) {
+  if (r.buckets > kMaxFleetBuckets) {
+    return fmt::format(
+        "rule {}: a fleet rule has at most {} buckets (Redis moves a window a bucket at a time), "
+        "not {}",
+        quote(r.name), kMaxFleetBuckets, r.buckets);
+  }
+  return "";
+}
+
+}  // namespace swthrottle::config

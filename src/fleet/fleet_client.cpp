@@ -1,0 +1,246 @@
+#include "fleet/fleet_client.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "fleet/redis_connection.h"
+#include "fleet/scripts.h"
+
+namespace swthrottle::fleet {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Requests sent in one pipeline at most: enough to keep Redis busy, small
+// enough that one slow reply does not hold up many askers.
+constexpr std::size_t kMaxPipeline = 256;
+// How often a connected client looks at the server again (restart, evictions, clock).
+constexpr milliseconds kCheckEvery{10'000};
+constexpr milliseconds kBackoffFirst{100};
+constexpr milliseconds kBackoffMax{5'000};
+
+std::string seconds_text(Clock::duration d) { return fmt::format("{:.1f}s", std::chrono::duration<double>(d).count()); }
+
+}  // namespace
+
+struct FleetClient::Pending {
+  Request request;
+  Reply reply;
+  Clock::time_point deadline;
+  bool done = false;
+  bool ok = false;
+};
+
+struct FleetClient::Conn {
+  RedisConnection redis;
+  Scripts scripts;
+  uint64_t reloads_seen = 0;
+};
+
+FleetClient::FleetClient(FleetClientOptions options, Report report)
+    : options_(std::move(options)), report_(std::move(report)), conn_(std::make_unique<Conn>()) {
+  if (!options_.wall_ms) {
+    options_.wall_ms = [] {
+      return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    };
+  }
+  if (!connect_now()) {
+    go_degraded(conn_->redis.error());
+  } else {
+    check_server(/*first=*/true);
+  }
+  thread_ = std::thread([this] { loop(); });
+}
+
+FleetClient::~FleetClient() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  fail_queued();
+}
+
+bool FleetClient::ask(const Request& request, Reply& reply) {
+  stats_.asked.fetch_add(1, std::memory_order_relaxed);
+  if (stats_.degraded_now.load(std::memory_order_acquire)) {
+    stats_.unanswered.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  auto p = std::make_shared<Pending>();
+  p->request = request;
+  p->deadline = Clock::now() + options_.timeout;
+  std::unique_lock lock(mu_);
+  if (stop_ || stats_.degraded_now.load(std::memory_order_acquire)) {  // went degraded since the look above
+    stats_.unanswered.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  queue_.push_back(p);
+  wake_.notify_one();
+  if (!done_.wait_until(lock, p->deadline, [&] { return p->done; })) {
+    p->done = true;  // the fleet thread skips it, or drops its reply
+    stats_.timeouts.fetch_add(1, std::memory_order_relaxed);
+    stats_.unanswered.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  if (!p->ok) {
+    stats_.unanswered.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  reply = std::move(p->reply);
+  stats_.answered.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+bool FleetClient::connect_now() {
+  Conn& c = *conn_;
+  if (!c.redis.connect(options_.endpoint, options_.timeout, options_.password)) return false;
+  // Loaded now, so that the first requests do not pay for a NOSCRIPT round.
+  if (!c.scripts.load(c.redis)) return false;
+  return true;
+}
+
+void FleetClient::check_server(bool first) {
+  Conn& c = *conn_;
+  next_check_ = Clock::now() + kCheckEvery;
+  const int64_t before = options_.wall_ms();
+  const auto info = c.redis.server_info();
+  if (!info) return;  // the connection failed: the next request finds out
+  const int64_t after = options_.wall_ms();
+  const std::string& where = options_.endpoint.text;
+  if (!run_id_.empty() && info->run_id != run_id_) {
+    stats_.resets.fetch_add(1, std::memory_order_relaxed);
+    report_(
+        fmt::format("fleet: redis {} restarted (its run_id changed): fleet windows it did not save start over", where));
+  }
+  run_id_ = info->run_id;
+  if (first && info->maxmemory_policy != "noeviction") {
+    report_(
+        fmt::format("fleet: redis {} has maxmemory-policy {}: under memory pressure it can evict fleet windows, "
+                    "which then start over; noeviction keeps them",
+                    where, info->maxmemory_policy));
+  }
+  if (evicted_base_ >= 0 && info->evicted_keys > evicted_base_) {
+    const auto n = static_cast<uint64_t>(info->evicted_keys - evicted_base_);
+    stats_.evicted.fetch_add(n, std::memory_order_relaxed);
+    report_(fmt::format("fleet: redis {} evicted {} keys: fleet windows among them start over", where, n));
+  }
+  evicted_base_ = info->evicted_keys;
+  if (options_.skew_warn_ms > 0) {
+    // The host's clock at the middle of the round trip against the server's.
+    const int64_t skew = (before + after) / 2 - info->time_ms;
+    if (std::llabs(skew) > options_.skew_warn_ms) {
+      report_(
+          fmt::format("fleet: this host's clock is {} ms {} redis {}'s (more than {} ms, a quarter of the "
+                      "narrowest fleet bucket): its events land in other buckets than other hosts' would",
+                      std::llabs(skew), skew > 0 ? "ahead of" : "behind", where, options_.skew_warn_ms));
+    }
+  }
+}
+
+void FleetClient::go_degraded(const std::string& why) {
+  conn_->redis.close();
+  if (stats_.degraded_now.exchange(true, std::memory_order_acq_rel)) return;
+  stats_.degraded.fetch_add(1, std::memory_order_relaxed);
+  degraded_since_ = Clock::now();
+  report_(fmt::format("fleet: redis {} unreachable ({}); deciding by on_unreachable = {}", options_.endpoint.text, why,
+                      options_.fallback));
+  fail_queued();
+}
+
+void FleetClient::fail_queued() {
+  std::lock_guard lock(mu_);
+  for (auto& p : queue_) p->done = true;  // ok stays false
+  queue_.clear();
+  done_.notify_all();
+}
+
+void FleetClient::loop() {
+  std::minstd_rand jitter(static_cast<unsigned>(std::random_device{}()));
+  milliseconds backoff = kBackoffFirst;
+  std::vector<std::shared_ptr<Pending>> batch;
+  std::vector<Request> requests;
+  std::vector<Reply> replies;
+  for (;;) {
+    if (stats_.degraded_now.load(std::memory_order_acquire)) {
+      const auto wait = backoff + milliseconds(jitter() % (backoff.count() / 2 + 1));
+      {
+        std::unique_lock lock(mu_);
+        if (wake_.wait_for(lock, wait, [&] { return stop_; })) return;
+      }
+      if (!connect_now()) {
+        conn_->redis.close();
+        backoff = std::min(backoff * 2, kBackoffMax);
+        continue;
+      }
+      backoff = kBackoffFirst;
+      stats_.reconnects.fetch_add(1, std::memory_order_relaxed);
+      report_(fmt::format("fleet: redis {} reachable again after {}; fleet rules decide with the fleet again",
+                          options_.endpoint.text, seconds_text(Clock::now() - degraded_since_)));
+      check_server(/*first=*/false);
+      stats_.degraded_now.store(false, std::memory_order_release);
+      continue;
+    }
+
+    batch.clear();
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait_until(lock, next_check_, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      while (!queue_.empty() && batch.size() < kMaxPipeline) {
+        auto p = std::move(queue_.front());
+        queue_.pop_front();
+        if (!p->done) batch.push_back(std::move(p));  // an asker that gave up is not sent
+      }
+    }
+    if (batch.empty()) {
+      if (Clock::now() >= next_check_) check_server(/*first=*/false);
+      if (!conn_->redis.connected()) go_degraded(conn_->redis.error());
+      continue;
+    }
+    requests.clear();
+    for (const auto& p : batch) requests.push_back(p->request);
+    const bool alive = conn_->scripts.run(conn_->redis, requests, replies);
+    const uint64_t reloads = conn_->scripts.reloads();
+    if (reloads != conn_->reloads_seen) {
+      stats_.reloads.fetch_add(reloads - conn_->reloads_seen, std::memory_order_relaxed);
+      conn_->reloads_seen = reloads;
+      report_(fmt::format("fleet: redis {} had lost its scripts (restart, failover or SCRIPT FLUSH); loaded again",
+                          options_.endpoint.text));
+    }
+    std::string first_error;
+    {
+      std::lock_guard lock(mu_);
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        Pending& p = *batch[i];
+        const bool ok = i < replies.size() && replies[i].ok;
+        if (!ok && alive && i < replies.size() && first_error.empty()) first_error = replies[i].error;
+        if (!ok && alive) stats_.errors.fetch_add(1, std::memory_order_relaxed);
+        if (p.done) continue;  // its asker timed out meanwhile
+        p.done = true;
+        p.ok = ok;
+        if (ok) p.reply = std::move(replies[i]);
+      }
+    }
+    done_.notify_all();
+    if (!first_error.empty()) {
+      const auto now = Clock::now();
+      static constexpr auto kErrorEvery = std::chrono::seconds(60);
+      if (last_error_report_ == Clock::time_point{} || now - last_error_report_ >= kErrorEvery) {
+        last_error_report_ = now;
+        report_(fmt::format("fleet: redis {} refused a request ({}); its line was decided by on_unreachable = {}",
+                            options_.endpoint.text, first_error, options_.fallback));
+      }
+    }
+    if (!alive) go_degraded(conn_->redis.error());
+  }
+}
+
+}  // namespace swthrottle::fleet

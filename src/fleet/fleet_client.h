@@ -1,0 +1,109 @@
+// FleetClient: the one thread of a process that talks to the fleet's Redis
+// (../FLEET.md §3.2, §3.9). Deciders never touch a socket: ask() queues a
+// request, the fleet thread sends everything queued as one pipeline, and the
+// asker waits for its reply at most `timeout`.
+//
+// When Redis cannot be reached (refused, timed out, closed, SIGSTOPped), the
+// client is degraded: ask() answers false at once, without waiting, until
+// the fleet thread has connected again (backoff 100 ms doubling to 5 s, with
+// jitter). Entering and leaving that state is one stderr line each, and
+// counted. After every connect: the scripts are loaded, a changed run_id
+// (Redis restarted: its windows may be gone) and an eviction policy that can
+// drop windows are reported, and the host's clock is compared with Redis's.
+//
+// A request whose asker stopped waiting is not sent if it has not been yet;
+// one already sent may still count in Redis while its line was decided
+// locally (documented: a throttle errs on the side of counting).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "fleet/endpoint.h"
+#include "fleet/request.h"
+
+namespace swthrottle::fleet {
+
+struct FleetClientOptions {
+  Endpoint endpoint;
+  std::string password;  // SWTHROTTLE_REDIS_PASSWORD ("" : none)
+  std::chrono::milliseconds timeout{200};
+  std::string fallback = "local";  // on_unreachable, for the messages
+  // Warn when this host's wall clock and Redis's differ by more than this
+  // (a quarter of the narrowest fleet bucket). 0: never.
+  int64_t skew_warn_ms = 0;
+  // The wall clock, in ms since the epoch (tests skew it).
+  std::function<int64_t()> wall_ms;
+};
+
+// Counters for --stats. Relaxed: reports, not synchronization.
+struct FleetStats {
+  std::atomic<uint64_t> asked{0};       // requests asked
+  std::atomic<uint64_t> answered{0};    // answered by Redis in time
+  std::atomic<uint64_t> unanswered{0};  // degraded, timed out, or refused: decided locally
+  std::atomic<uint64_t> timeouts{0};    // waited the whole timeout
+  std::atomic<uint64_t> errors{0};      // Redis or a script refused a request
+  std::atomic<uint64_t> degraded{0};    // times Redis became unreachable
+  std::atomic<uint64_t> reconnects{0};  // times it became reachable again
+  std::atomic<uint64_t> reloads{0};     // NOSCRIPT answers (script cache lost), each a reload
+  std::atomic<uint64_t> resets{0};      // run_id changes: Redis restarted
+  std::atomic<uint64_t> evicted{0};     // keys Redis evicted while we were connected
+  std::atomic<bool> degraded_now{false};
+};
+
+class FleetClient {
+ public:
+  using Report = std::function<void(const std::string&)>;  // one stderr line, without "swthrottle: "
+
+  // Connects once before returning (a start with Redis down is degraded, not
+  // an error), then starts the fleet thread.
+  FleetClient(FleetClientOptions options, Report report);
+  ~FleetClient();  // stops the thread; pending askers get false
+  FleetClient(const FleetClient&) = delete;
+  FleetClient& operator=(const FleetClient&) = delete;
+
+  // Sends `request` and waits at most the timeout for its reply. False: no
+  // usable reply (degraded, timed out, or refused; counted).
+  bool ask(const Request& request, Reply& reply);
+
+  const FleetStats& stats() const { return stats_; }
+  const FleetClientOptions& options() const { return options_; }
+
+ private:
+  struct Pending;
+  void loop();
+  bool connect_now();  // on the fleet thread (and in the constructor)
+  void check_server(bool first);
+  void go_degraded(const std::string& why);
+  void fail_queued();
+
+  FleetClientOptions options_;
+  Report report_;
+  FleetStats stats_;
+
+  std::mutex mu_;
+  std::condition_variable wake_;  // the fleet thread: work, or stop
+  std::condition_variable done_;  // askers: a reply arrived
+  std::deque<std::shared_ptr<Pending>> queue_;
+  bool stop_ = false;
+
+  // The fleet thread's own (and the constructor's, before it starts).
+  struct Conn;
+  std::unique_ptr<Conn> conn_;
+  std::string run_id_;
+  int64_t evicted_base_ = -1;
+  std::chrono::steady_clock::time_point degraded_since_{};
+  std::chrono::steady_clock::time_point next_check_{};
+  std::chrono::steady_clock::time_point last_error_report_{};
+  std::thread thread_;
+};
+
+}  // namespace swthrottle::fleet
