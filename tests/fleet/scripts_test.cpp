@@ -7,6 +7,7 @@
 #include <hiredis/hiredis.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -468,4 +469,49 @@ TEST_CASE("fleet scripts: concurrent hosts on one window pass exactly Y in total
     CHECK(hgetall(server(), key) ==
           Fields{{"nb", "4242"}, {"4242:0", std::to_string(c.y)}, {"s:0", std::to_string(c.y)}});
   }
+}
+
+TEST_CASE("fleet scripts: the largest advances (B = 600) stay bounded scripts (E = 1 and 64)") {
+  Host host(server());
+  using Clock = std::chrono::steady_clock;
+  const uint32_t B = 600;
+  std::string figures;
+  for (const uint32_t E : {1U, 64U}) {
+    // A window whose every bucket holds every event (600 * E fields), newest `top`.
+    const uint64_t all = E == 64 ? ~uint64_t{0} : (uint64_t{1} << E) - 1;
+    auto fill = [&](const std::string& key, int64_t top) {
+      std::vector<Request> batch;
+      for (int64_t b = top - B + 1; b <= top; ++b) batch.push_back(alert(key, B, E, b, b, all));
+      for (const Reply& r : host.run(batch)) REQUIRE(r.ok);
+      REQUIRE(server().cli({"HLEN", key}) == std::to_string(B * E + E + 1));
+    };
+    struct Step {
+      int64_t gap;
+      uint64_t left;  // lines of each event still in the window
+    };
+    figures += " E = " + std::to_string(E) + ":";
+    for (const Step step :
+         {Step{B / 2, B / 2}, Step{400, 200}, Step{401, 199}, Step{B - 1, 1}, Step{B, 0}, Step{3 * B, 0}}) {
+      CAPTURE(step.gap);
+      const std::string key = key_for("worst-" + std::to_string(E) + "-" + std::to_string(step.gap));
+      fill(key, 10'000);
+      REQUIRE(host.run(claim(key, 5, 5, "h:1")).claimed);  // alert state survives a rebuild
+      const auto start = Clock::now();
+      const Reply r = host.run(read(key, B, E, 10'000 + step.gap));
+      const auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
+      REQUIRE(r.ok);
+      CHECK(r.newest_bucket == 10'000 + step.gap);
+      CHECK(r.ncounts == E);
+      CHECK(r.counts[0] == step.left);
+      CHECK(r.counts[E - 1] == step.left);
+      const std::size_t per_event = step.left > 0 ? 1 : 0;
+      CHECK(server().cli({"HLEN", key}) == std::to_string(step.left * E + per_event * E + 1 + 2));
+      const Fields after = hgetall(server(), key);
+      CHECK(after.at("ep") == "h:1");
+      CHECK(after.at("last") == "5");
+      check_pttl(key);
+      figures += " gap " + std::to_string(step.gap) + ": " + std::to_string(us) + " us;";
+    }
+  }
+  MESSAGE("B = 600, a full window advanced by (Read round trip):" << figures);
 }
