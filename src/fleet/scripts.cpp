@@ -29,6 +29,16 @@
 //
 // In the hash, a bucket field <b>:<e> and a sum s:<e> exist only while they
 // are above zero, and sup only while a line is held back: absent is zero.
+//
+// No refusal of a bucket "more than B*2^8 ahead of nb" (FLEET.md §3.3): a
+// jump of any size costs one bounded rebuild here, and a window kept alive
+// by a long cooldown (TTL = max(2X, cooldown) + 10 s) may legitimately
+// come back many windows later; refusing it would freeze it for good. The
+// 10^14 bound on every number is the guard against corrupt input.
+//
+// Late events: Throttle decides a late line at nb and counts it there;
+// Alert adds nothing for a late event but still returns the sums, and
+// with a limit still claims on them (the request is decided at nb).
 #include "fleet/scripts.h"
 
 #include <hiredis/hiredis.h>

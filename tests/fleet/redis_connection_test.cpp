@@ -166,6 +166,32 @@ TEST_CASE("fleet redis connection: a stopped server fails a command after about 
   }
   REQUIRE_MESSAGE(conn.connect(endpoint_of(server), timeout, ""), conn.error());
   CHECK(ping(conn) == "PONG");
+
+  // Scripts::run on a stopped server: false after about the timeout, every
+  // reply !ok with the connection's error.
+  Scripts scripts;
+  REQUIRE(scripts.load(conn));
+  std::vector<Request> batch(5, throttle("swt:{t:stopped}", 10, 1, 1, 100));
+  std::vector<Reply> replies;
+  {
+    Resume resume{server};
+    server.pause();
+    const auto start = Clock::now();
+    CHECK_FALSE(scripts.run(conn, batch, replies));
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+    CHECK(took >= timeout);
+    CHECK(took < 10 * timeout);
+    REQUIRE(replies.size() == 5);
+    for (const Reply& r : replies) {
+      CHECK_FALSE(r.ok);
+      CHECK(r.error == conn.error());
+    }
+    CHECK_FALSE(conn.connected());
+  }
+  REQUIRE(conn.connect(endpoint_of(server), timeout, ""));
+  CHECK(scripts.run(conn, batch, replies));
+  CHECK(replies.back().ok);
+  CHECK(scripts.reloads() == 0);
 }
 
 TEST_CASE("fleet redis connection: kill -9 and restart: the old connection fails, a new one works, scripts reload") {
@@ -267,4 +293,28 @@ TEST_CASE("fleet redis connection: server_info: run_id (new after a restart), ma
   plain.kill9();
   CHECK_FALSE(conn.server_info());
   CHECK_FALSE(conn.connected());
+}
+
+TEST_CASE("fleet redis server: restart keeps the port and, with appendonly, the data") {
+  RedisServerOptions options;
+  options.tcp = true;
+  options.appendonly = true;
+  RedisServer server(options);
+  const int port = server.port();
+  CHECK(port > 0);
+  CHECK(server.url() == "redis://127.0.0.1:" + std::to_string(port));
+  CHECK(server.cli({"HSET", "h", "a", "1"}) == "1");
+  CHECK(server.cli({"HGET", "h", "missing"}) == "(nil)");
+  CHECK(server.cli({"NOSUCHCOMMAND"}).starts_with("ERR: "));
+  const pid_t before = server.pid();
+  server.restart();
+  CHECK(server.pid() != before);
+  CHECK(server.port() == port);
+  CHECK(server.cli({"HGETALL", "h"}) == "a\n1");
+
+  RedisServer plain;
+  CHECK(plain.url() == "unix:" + plain.socket_path());
+  CHECK(plain.cli({"SET", "x", "1"}) == "OK");
+  plain.restart();
+  CHECK(plain.cli({"EXISTS", "x"}) == "0");  // no AOF, no RDB: gone
 }
