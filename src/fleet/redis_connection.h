@@ -68,8 +68,13 @@ class RedisConnection {
   std::optional<ServerInfo> server_info();
 
  private:
+  // Sets error() from the context's error, with the server's label, and closes.
+  void fail_with_context();
+
   redisContext* ctx_ = nullptr;
   std::string error_;
+  std::string label_;                     // "127.0.0.1:6379" or "unix:/run/redis.sock", for messages
+  std::chrono::milliseconds timeout_{0};  // as given to connect(), for messages
 };
 
 }  // namespace swthrottle::fleet

@@ -36,8 +36,13 @@ class Scripts {
   // connection failed.
   bool load(RedisConnection& conn);
 
-  // NOSCRIPT answers seen, each followed by a reload.
+  // Reloads done because of NOSCRIPT: one per run() that got any NOSCRIPT
+  // answer (however many of its requests got one), before sending those again.
   uint64_t reloads() const { return reloads_; }
+
+  // Why the last load() failed ("" after a good one): the connection's
+  // error, or Redis's answer to SCRIPT LOAD.
+  const std::string& error() const { return error_; }
 
   // The Lua text of each script, for tests and for the man page's reader.
   static const std::string& source(Op op);
@@ -45,6 +50,7 @@ class Scripts {
  private:
   std::vector<std::string> shas_;  // by Op, after load()
   uint64_t reloads_ = 0;
+  std::string error_;
 };
 
 }  // namespace swthrottle::fleet

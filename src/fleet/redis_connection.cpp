@@ -1,0 +1,237 @@
+#include "fleet/redis_connection.h"
+
+#include <hiredis/hiredis.h>
+#include <signal.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <vector>
+
+namespace swthrottle::fleet {
+
+namespace {
+
+// hiredis 0.14 writes with write(2), not send(MSG_NOSIGNAL): a write to a
+// server that died raises SIGPIPE, which would end the whole process. This
+// guard blocks SIGPIPE for the calling thread while hiredis may write, and
+// takes a SIGPIPE that the write raised off the pending set before the old
+// mask comes back (the write itself fails with EPIPE, which hiredis reports).
+class SigpipeGuard {
+ public:
+  SigpipeGuard() {
+    sigemptyset(&pipe_set_);
+    sigaddset(&pipe_set_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set_, &old_set_);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+  }
+  ~SigpipeGuard() {
+    const int saved = errno;
+    if (!was_pending_) {
+      sigset_t pending;
+      sigpending(&pending);
+      if (sigismember(&pending, SIGPIPE) == 1) {
+        const timespec zero{};
+        while (sigtimedwait(&pipe_set_, nullptr, &zero) < 0 && errno == EINTR) {
+        }
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_set_, nullptr);
+    errno = saved;
+  }
+  SigpipeGuard(const SigpipeGuard&) = delete;
+  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
+
+ private:
+  sigset_t pipe_set_;
+  sigset_t old_set_;
+  bool was_pending_ = false;
+};
+
+timeval to_timeval(std::chrono::milliseconds ms) {
+  const auto count = ms.count() < 1 ? 1 : ms.count();
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(count / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((count % 1000) * 1000);
+  return tv;
+}
+
+// "127.0.0.1:6379" or "unix:/run/redis.sock": the server, for messages.
+std::string label(const Endpoint& e) {
+  if (!e.unix_path.empty()) return "unix:" + e.unix_path;
+  if (e.host.find(':') != std::string::npos) return "[" + e.host + "]:" + std::to_string(e.port);
+  return e.host + ":" + std::to_string(e.port);
+}
+
+// The value of `name:` in an INFO section's text ("k:v\r\n" lines).
+std::string info_field(std::string_view text, std::string_view name) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() > name.size() && line.starts_with(name) && line[name.size()] == ':')
+      return std::string(line.substr(name.size() + 1));
+    pos = end + 1;
+  }
+  return {};
+}
+
+bool to_int64(const redisReply* r, int64_t& out) {
+  if (r == nullptr) return false;
+  if (r->type == REDIS_REPLY_INTEGER) {
+    out = r->integer;
+    return true;
+  }
+  if (r->type != REDIS_REPLY_STRING) return false;
+  const auto [end, ec] = std::from_chars(r->str, r->str + r->len, out);
+  return ec == std::errc() && end == r->str + r->len;
+}
+
+}  // namespace
+
+void ReplyDeleter::operator()(redisReply* r) const {
+  if (r != nullptr) freeReplyObject(r);
+}
+
+RedisConnection::RedisConnection() = default;
+
+RedisConnection::~RedisConnection() { close(); }
+
+bool RedisConnection::connected() const { return ctx_ != nullptr; }
+
+void RedisConnection::close() {
+  if (ctx_ != nullptr) {
+    redisFree(ctx_);
+    ctx_ = nullptr;
+  }
+}
+
+bool RedisConnection::connect(const Endpoint& endpoint, std::chrono::milliseconds timeout, std::string_view password) {
+  close();
+  error_.clear();
+  label_ = label(endpoint);
+  timeout_ = timeout;
+  const timeval tv = to_timeval(timeout);
+  ctx_ = endpoint.unix_path.empty() ? redisConnectWithTimeout(endpoint.host.c_str(), endpoint.port, tv)
+                                    : redisConnectUnixWithTimeout(endpoint.unix_path.c_str(), tv);
+  if (ctx_ == nullptr) {
+    error_ = "redis " + label_ + ": cannot allocate a connection";
+    return false;
+  }
+  if (ctx_->err != 0) {
+    fail_with_context();
+    return false;
+  }
+  // The connect timeout is not a command timeout: without this, a read from
+  // a hung server blocks for ever (0.14 never applies it by itself).
+  if (redisSetTimeout(ctx_, tv) != REDIS_OK) {
+    fail_with_context();
+    return false;
+  }
+  if (!password.empty()) {
+    const std::string_view argv[] = {"AUTH", password};
+    ReplyPtr r = command(argv);
+    if (!r) return false;
+    if (r->type == REDIS_REPLY_ERROR) {
+      error_ = "redis " + label_ + ": AUTH: " + std::string(r->str, r->len);
+      close();
+      return false;
+    }
+  }
+  if (endpoint.db != 0) {
+    const std::string db = std::to_string(endpoint.db);
+    const std::string_view argv[] = {"SELECT", db};
+    ReplyPtr r = command(argv);
+    if (!r) return false;
+    if (r->type == REDIS_REPLY_ERROR) {
+      error_ = "redis " + label_ + ": SELECT " + db + ": " + std::string(r->str, r->len);
+      close();
+      return false;
+    }
+  }
+  return true;
+}
+
+void RedisConnection::fail_with_context() {
+  std::string why = ctx_ != nullptr && ctx_->errstr[0] != '\0' ? std::string(ctx_->errstr) : "connection failed";
+  if (ctx_ != nullptr && ctx_->err == REDIS_ERR_EOF) why = "the server closed the connection";
+  // hiredis reports its SO_RCVTIMEO/SO_SNDTIMEO running out as EAGAIN's text.
+  if (ctx_ != nullptr && ctx_->err == REDIS_ERR_IO && why == std::strerror(EAGAIN))
+    why = "no answer within " + std::to_string(timeout_.count()) + " ms";
+  error_ = "redis " + label_ + ": " + why;
+  close();
+}
+
+void RedisConnection::append(std::span<const std::string_view> argv) {
+  if (ctx_ == nullptr) return;
+  std::vector<const char*> ptrs;
+  std::vector<size_t> lens;
+  ptrs.reserve(argv.size());
+  lens.reserve(argv.size());
+  for (const auto a : argv) {
+    ptrs.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  if (redisAppendCommandArgv(ctx_, static_cast<int>(argv.size()), ptrs.data(), lens.data()) != REDIS_OK)
+    fail_with_context();
+}
+
+ReplyPtr RedisConnection::read_reply() {
+  if (ctx_ == nullptr) {
+    if (error_.empty()) error_ = "redis: not connected";
+    return nullptr;
+  }
+  void* reply = nullptr;
+  int rc = REDIS_OK;
+  // Only the first read after append() writes (the whole output buffer).
+  if (ctx_->obuf != nullptr && ctx_->obuf[0] != '\0') {
+    SigpipeGuard guard;
+    rc = redisGetReply(ctx_, &reply);
+  } else {
+    rc = redisGetReply(ctx_, &reply);
+  }
+  if (rc != REDIS_OK || reply == nullptr) {
+    if (reply != nullptr) freeReplyObject(reply);
+    fail_with_context();
+    return nullptr;
+  }
+  return ReplyPtr(static_cast<redisReply*>(reply));
+}
+
+ReplyPtr RedisConnection::command(std::span<const std::string_view> argv) {
+  append(argv);
+  return read_reply();
+}
+
+std::optional<ServerInfo> RedisConnection::server_info() {
+  const std::string_view server_argv[] = {"INFO", "server"};
+  const std::string_view memory_argv[] = {"INFO", "memory"};
+  const std::string_view time_argv[] = {"TIME"};
+  append(server_argv);
+  append(memory_argv);
+  append(time_argv);
+  ReplyPtr server = read_reply();
+  ReplyPtr memory = server ? read_reply() : nullptr;
+  ReplyPtr time = memory ? read_reply() : nullptr;
+  if (!time) return std::nullopt;
+  ServerInfo info;
+  if (server->type == REDIS_REPLY_STRING) info.run_id = info_field({server->str, server->len}, "run_id");
+  if (memory->type == REDIS_REPLY_STRING)
+    info.maxmemory_policy = info_field({memory->str, memory->len}, "maxmemory_policy");
+  int64_t sec = 0, usec = 0;
+  if (time->type == REDIS_REPLY_ARRAY && time->elements == 2 && to_int64(time->element[0], sec) &&
+      to_int64(time->element[1], usec))
+    info.time_ms = sec * 1000 + usec / 1000;
+  if (info.run_id.empty() || time->type != REDIS_REPLY_ARRAY) {
+    error_ = "redis " + label_ + ": unexpected answer to INFO or TIME";
+    return std::nullopt;
+  }
+  return info;
+}
+
+}  // namespace swthrottle::fleet

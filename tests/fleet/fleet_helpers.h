@@ -1,0 +1,122 @@
+// Helpers the fleet tests share: requests built in one line, a connection
+// to a test redis-server, and HGETALL as a map.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fleet/endpoint.h"
+#include "fleet/redis_connection.h"
+#include "fleet/request.h"
+#include "fleet/scripts.h"
+#include "support/redis_server.h"
+
+namespace swthrottle::test::fleet {
+
+using swthrottle::fleet::Op;
+using swthrottle::fleet::Reply;
+using swthrottle::fleet::Request;
+
+inline constexpr std::chrono::milliseconds kTimeout{2000};
+inline constexpr int64_t kTtl = 60'000;
+
+inline swthrottle::fleet::Endpoint endpoint_of(const RedisServer& server) {
+  auto e = swthrottle::fleet::parse_endpoint(server.url());
+  REQUIRE(e);
+  return *e;
+}
+
+// One "host": a connection and its Scripts.
+struct Host {
+  swthrottle::fleet::RedisConnection conn;
+  swthrottle::fleet::Scripts scripts;
+
+  explicit Host(const RedisServer& server, const std::string& password = "") {
+    REQUIRE_MESSAGE(conn.connect(endpoint_of(server), kTimeout, password), conn.error());
+  }
+  Reply run(const Request& r) {
+    std::vector<Reply> replies;
+    const bool ok = scripts.run(conn, std::span(&r, 1), replies);
+    REQUIRE_MESSAGE(ok, conn.error());
+    REQUIRE(replies.size() == 1);
+    return replies[0];
+  }
+  std::vector<Reply> run(const std::vector<Request>& rs) {
+    std::vector<Reply> replies;
+    REQUIRE_MESSAGE(scripts.run(conn, rs, replies), conn.error());
+    return replies;
+  }
+};
+
+inline Request throttle(const std::string& key, uint32_t B, int64_t bucket, int64_t now, uint64_t limit) {
+  Request r;
+  r.op = Op::Throttle;
+  r.hash_key = key;
+  r.shape = {B, 1000, 1, kTtl};
+  r.bucket = bucket;
+  r.now_bucket = now;
+  r.limit = limit;
+  return r;
+}
+
+inline Request alert(const std::string& key, uint32_t B, uint32_t E, int64_t bucket, int64_t now, uint64_t events) {
+  Request r;
+  r.op = Op::Alert;
+  r.hash_key = key;
+  r.shape = {B, 1000, E, kTtl};
+  r.bucket = bucket;
+  r.now_bucket = now;
+  r.events = events;
+  return r;
+}
+
+inline Request claim(const std::string& key, int64_t t_ms, int64_t cooldown_ms, const std::string& episode) {
+  Request r;
+  r.op = Op::Claim;
+  r.hash_key = key;
+  r.shape = {10, 1000, 1, kTtl};
+  r.t_ms = t_ms;
+  r.cooldown_ms = cooldown_ms;
+  r.episode = episode;
+  return r;
+}
+
+inline Request resolve(const std::string& key, const std::string& episode) {
+  Request r;
+  r.op = Op::Resolve;
+  r.hash_key = key;
+  r.shape = {10, 1000, 1, kTtl};
+  r.episode = episode;
+  return r;
+}
+
+inline Request read(const std::string& key, uint32_t B, uint32_t E, int64_t now) {
+  Request r;
+  r.op = Op::Read;
+  r.hash_key = key;
+  r.shape = {B, 1000, E, kTtl};
+  r.now_bucket = now;
+  return r;
+}
+
+using Fields = std::map<std::string, std::string>;
+
+// HGETALL key as a map (field names and values never hold a newline here).
+inline Fields hgetall(RedisServer& server, const std::string& key) {
+  const std::string text = server.cli({"HGETALL", key});
+  Fields out;
+  std::stringstream ss(text);
+  for (std::string field, value; std::getline(ss, field) && std::getline(ss, value);) out[field] = value;
+  return out;
+}
+
+inline std::vector<uint64_t> counts(const Reply& r) {
+  return std::vector<uint64_t>(r.counts.begin(), r.counts.begin() + r.ncounts);
+}
+
+}  // namespace swthrottle::test::fleet
