@@ -150,8 +150,12 @@ void FleetClient::go_degraded(const std::string& why) {
   if (stats_.degraded_now.exchange(true, std::memory_order_acq_rel)) return;
   stats_.degraded.fetch_add(1, std::memory_order_relaxed);
   degraded_since_ = Clock::now();
-  report_(fmt::format("fleet: redis {} unreachable ({}); deciding by on_unreachable = {}", options_.endpoint.text, why,
-                      options_.fallback));
+  // The connection's errors name the server already ("redis HOST:PORT: why").
+  std::string_view reason = why;
+  if (reason.starts_with("redis ") && reason.find(": ") != std::string_view::npos)
+    reason.remove_prefix(reason.find(": ") + 2);
+  report_(fmt::format("fleet: redis {} unreachable ({}); deciding by on_unreachable = {}", options_.endpoint.text,
+                      reason, options_.fallback));
   fail_queued();
 }
 
@@ -182,10 +186,11 @@ void FleetClient::loop() {
       }
       backoff = kBackoffFirst;
       stats_.reconnects.fetch_add(1, std::memory_order_relaxed);
+      check_server(/*first=*/false);
+      // Before the report: a line written after it is decided with the fleet.
+      stats_.degraded_now.store(false, std::memory_order_release);
       report_(fmt::format("fleet: redis {} reachable again after {}; fleet rules decide with the fleet again",
                           options_.endpoint.text, seconds_text(Clock::now() - degraded_since_)));
-      check_server(/*first=*/false);
-      stats_.degraded_now.store(false, std::memory_order_release);
       continue;
     }
 

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -211,18 +212,25 @@ ReplyPtr RedisConnection::command(std::span<const std::string_view> argv) {
 std::optional<ServerInfo> RedisConnection::server_info() {
   const std::string_view server_argv[] = {"INFO", "server"};
   const std::string_view memory_argv[] = {"INFO", "memory"};
+  const std::string_view stats_argv[] = {"INFO", "stats"};
   const std::string_view time_argv[] = {"TIME"};
   append(server_argv);
   append(memory_argv);
+  append(stats_argv);
   append(time_argv);
   ReplyPtr server = read_reply();
   ReplyPtr memory = server ? read_reply() : nullptr;
-  ReplyPtr time = memory ? read_reply() : nullptr;
+  ReplyPtr stats = memory ? read_reply() : nullptr;
+  ReplyPtr time = stats ? read_reply() : nullptr;
   if (!time) return std::nullopt;
   ServerInfo info;
   if (server->type == REDIS_REPLY_STRING) info.run_id = info_field({server->str, server->len}, "run_id");
   if (memory->type == REDIS_REPLY_STRING)
     info.maxmemory_policy = info_field({memory->str, memory->len}, "maxmemory_policy");
+  if (stats->type == REDIS_REPLY_STRING) {
+    const std::string evicted = info_field({stats->str, stats->len}, "evicted_keys");
+    info.evicted_keys = std::strtoll(evicted.c_str(), nullptr, 10);
+  }
   int64_t sec = 0, usec = 0;
   if (time->type == REDIS_REPLY_ARRAY && time->elements == 2 && to_int64(time->element[0], sec) &&
       to_int64(time->element[1], usec))

@@ -208,6 +208,7 @@ match = 'ERROR'
 const std::string kOom = kFleet + R"toml(
 [[rule]]
 name = "oom"
+kind = "alert"
 threshold = "4 per 10s"
 fleet = "exact"
 resolve = true
@@ -258,6 +259,7 @@ TEST_CASE("fleet alert with `when`: the host that finds it true claims it") {
   auto rules = load(kFleet + R"toml(
 [[rule]]
 name = "ratio"
+kind = "alert"
 when = "err >= 2 and ok >= 1"
 window = "10s"
 fleet = "exact"

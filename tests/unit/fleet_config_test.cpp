@@ -59,6 +59,7 @@ TEST_CASE("fleet config: defaults, and a rule without fleet stays local") {
   auto r = parse_rules(R"toml(
 [[rule]]
 name = "alone"
+kind = "alert"
 threshold = "1 per 1m"
 [[rule.event]]
 name = "e"
@@ -74,8 +75,7 @@ match = 'x'
 }
 
 TEST_CASE("fleet config: errors point at the value") {
-  CHECK(error_of("[fleet]\nredis = 5\n" + std::string(kRule)) ==
-        "rules.toml:2:9: fleet redis must be a string, not an integer (5)");
+  CHECK(error_of("[fleet]\nredis = 5\n" + std::string(kRule)) == "rules.toml:2:9: fleet redis must be a string, not 5");
   CHECK(error_of("[fleet]\nredsi = \"x\"\n") ==
         "rules.toml:2:1: unknown key \"redsi\" in [fleet] (did you mean \"redis\"?)");
   CHECK(error_of("[fleet]\non_unreachable = \"fail\"\n") ==
@@ -88,17 +88,19 @@ TEST_CASE("fleet config: errors point at the value") {
   CHECK(error_of(R"toml(
 [[rule]]
 name = "r"
+kind = "alert"
 threshold = "1 per 1m"
 fleet = "batched"
 [[rule.event]]
 name = "e"
 match = 'x'
 )toml") ==
-        "rules.toml:5:9: fleet = \"batched\" is not available yet; use fleet = \"exact\" (one Redis round trip per "
+        "rules.toml:6:9: fleet = \"batched\" is not available yet; use fleet = \"exact\" (one Redis round trip per "
         "matched event of the rule)");
   CHECK(error_of(R"toml(
 [[rule]]
 name = "r"
+kind = "alert"
 threshold = "1 per 1h"
 buckets = 3600
 fleet = "exact"
@@ -106,7 +108,7 @@ fleet = "exact"
 name = "e"
 match = 'x'
 )toml") ==
-        "rules.toml:6:9: rule \"r\": a fleet rule has at most 600 buckets (Redis moves a window a bucket at a "
+        "rules.toml:7:9: rule \"r\": a fleet rule has at most 600 buckets (Redis moves a window a bucket at a "
         "time), not 3600");
 }
 

@@ -1,0 +1,335 @@
+// Fleet rules end to end (man page: FLEET): several swthrottle processes, the
+// "hosts", share windows through one real redis-server that each test starts
+// on its own socket or port, and stops by pid.
+//
+// Replays use time = "log", so what each host decides depends only on the
+// fleet's counts, not on how the processes are scheduled: the totals across
+// hosts are exact whatever the interleaving.
+#include <doctest/doctest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "support/fault_proxy.h"
+#include "support/process.h"
+#include "support/redis_server.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+using swthrottle::test::FaultProxy;
+using swthrottle::test::Process;
+using swthrottle::test::RedisServer;
+using swthrottle::test::RedisServerOptions;
+using swthrottle::test::RunResult;
+using swthrottle::test::TempDir;
+
+// Lines of one host: n lines of `what`, stamped from second `from` on, 10 ms apart.
+std::string host_log(int n, const std::string& what, int from = 0) {
+  std::string log;
+  char stamp[64];
+  for (int i = 0; i < n; ++i) {
+    const int ms = from * 1000 + i * 10;
+    std::snprintf(stamp, sizeof stamp, "2026-11-25T10:%02d:%02d.%03dZ", ms / 60000, ms / 1000 % 60, ms % 1000);
+    log += std::string(stamp) + " " + what + " n=" + std::to_string(i) + "\n";
+  }
+  return log;
+}
+
+// Runs one swthrottle per log at once, all against `rules`, and waits for all.
+std::vector<RunResult> run_hosts(const std::string& rules, const std::vector<std::string>& logs,
+                                 const std::vector<std::string>& extra = {}) {
+  std::vector<Process> hosts;
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    std::vector<std::string> argv{SWTHROTTLE_BINARY, "-r", rules, "--stats", "--fleet-host", "h" + std::to_string(i)};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    hosts.push_back(Process::spawn(argv));
+  }
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    REQUIRE(hosts[i].write_stdin(logs[i]));
+    hosts[i].close_stdin();
+  }
+  std::vector<RunResult> results;
+  for (auto& h : hosts) {
+    results.push_back(h.wait());
+    REQUIRE_MESSAGE(results.back().exit_status == 0, results.back().err);
+  }
+  return results;
+}
+
+int count_lines(const std::string& s, const std::string& needle) {
+  int n = 0;
+  for (std::size_t at = s.find(needle); at != std::string::npos; at = s.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// A number after `name ` in a stats line that starts with `prefix`.
+uint64_t stat(const std::string& err, const std::string& prefix, const std::string& name) {
+  const auto line_at = err.find(prefix);
+  REQUIRE_MESSAGE(line_at != std::string::npos, err);
+  const std::string line = err.substr(line_at, err.find('\n', line_at) - line_at);
+  std::smatch m;
+  REQUIRE_MESSAGE(std::regex_search(line, m, std::regex(" " + name + " (\\d+)")), line);
+  return std::stoull(m[1]);
+}
+
+std::string rules_file(const TempDir& dir, const std::string& redis_url, const std::string& rules,
+                       const std::string& fleet_extra = "") {
+  return dir.write("rules.toml", "[settings]\ntime = \"log\"\n\n[fleet]\nredis = \"" + redis_url +
+                                     "\"\nnamespace = \"test\"\n" + fleet_extra + "\n" + rules);
+}
+
+const char* const kPage = R"toml(
+[[rule]]
+name = "page"
+kind = "throttle"
+threshold = "100 per 1m"
+fleet = "exact"
+[[rule.event]]
+name = "error"
+match = 'ERROR'
+)toml";
+
+const char* const kOom = R"toml(
+[[rule]]
+name = "oom"
+kind = "alert"
+threshold = "100 per 1m"
+key = "{svc}"
+fleet = "exact"
+[[rule.event]]
+name = "oom"
+match = 'OOM svc=(?P<svc>\w+)'
+)toml";
+
+}  // namespace
+
+TEST_CASE("fleet exact throttle: 8 hosts flooding one window pass exactly Y between them") {
+  RedisServer redis;
+  TempDir dir;
+  const std::string rules = rules_file(dir, redis.url(), kPage);
+  const std::vector<std::string> logs(8, host_log(500, "ERROR disk full"));
+  const auto results = run_hosts(rules, logs);
+  int passed = 0;
+  uint64_t suppressed = 0;
+  for (const auto& r : results) {
+    passed += count_lines(r.out, "ERROR disk full");
+    suppressed += stat(r.err, "stats: rule page:", "suppressed");
+    CHECK(stat(r.err, "stats: fleet:", "unanswered") == 0);
+  }
+  CHECK(passed == 100);
+  CHECK(suppressed == 8 * 500 - 100);
+}
+
+TEST_CASE("fleet exact alert: one alert for the whole fleet, and the fleet's counts in Redis") {
+  RedisServer redis;
+  TempDir dir;
+  const std::string rules = rules_file(dir, redis.url(), kOom);
+  std::vector<std::string> logs;
+  for (int h = 0; h < 4; ++h) logs.push_back(host_log(60, "OOM svc=api") + host_log(5, "OOM svc=db", 1));
+  const auto results = run_hosts(rules, logs);
+  int alerts = 0;
+  uint64_t held_back = 0;
+  for (const auto& r : results) {
+    alerts += count_lines(r.out, "alert ");
+    held_back += stat(r.err, "stats: rule oom:", "suppressed");
+  }
+  // 240 events of api: the 100th raises it, the 140 after are held back in
+  // the cooldown; 20 of db never reach Y.
+  CHECK(alerts == 1);
+  CHECK(held_back == 140);
+  const std::string keys = redis.cli({"KEYS", "swt:{test:oom:*"});
+  CHECK(count_lines(keys, "swt:{test:oom:") == 2);
+  std::string api_key;
+  for (const std::string& k : {keys.substr(0, keys.find('\n')), keys.substr(keys.find('\n') + 1)})
+    if (k.find(":api}") != std::string::npos) api_key = k;
+  REQUIRE_FALSE(api_key.empty());
+  CHECK(redis.cli({"HGET", api_key, "s:0"}) == "240");
+  const long ttl = std::stol(redis.cli({"PTTL", api_key}));
+  CHECK(ttl > 60'000);  // max(2 X, cooldown) + 10 s, in ms
+  CHECK(ttl <= 130'000);
+}
+
+TEST_CASE("fleet: a host that cannot reach Redis at start decides alone, and says so") {
+  TempDir dir;
+  const std::string rules = rules_file(dir, "unix:" + dir.file("none.sock"), kPage);
+  const auto results = run_hosts(rules, {host_log(150, "ERROR disk full")});
+  const RunResult& r = results[0];
+  CHECK(count_lines(r.out, "ERROR disk full") == 100);  // on_unreachable = local: its own window, Y = 100
+  CHECK(r.err.find("swthrottle: fleet: redis unix:" + dir.file("none.sock") + " unreachable (") != std::string::npos);
+  CHECK(r.err.find("deciding by on_unreachable = local") != std::string::npos);
+  CHECK(stat(r.err, "stats: fleet:", "unanswered") == 150);
+  CHECK(stat(r.err, "stats: rule page:", "fleet_local") == 150);
+  CHECK(r.err.find(" state degraded ") != std::string::npos);
+}
+
+TEST_CASE("fleet: on_unreachable = closed suppresses, open passes") {
+  TempDir dir;
+  for (const std::string& mode : {std::string("closed"), std::string("open")}) {
+    const std::string rules =
+        rules_file(dir, "unix:" + dir.file("none.sock"), kPage, "on_unreachable = \"" + mode + "\"\n");
+    const auto results = run_hosts(rules, {host_log(150, "ERROR disk full")});
+    CHECK(count_lines(results[0].out, "ERROR disk full") == (mode == "open" ? 150 : 0));
+  }
+}
+
+namespace {
+
+// One live host reading stdin under arrival time, for the fault tests: a
+// throttle that passes everything, so each line written shows on stdout.
+struct LiveHost {
+  TempDir dir;
+  Process p;
+  int sent = 0;
+
+  LiveHost(const std::string& url, const std::string& timeout = "200ms")
+      : p(Process::spawn(
+            {SWTHROTTLE_BINARY, "-r",
+             dir.write("rules.toml", "[fleet]\nredis = \"" + url + "\"\ntimeout = \"" + timeout + "\"\n" + R"toml(
+[[rule]]
+name = "all"
+kind = "throttle"
+threshold = "1000000 per 1m"
+fleet = "exact"
+[[rule.event]]
+name = "e"
+match = 'line'
+)toml"),
+             "--stats"})) {}
+
+  // Writes one line and waits for it on stdout.
+  bool line(std::chrono::milliseconds within = std::chrono::milliseconds(10'000)) {
+    const std::string text = "line " + std::to_string(++sent);
+    if (!p.write_stdin(text + "\n")) return false;
+    return p.read_stdout_until([&](const std::string& out) { return out.find(text + "\n") != std::string::npos; },
+                               within);
+  }
+  bool stderr_says(const std::string& what) {
+    return p.read_stderr_until([&](const std::string& err) { return err.find(what) != std::string::npos; });
+  }
+};
+
+std::string only_key(RedisServer& redis) {
+  const std::string keys = redis.cli({"KEYS", "swt:*"});
+  REQUIRE_MESSAGE(keys.find('\n') == std::string::npos, keys);
+  return keys;
+}
+
+}  // namespace
+
+TEST_CASE("fleet fault: Redis killed (-9) and restarted, without and with AOF") {
+  for (const bool aof : {false, true}) {
+    CAPTURE(aof);
+    RedisServerOptions ro;
+    ro.appendonly = aof;
+    ro.extra_args = {"--appendfsync", "always"};
+    RedisServer redis(ro);
+    LiveHost host(redis.url());
+    REQUIRE(host.line());
+    REQUIRE(host.line());
+    const std::string key = only_key(redis);
+    CHECK(redis.cli({"HGET", key, "s:0"}) == "2");
+    redis.kill9();
+    // Lines go on, decided by this host alone, each within the timeout.
+    REQUIRE(host.line(std::chrono::milliseconds(5'000)));
+    CHECK(host.stderr_says("unreachable ("));
+    REQUIRE(host.line(std::chrono::milliseconds(5'000)));
+    redis.restart();
+    CHECK(host.stderr_says("reachable again after "));
+    CHECK(host.stderr_says("restarted (its run_id changed)"));
+    REQUIRE(host.line());
+    // With AOF the window survived the crash; without, it started over.
+    CHECK(redis.cli({"HGET", key, "s:0"}) == (aof ? "3" : "1"));
+    const RunResult r = host.p.wait();
+    CHECK(r.exit_status == 0);
+    CHECK(stat(r.err, "stats: fleet:", "degraded") == 1);
+    CHECK(stat(r.err, "stats: fleet:", "reconnects") == 1);
+    CHECK(stat(r.err, "stats: fleet:", "resets") == 1);
+    CHECK(stat(r.err, "stats: rule all:", "fleet_local") == 2);
+  }
+}
+
+TEST_CASE("fleet fault: Redis stopped (SIGSTOP): a line waits at most the timeout, then resumes with Redis") {
+  RedisServer redis;
+  LiveHost host(redis.url(), "300ms");
+  REQUIRE(host.line());
+  redis.pause();
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(host.line(std::chrono::milliseconds(5'000)));
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  CHECK(waited >= std::chrono::milliseconds(250));
+  CHECK(host.stderr_says("unreachable ("));
+  // Degraded: the next lines do not wait at all.
+  for (int i = 0; i < 20; ++i) REQUIRE(host.line(std::chrono::milliseconds(5'000)));
+  redis.resume();
+  CHECK(host.stderr_says("reachable again after "));
+  const RunResult r = host.p.wait();
+  CHECK(stat(r.err, "stats: fleet:", "timeouts") == 1);
+  CHECK(stat(r.err, "stats: fleet:", "unanswered") == 21);
+}
+
+TEST_CASE("fleet fault: the script cache flushed mid-run: reloaded once, nothing lost") {
+  RedisServer redis;
+  LiveHost host(redis.url());
+  REQUIRE(host.line());
+  CHECK(redis.cli({"SCRIPT", "FLUSH"}) == "OK");
+  REQUIRE(host.line());
+  REQUIRE(host.line());
+  CHECK(host.stderr_says("had lost its scripts"));
+  CHECK(redis.cli({"HGET", only_key(redis), "s:0"}) == "3");
+  const RunResult r = host.p.wait();
+  CHECK(stat(r.err, "stats: fleet:", "reloads") == 1);
+  CHECK(stat(r.err, "stats: fleet:", "unanswered") == 0);
+}
+
+TEST_CASE("fleet fault: a reply lost after Redis applied the command is not counted twice") {
+  RedisServerOptions ro;
+  ro.tcp = true;
+  RedisServer redis(ro);
+  FaultProxy proxy = FaultProxy::to_tcp("127.0.0.1", redis.port());
+  LiveHost host(proxy.url());
+  REQUIRE(host.line());
+  proxy.drop_reply(1);
+  REQUIRE(host.line(std::chrono::milliseconds(5'000)));  // no reply: decided here
+  CHECK(host.stderr_says("unreachable ("));
+  CHECK(host.stderr_says("reachable again after "));
+  REQUIRE(host.line());
+  // Three lines, three counts: the one whose reply was lost counted once.
+  CHECK(redis.cli({"HGET", only_key(redis), "s:0"}) == "3");
+}
+
+TEST_CASE("fleet fault: a slow link is waited for; a blackholed one costs one timeout") {
+  RedisServerOptions ro;
+  ro.tcp = true;
+  RedisServer redis(ro);
+  FaultProxy proxy = FaultProxy::to_tcp("127.0.0.1", redis.port());
+  LiveHost host(proxy.url(), "500ms");
+  REQUIRE(host.line());
+  proxy.delay(50, 20);  // a round trip of about 100 ms: within the timeout
+  for (int i = 0; i < 3; ++i) REQUIRE(host.line());
+  proxy.blackhole();
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(host.line(std::chrono::milliseconds(5'000)));
+  CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(450));
+  CHECK(host.stderr_says("unreachable ("));
+  proxy.pass();
+  CHECK(host.stderr_says("reachable again after "));
+  REQUIRE(host.line());
+  const RunResult r = host.p.wait();
+  CHECK(stat(r.err, "stats: fleet:", "answered") == 5);
+  CHECK(stat(r.err, "stats: fleet:", "timeouts") == 1);
+}
+
+TEST_CASE("fleet fault: a Redis that may evict windows is reported at start") {
+  RedisServerOptions ro;
+  ro.extra_args = {"--maxmemory", "1mb", "--maxmemory-policy", "allkeys-lru"};
+  RedisServer redis(ro);
+  LiveHost host(redis.url());
+  REQUIRE(host.line());
+  CHECK(host.stderr_says("has maxmemory-policy allkeys-lru: under memory pressure it can evict fleet windows"));
+}
