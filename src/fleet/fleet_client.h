@@ -75,6 +75,8 @@ class FleetClient {
   bool ask(const Request& request, Reply& reply);
 
   const FleetStats& stats() const { return stats_; }
+  // One line on stderr (for what the rules' side finds, such as log lag).
+  void report(const std::string& line) { report_(line); }
   const FleetClientOptions& options() const { return options_; }
 
  private:

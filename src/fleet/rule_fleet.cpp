@@ -47,8 +47,22 @@ RuleFleet::RuleFleet(FleetClient& client, const config::RuleSet& rules, std::str
     info.shape.ttl_ms = std::max(2 * r.window_ms, r.cooldown_ms) + 10'000;
     info.limit = r.threshold.value_or(0);
     info.cooldown_ms = r.cooldown_ms;
+    info.name = r.name;
+    info.window_ms = r.window_ms;
     rules_.push_back(std::move(info));
   }
+  lag_told_ = std::make_unique<std::atomic<bool>[]>(rules_.size());
+}
+
+void RuleFleet::check_lag(uint32_t rule, int64_t own_bucket, const Reply& reply) {
+  const RuleInfo& info = rules_[rule];
+  const int64_t lag_ms = (reply.newest_bucket - own_bucket) * info.shape.width_ms;
+  if (lag_ms <= info.window_ms / 2 || lag_told_[rule].exchange(true, std::memory_order_relaxed)) return;
+  client_.report(
+      fmt::format("fleet: rule {}: this host's time is {} ms behind the fleet's newest (more than half "
+                  "the window): its events are late fleet-wide; a replay needs its own "
+                  "--fleet-namespace",
+                  info.name, lag_ms));
 }
 
 bool RuleFleet::digested(uint32_t rule, std::string_view key) const {
@@ -87,6 +101,7 @@ bool RuleFleet::throttle(uint32_t rule, std::string_view key, int64_t t_ms, int6
   r.now_bucket = std::max<int64_t>(std::max(now_ms, t_ms), 0) / w;
   Reply reply;
   if (!client_.ask(r, reply)) return false;
+  check_lag(rule, r.now_bucket, reply);
   out.passed = reply.passed;
   out.late = reply.late;
   return true;
@@ -104,6 +119,7 @@ bool RuleFleet::alert(uint32_t rule, std::string_view key, int64_t t_ms, int64_t
   if (claim) r.episode = next_episode();
   Reply reply;
   if (!client_.ask(r, reply)) return false;
+  check_lag(rule, r.now_bucket, reply);
   const std::size_t n = std::min<std::size_t>(counts.size(), reply.ncounts);
   std::fill(counts.begin(), counts.end(), 0);
   std::copy_n(reply.counts.begin(), n, counts.begin());

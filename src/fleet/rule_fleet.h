@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,12 @@ class RuleFleet final : public engine::FleetLink {
     WindowShape shape;
     uint64_t limit = 0;  // Y (0 with a `when`)
     int64_t cooldown_ms = 0;
+    std::string name;
+    int64_t window_ms = 0;
   };
+  // The fleet's newest bucket against this host's: a host whose log time
+  // trails the fleet by more than half a window is told once per rule.
+  void check_lag(uint32_t rule, int64_t own_bucket, const Reply& reply);
   Request request(Op op, uint32_t rule, std::string_view key) const;
   bool digested(uint32_t rule, std::string_view key) const;  // the hash names the key by its digest
   std::string next_episode();
@@ -62,6 +68,7 @@ class RuleFleet final : public engine::FleetLink {
   config::Unreachable on_unreachable_;
   std::string episode_prefix_;  // <host>:<start ms>:
   std::atomic<uint64_t> episodes_{0};
+  std::unique_ptr<std::atomic<bool>[]> lag_told_;  // by rule
 };
 
 }  // namespace swthrottle::fleet

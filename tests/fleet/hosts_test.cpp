@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -332,4 +333,42 @@ TEST_CASE("fleet fault: a Redis that may evict windows is reported at start") {
   LiveHost host(redis.url());
   REQUIRE(host.line());
   CHECK(host.stderr_says("has maxmemory-policy allkeys-lru: under memory pressure it can evict fleet windows"));
+}
+
+TEST_CASE("fleet fault: a host whose clock is skewed is told so") {
+  RedisServer redis;
+  TempDir dir;
+  // libfaketime (Debian faketime) moves this host's clocks 5 s ahead of
+  // Redis's; the narrowest fleet bucket is 6 s, so more than 1.5 s is reported.
+  const std::string lib = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+  REQUIRE_MESSAGE(::access(lib.c_str(), R_OK) == 0, "faketime is not installed (.ci/setup installs it)");
+  const std::string rules = dir.write("rules.toml", "[fleet]\nredis = \"" + redis.url() + "\"\n" + kPage);
+  Process p = Process::spawn({SWTHROTTLE_BINARY, "-r", rules},
+                             {{"LD_PRELOAD", lib},
+                              {"FAKETIME", "+5s"},
+                              {"FAKETIME_DONT_RESET", "1"},
+                              // Under AddressSanitizer: libfaketime is loaded ahead of its runtime.
+                              {"ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=1:abort_on_error=1"}});
+  CHECK(p.read_stderr_until([](const std::string& err) { return err.find("ms ahead of redis") != std::string::npos; }));
+  const std::string err = p.err();
+  std::smatch m;
+  REQUIRE(std::regex_search(err, m, std::regex("this host's clock is (\\d+) ms ahead of redis")));
+  CHECK(std::stol(m[1]) >= 4000);
+  CHECK(std::stol(m[1]) <= 6000);
+  CHECK(err.find("more than 1500 ms, a quarter of the narrowest fleet bucket") != std::string::npos);
+  p.close_stdin();
+  CHECK(p.wait().exit_status == 0);
+}
+
+TEST_CASE("fleet: a host whose logs trail the fleet by more than half a window is told, and its events are late") {
+  RedisServer redis;
+  TempDir dir;
+  const std::string rules = rules_file(dir, redis.url(), kOom);
+  // h0 is at 10:05; h1 replays 10:00, five windows behind.
+  const auto ahead = run_hosts(rules, {host_log(3, "OOM svc=api", 300)});
+  const auto behind = run_hosts(rules, {host_log(3, "OOM svc=api")});
+  CHECK(ahead[0].err.find("behind the fleet") == std::string::npos);
+  CHECK(behind[0].err.find("swthrottle: fleet: rule oom: this host's time is 300000 ms behind the fleet's newest") !=
+        std::string::npos);
+  CHECK(stat(behind[0].err, "stats: rule oom:", "fleet_late") == 3);
 }
