@@ -161,8 +161,9 @@ bool RedisConnection::connect(const Endpoint& endpoint, std::chrono::millisecond
 void RedisConnection::fail_with_context() {
   std::string why = ctx_ != nullptr && ctx_->errstr[0] != '\0' ? std::string(ctx_->errstr) : "connection failed";
   if (ctx_ != nullptr && ctx_->err == REDIS_ERR_EOF) why = "the server closed the connection";
-  // hiredis reports its SO_RCVTIMEO/SO_SNDTIMEO running out as EAGAIN's text.
-  if (ctx_ != nullptr && ctx_->err == REDIS_ERR_IO && why == std::strerror(EAGAIN))
+  // hiredis reports its SO_RCVTIMEO/SO_SNDTIMEO running out as EAGAIN's text
+  // (0.14: REDIS_ERR_IO; 1.x: REDIS_ERR_TIMEOUT, which 0.14 does not define).
+  if (ctx_ != nullptr && why == std::strerror(EAGAIN))
     why = "no answer within " + std::to_string(timeout_.count()) + " ms";
   error_ = "redis " + label_ + ": " + why;
   close();

@@ -57,7 +57,11 @@ local bad = nil
 -- Numbers handed to redis.call as decimal digits (never "1e+13").
 local function S(n) return string.format('%d', n) end
 local function argc(n)
-  if #ARGV ~= n then bad = 'expected ' .. n .. ' arguments, got ' .. #ARGV end
+  if #KEYS ~= 1 then
+    bad = 'expected 1 key, got ' .. #KEYS
+  elseif #ARGV ~= n then
+    bad = 'expected ' .. n .. ' arguments, got ' .. #ARGV
+  end
 end
 -- ARGV[i] as a whole number in lo..hi; on failure sets `bad` and returns lo.
 local function num(i, lo, hi, name)

@@ -29,11 +29,13 @@ class Scripts {
   // Sends the requests pipelined (one EVALSHA each) and reads their replies
   // into `replies` (resized to requests.size()), in order. False: the
   // connection failed; the replies from the first unanswered one on are
-  // !ok with the connection's error, and the caller must reconnect.
+  // !ok with the connection's error, and the caller must reconnect. (When
+  // Redis refuses SCRIPT LOAD, or answers NOSCRIPT again right after the
+  // reload, the connection stands: true, those replies !ok with the error.)
   bool run(RedisConnection& conn, std::span<const Request> requests, std::vector<Reply>& replies);
 
   // SCRIPT LOAD of every script (also done by run() on NOSCRIPT). False: the
-  // connection failed.
+  // connection failed, or Redis refused a script (error() says which).
   bool load(RedisConnection& conn);
 
   // Reloads done because of NOSCRIPT: one per run() that got any NOSCRIPT

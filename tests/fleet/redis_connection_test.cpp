@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fleet_helpers.h"
@@ -317,4 +320,66 @@ TEST_CASE("fleet redis server: restart keeps the port and, with appendonly, the 
   CHECK(plain.cli({"SET", "x", "1"}) == "OK");
   plain.restart();
   CHECK(plain.cli({"EXISTS", "x"}) == "0");  // no AOF, no RDB: gone
+}
+
+TEST_CASE("fleet redis connection: SCRIPT FLUSH racing long pipelines: every request applied once, in order") {
+  RedisServer server;
+  Host host(server);
+  const std::string key = "swt:{t:flush-race}";
+  const std::vector<Request> batch(500, throttle(key, 10, 3, 3, 1'000'000));
+  // The flusher flushes once each time it is asked, racing the batch sent
+  // right after (it may land before, inside or after that pipeline).
+  std::mutex m;
+  std::condition_variable cv;
+  int asked = 0, flushed = 0;
+  bool done = false;
+  std::string flusher_error;
+  std::thread flusher([&] {
+    std::unique_lock lock(m);
+    for (;;) {
+      cv.wait(lock, [&] { return done || asked > flushed; });
+      if (asked == flushed) return;
+      lock.unlock();
+      std::string answer;
+      try {
+        answer = server.cli({"SCRIPT", "FLUSH"});
+      } catch (const std::exception& e) {
+        answer = e.what();
+      }
+      lock.lock();
+      if (answer != "OK") flusher_error = answer;
+      ++flushed;
+      cv.notify_all();
+    }
+  });
+  auto wait_flushed = [&] {
+    std::unique_lock lock(m);
+    cv.wait(lock, [&] { return flushed == asked; });
+  };
+  uint64_t expected = 0;
+  bool in_order = true;
+  for (int k = 0; k <= 40; ++k) {
+    if (k % 10 == 5) {  // a flush racing batch k
+      std::lock_guard lock(m);
+      ++asked;
+      cv.notify_all();
+    }
+    // Done before batch k+1: so each flush is seen (as NOSCRIPT) by exactly
+    // one run, and two flushes never meet in one.
+    if (k % 10 == 6) wait_flushed();
+    for (const Reply& r : host.run(batch)) {
+      if (!r.ok || r.sum != ++expected) in_order = false;
+    }
+  }
+  {
+    std::lock_guard lock(m);
+    done = true;
+    cv.notify_all();
+  }
+  flusher.join();
+  CHECK(flusher_error.empty());
+  CHECK(in_order);
+  CHECK(expected == 41 * 500);
+  CHECK(hgetall(server, key)["s:0"] == std::to_string(41 * 500));
+  CHECK(host.scripts.reloads() == 4);
 }

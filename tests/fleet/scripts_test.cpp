@@ -401,6 +401,14 @@ TEST_CASE("fleet scripts: bad arguments are refused as data, at once, and change
     return std::string(r->element[1]->str, r->element[1]->len);
   };
   CHECK(raw({}) == "expected 7 arguments, got 0");
+  {
+    const std::string_view no_key[] = {"EVALSHA", sha, "0", "10", "1", "60000", "", "50", "50", "5"};
+    ReplyPtr r = host.conn.command(no_key);
+    REQUIRE(r);
+    REQUIRE(r->type == REDIS_REPLY_ARRAY);
+    REQUIRE(r->elements == 2);
+    CHECK(std::string(r->element[1]->str, r->element[1]->len) == "expected 1 key, got 0");
+  }
   CHECK(raw({"10", "1", "60000", "", "50", "50"}) == "expected 7 arguments, got 6");
   CHECK(raw({"10", "1", "60000", "", "50", "50", "5", "extra"}) == "expected 7 arguments, got 8");
   CHECK(raw({"10", "1", "60000", "", "5e1", "50", "5"}).starts_with("bucket (ARGV[5]) is not a whole number"));
