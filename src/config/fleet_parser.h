@@ -22,8 +22,9 @@ MaybeError parse_fleet(const TomlReader& in, const toml::node& t, FleetSettings&
 Result<FleetMode> read_fleet_mode(const TomlReader& in, const toml::node& v);
 
 // The limits of a fleet rule that depend on the rest of it (buckets at most
-// kMaxFleetBuckets): "" when fine, else what is wrong.
+// kMaxFleetBuckets, buckets x events at most kMaxFleetCounters): "" when fine, else what is wrong.
 inline constexpr uint32_t kMaxFleetBuckets = 600;
+inline constexpr uint32_t kMaxFleetCounters = 4800;
 std::string fleet_rule_problem(const Rule& r);
 
 }  // namespace swthrottle::config

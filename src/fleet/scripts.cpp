@@ -37,8 +37,8 @@
 // 10^14 bound on every number is the guard against corrupt input.
 //
 // Late events: Throttle decides a late line at nb and counts it there;
-// Alert adds nothing for a late event but still returns the sums, and
-// with a limit still claims on them (the request is decided at nb).
+// Alert adds nothing for a late event but still returns the sums; it never
+// claims for one (as a host's own window: a late event is not evaluated).
 #include "fleet/scripts.h"
 
 #include <hiredis/hiredis.h>
@@ -248,7 +248,7 @@ if not late then
 end
 local counts = sums(E)
 local claimed, sup = 0, 0
-if limit > 0 then
+if limit > 0 and not late then
   local total = 0
   for e = 1, E do total = total + counts[e] end
   if total >= limit then claimed, sup = claim(t, cooldown, episode) end

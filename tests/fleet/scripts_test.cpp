@@ -312,6 +312,27 @@ TEST_CASE("fleet scripts: Alert with a limit claims in the same script") {
   check_pttl(key);
 }
 
+TEST_CASE("fleet scripts: a late Alert never claims, even when the window's sums reach the limit") {
+  Host host(server());
+  const std::string key = key_for("alert-late-claim");
+  auto a = [&](int64_t bucket, int64_t now, const std::string& ep) {
+    Request r = alert(key, 5, 1, bucket, now, 0b1);
+    r.limit = 2;
+    r.t_ms = bucket * 1000;
+    r.cooldown_ms = 1000;
+    r.episode = ep;
+    return host.run(r);
+  };
+  CHECK_FALSE(a(10, 10, "h1:1").claimed);  // sum 1
+  const Reply late = a(2, 10, "h2:1");     // older than the window (buckets 6..10): not added
+  CHECK(late.late);
+  CHECK_FALSE(late.claimed);
+  CHECK(counts(late) == std::vector<uint64_t>{1});
+  CHECK(hgetall(server(), key).count("ep") == 0);
+  const Reply on_time = a(10, 10, "h2:2");  // sum 2: claims
+  CHECK(on_time.claimed);
+}
+
 TEST_CASE("fleet scripts: Resolve ends only its own episode, once") {
   Host host(server());
   const std::string key = key_for("resolve");

@@ -126,3 +126,20 @@ TEST_CASE("fleet config: the fleet identity changes with what the counts mean, n
   REQUIRE(changed.ok());
   CHECK(swthrottle::config::fleet_identity(changed->rules[0]) != id);
 }
+
+TEST_CASE("fleet config: an alert rule's counters (buckets x events) are capped") {
+  std::string toml = R"toml(
+[[rule]]
+name = "many"
+kind = "alert"
+when = "a >= 1"
+window = "10m"
+buckets = 600
+fleet = "exact"
+)toml";
+  for (const char* e : {"a", "b", "c", "d", "e", "f", "g", "h", "i"})
+    toml += std::string("[[rule.event]]\nname = \"") + e + "\"\nmatch = '" + e + "'\n";
+  CHECK(error_of(toml) ==
+        "rules.toml:8:9: rule \"many\": a fleet rule has at most 4800 counters per window (buckets x events: 600 x 9 "
+        "here)");
+}
