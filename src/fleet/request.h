@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace swthrottle::fleet {
 
@@ -50,6 +51,27 @@ enum class Op : uint8_t {
   Resolve,
   // Read: advance to now_bucket; return the per-event sums.
   Read,
+  // Flush (fleet = "batched", alerts): a host's counts since its last flush
+  // of this window, made idempotent by (host, seq): a seq not above the
+  // host's last one adds nothing (a retry after a lost reply). Advances to
+  // max(nb, now_bucket, the deltas' buckets); deltas older than the window
+  // are not added and counted in reply.late_count. Returns the sums; claims
+  // as Alert does when `limit` > 0 (a retry whose first try claimed answers
+  // claimed again: ep still holds its episode).
+  Flush,
+  // Lease (fleet = "batched", throttles): advance to `bucket` (the host's
+  // now); first give back `return_n` unused permits of `return_bucket` if it
+  // is still in the window; then grant min(want, Y - sum) permits, counted in
+  // `bucket` at once (in nb when `bucket` is late).
+  Lease,
+};
+inline constexpr std::size_t kOps = 7;
+
+// A host's count of one event in one bucket, not yet in the fleet window.
+struct Delta {
+  int64_t bucket = 0;
+  uint32_t event = 0;
+  uint64_t n = 0;
 };
 
 struct Request {
@@ -57,13 +79,19 @@ struct Request {
   std::string hash_key;
   std::string original_key;  // set when hash_key holds a digest: stored in field k
   WindowShape shape;
-  int64_t bucket = 0;       // Throttle, Alert: the event's bucket
-  int64_t now_bucket = 0;   // Throttle, Alert, Read: the asking host's now
-  uint64_t limit = 0;       // Throttle: Y. Alert: claim at this sum (0: never)
-  uint64_t events = 0;      // Alert: the events to add, one each
-  int64_t t_ms = 0;         // Alert (claim), Claim: the event's time
-  int64_t cooldown_ms = 0;  // Alert (claim), Claim
-  std::string episode;      // Alert (claim), Claim: the id a claim writes; Resolve: the id to end
+  int64_t bucket = 0;         // Throttle, Alert: the event's bucket
+  int64_t now_bucket = 0;     // Throttle, Alert, Read: the asking host's now
+  uint64_t limit = 0;         // Throttle: Y. Alert: claim at this sum (0: never)
+  uint64_t events = 0;        // Alert: the events to add, one each
+  int64_t t_ms = 0;           // Alert (claim), Claim: the event's time
+  int64_t cooldown_ms = 0;    // Alert (claim), Claim
+  std::string episode;        // Alert (claim), Claim, Flush: the id a claim writes; Resolve: the id to end
+  std::vector<Delta> deltas;  // Flush: at most 4096
+  std::string host;           // Flush: this process (host name and start time)
+  uint64_t seq = 0;           // Flush: above every earlier flush of this host
+  uint64_t want = 0;          // Lease: permits asked for (>= 1)
+  int64_t return_bucket = 0;  // Lease: the bucket of the permits given back
+  uint64_t return_n = 0;      // Lease: unused permits given back (0: none)
 };
 
 struct Reply {
@@ -77,7 +105,10 @@ struct Reply {
   bool resolved = false;      // Resolve
   int64_t newest_bucket = 0;  // nb after the step
   uint64_t suppressed = 0;    // Claim/Alert when claimed, Resolve: the fleet's held-back lines
-  uint64_t sum = 0;           // Throttle: the window's count after the step
+  uint64_t sum = 0;           // Throttle, Lease: the window's count after the step
+  uint64_t granted = 0;       // Lease: permits granted
+  uint64_t late_count = 0;    // Flush: counts older than the window, not added
+  bool duplicate = false;     // Flush: a seq already applied: nothing added
   uint32_t ncounts = 0;       // Alert, Read: per-event sums in counts[0..ncounts)
   std::array<uint64_t, 64> counts{};
 };

@@ -16,6 +16,11 @@
 //   Claim    ARGV[5] t_ms  ARGV[6] cooldown_ms  ARGV[7] episode (1..256 bytes)
 //   Resolve  ARGV[5] episode (1..256 bytes)
 //   Read     ARGV[5] now_bucket
+//   Flush    ARGV[5] now_bucket  ARGV[6] host (1..128 bytes)  ARGV[7] seq (>= 1)
+//            ARGV[8] limit  ARGV[9] t_ms  ARGV[10] cooldown_ms  ARGV[11] episode
+//            ARGV[12] n (0..4096), then n triples: bucket, event (< E), count (>= 1)
+//   Lease    ARGV[5] bucket  ARGV[6] want (>= 1)  ARGV[7] limit (Y)
+//            ARGV[8] return_bucket  ARGV[9] return_n               (E must be 1)
 //
 // Replies are arrays of integers led by a status: {0, "why"} is a refusal
 // (nothing was changed: every argument is checked before the first write),
@@ -26,6 +31,8 @@
 //   Claim    {1, claimed, suppressed, nb}
 //   Resolve  {1, resolved, suppressed, nb}
 //   Read     {1, nb, E, count_0 .. count_E-1}
+//   Flush    {1, late_count, nb, claimed, suppressed, duplicate, E, count_0 .. count_E-1}
+//   Lease    {1, granted, sum, nb, late}
 //
 // In the hash, a bucket field <b>:<e> and a sum s:<e> exist only while they
 // are above zero, and sup only while a line is held back: absent is zero.
@@ -97,8 +104,8 @@ local function common(n)
   local k = str(4, 0, 4096, 'k')
   return B, E, ttl, k
 end
--- The fields that are not nb, s:<e> or <b>:<e>: a rebuild keeps them.
--- A new kind of field must be added here.
+-- The fields that are not nb, s:<e>, <b>:<e> or q:<host>: a rebuild keeps
+-- them (and the q: fields). A new kind of field must be added here.
 local META = {'last', 'ep', 'sup', 'k'}
 -- Rebuilds the hash with nb = target, keeping the buckets from target-B+1
 -- to nb (none after a jump of B or more) with their sums, and META: one
@@ -111,6 +118,19 @@ local function rebuild(B, E, nb, target)
     if st[j] then
       meta[#meta + 1] = META[j]
       meta[#meta + 1] = st[j]
+    end
+  end
+  -- The hosts' flush sequences (q:<host>, batched windows), one per host.
+  local all = redis.call('HKEYS', key)
+  local seqs = {}
+  for j = 1, #all do
+    if string.sub(all[j], 1, 2) == 'q:' then seqs[#seqs + 1] = all[j] end
+  end
+  if #seqs > 0 then
+    local vals = redis.call('HMGET', key, unpack(seqs))
+    for j = 1, #seqs do
+      meta[#meta + 1] = seqs[j]
+      meta[#meta + 1] = vals[j]
     end
   end
   local groups = {}
@@ -295,7 +315,91 @@ for e = 1, E do out[#out + 1] = counts[e] end
 return out
 )LUA";
 
-constexpr std::size_t kOps = 5;
+
+constexpr std::string_view kFlush = R"LUA(
+local n = tonumber(ARGV[12])
+if n == nil or n ~= math.floor(n) or n < 0 or n > 4096 then return {0, 'deltas (ARGV[12]) must be 0..4096'} end
+local B, E, ttl, k = common(12 + 3 * n)
+local now = num(5, 0, MAXN, 'now_bucket')
+local host = str(6, 1, 128, 'host')
+local seq = num(7, 1, MAXN, 'seq')
+local limit = num(8, 0, MAXN, 'limit')
+local t = num(9, 0, MAXN, 't_ms')
+local cooldown = num(10, 0, MAXN, 'cooldown_ms')
+local episode = str(11, 0, 256, 'episode')
+if bad then return {0, bad} end
+if limit > 0 and episode == '' then return {0, 'episode (ARGV[11]) is empty'} end
+local target = now
+local d = {}
+for i = 0, n - 1 do
+  local b = num(13 + 3 * i, 0, MAXN, 'delta bucket')
+  local e = num(14 + 3 * i, 0, E - 1, 'delta event')
+  local c = num(15 + 3 * i, 1, MAXN, 'delta count')
+  d[#d + 1] = {b, e, c}
+  if b > target then target = b end
+end
+if bad then return {0, bad} end
+local last_seq = tonumber(redis.call('HGET', key, 'q:' .. host)) or 0
+local dup = seq <= last_seq
+local nb = advance(B, E, target, true)
+local late = 0
+if not dup then
+  for i = 1, #d do
+    local b, e, c = d[i][1], d[i][2], d[i][3]
+    if b < nb - B + 1 then
+      late = late + c
+    else
+      redis.call('HINCRBY', key, S(b) .. ':' .. e, S(c))
+      redis.call('HINCRBY', key, 's:' .. e, S(c))
+    end
+  end
+  redis.call('HSET', key, 'q:' .. host, S(seq))
+end
+local counts = sums(E)
+local claimed, sup = 0, 0
+if limit > 0 then
+  if dup then
+    if episode ~= '' and redis.call('HGET', key, 'ep') == episode then claimed = 1 end
+  else
+    local total = 0
+    for e = 1, E do total = total + counts[e] end
+    if total >= limit then claimed, sup = claim(t, cooldown, episode) end
+  end
+end
+touch(ttl, k)
+local out = {1, late, nb, claimed, sup, dup and 1 or 0, E}
+for e = 1, E do out[#out + 1] = counts[e] end
+return out
+)LUA";
+
+constexpr std::string_view kLease = R"LUA(
+local B, E, ttl, k = common(9)
+local bucket = num(5, 0, MAXN, 'bucket')
+local want = num(6, 1, MAXN, 'want')
+local limit = num(7, 0, MAXN, 'limit')
+local rb = num(8, 0, MAXN, 'return_bucket')
+local rn = num(9, 0, MAXN, 'return_n')
+if bad then return {0, bad} end
+if E ~= 1 then return {0, 'a throttle counts one event (E = 1), not ' .. E} end
+local nb = advance(B, E, bucket, true)
+if rn > 0 and rb >= nb - B + 1 and rb <= nb then
+  local have = tonumber(redis.call('HGET', key, S(rb) .. ':0')) or 0
+  local back = math.min(rn, have)
+  if back > 0 then
+    if redis.call('HINCRBY', key, S(rb) .. ':0', S(-back)) <= 0 then redis.call('HDEL', key, S(rb) .. ':0') end
+    if redis.call('HINCRBY', key, 's:0', S(-back)) <= 0 then redis.call('HDEL', key, 's:0') end
+  end
+end
+local late = bucket < nb - B + 1
+local sum = tonumber(redis.call('HGET', key, 's:0')) or 0
+local g = math.min(want, math.max(0, limit - sum))
+if g > 0 then
+  redis.call('HINCRBY', key, S(late and nb or bucket) .. ':0', S(g))
+  sum = redis.call('HINCRBY', key, 's:0', S(g))
+end
+touch(ttl, k)
+return {1, g, sum, nb, late and 1 or 0}
+)LUA";
 
 const std::array<std::string, kOps>& sources() {
   static const std::array<std::string, kOps> all = [] {
@@ -306,6 +410,8 @@ const std::array<std::string, kOps>& sources() {
     s[static_cast<std::size_t>(Op::Claim)] = prelude + std::string(kClaim);
     s[static_cast<std::size_t>(Op::Resolve)] = prelude + std::string(kResolve);
     s[static_cast<std::size_t>(Op::Read)] = prelude + std::string(kRead);
+    s[static_cast<std::size_t>(Op::Flush)] = prelude + std::string(kFlush);
+    s[static_cast<std::size_t>(Op::Lease)] = prelude + std::string(kLease);
     return s;
   }();
   return all;
@@ -345,6 +451,28 @@ std::vector<std::string> encode(const Request& r) {
       break;
     case Op::Resolve: a.push_back(r.episode); break;
     case Op::Read: a.push_back(std::to_string(r.now_bucket)); break;
+    case Op::Flush:
+      a.push_back(std::to_string(r.now_bucket));
+      a.push_back(r.host);
+      a.push_back(std::to_string(r.seq));
+      a.push_back(std::to_string(r.limit));
+      a.push_back(std::to_string(r.t_ms));
+      a.push_back(std::to_string(r.cooldown_ms));
+      a.push_back(r.episode);
+      a.push_back(std::to_string(r.deltas.size()));
+      for (const Delta& d : r.deltas) {
+        a.push_back(std::to_string(d.bucket));
+        a.push_back(std::to_string(d.event));
+        a.push_back(std::to_string(d.n));
+      }
+      break;
+    case Op::Lease:
+      a.push_back(std::to_string(r.bucket));
+      a.push_back(std::to_string(r.want));
+      a.push_back(std::to_string(r.limit));
+      a.push_back(std::to_string(r.return_bucket));
+      a.push_back(std::to_string(r.return_n));
+      break;
   }
   return a;
 }
@@ -407,6 +535,22 @@ bool parse_answer(const redisReply& r, Op op, Reply& out) {
       if (!get(1, 1)) return false;
       out.newest_bucket = static_cast<int64_t>(v[0]);
       return counts(2);
+    case Op::Flush:
+      if (!get(1, 5)) return false;
+      out.late_count = v[0];
+      out.late = v[0] != 0;
+      out.newest_bucket = static_cast<int64_t>(v[1]);
+      out.claimed = v[2] != 0;
+      out.suppressed = v[3];
+      out.duplicate = v[4] != 0;
+      return counts(6);
+    case Op::Lease:
+      if (r.elements != 5 || !get(1, 4)) return false;
+      out.granted = v[0];
+      out.sum = v[1];
+      out.newest_bucket = static_cast<int64_t>(v[2]);
+      out.late = v[3] != 0;
+      return true;
   }
   return false;
 }

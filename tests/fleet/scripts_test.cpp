@@ -544,3 +544,125 @@ TEST_CASE("fleet scripts: the largest advances (B = 600) stay bounded scripts (E
   }
   MESSAGE("B = 600, a full window advanced by (Read round trip):" << figures);
 }
+
+namespace {
+
+Request flush(const std::string& key, uint32_t B, uint32_t E, int64_t now, const std::string& host, uint64_t seq,
+              std::vector<swthrottle::fleet::Delta> deltas) {
+  Request r;
+  r.op = swthrottle::fleet::Op::Flush;
+  r.hash_key = key;
+  r.shape = {B, 1000, E, kTtl};
+  r.now_bucket = now;
+  r.host = host;
+  r.seq = seq;
+  r.deltas = std::move(deltas);
+  return r;
+}
+
+Request lease(const std::string& key, int64_t bucket, uint64_t want, uint64_t limit, int64_t rb = 0, uint64_t rn = 0) {
+  Request r;
+  r.op = swthrottle::fleet::Op::Lease;
+  r.hash_key = key;
+  r.shape = {5, 1000, 1, kTtl};
+  r.bucket = bucket;
+  r.want = want;
+  r.limit = limit;
+  r.return_bucket = rb;
+  r.return_n = rn;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("fleet scripts: Flush adds a host's deltas once per seq; a retry adds nothing") {
+  Host host(server());
+  const std::string key = key_for("flush");
+  Reply r = host.run(flush(key, 5, 2, 10, "h1", 1, {{9, 0, 3}, {10, 1, 2}}));
+  REQUIRE(r.ok);
+  CHECK_FALSE(r.duplicate);
+  CHECK(counts(r) == std::vector<uint64_t>{3, 2});
+  r = host.run(flush(key, 5, 2, 10, "h1", 1, {{9, 0, 3}, {10, 1, 2}}));  // the same flush again: lost reply
+  CHECK(r.duplicate);
+  CHECK(counts(r) == std::vector<uint64_t>{3, 2});
+  r = host.run(flush(key, 5, 2, 10, "h2", 1, {{10, 0, 1}}));  // another host's seq 1 is its own
+  CHECK_FALSE(r.duplicate);
+  CHECK(counts(r) == std::vector<uint64_t>{4, 2});
+  // A flush whose deltas are older than the window: counted as late, not added.
+  r = host.run(flush(key, 5, 2, 12, "h1", 2, {{5, 0, 7}, {12, 0, 1}}));
+  CHECK(r.late_count == 7);
+  CHECK(r.newest_bucket == 12);
+  CHECK(counts(r) == std::vector<uint64_t>{5, 2});  // buckets 8..12: 3 + 1 + 1 of event 0
+  CHECK(hgetall(server(), key).at("q:h1") == "2");
+  // A rebuild (a jump of B or more) keeps the hosts' sequences.
+  r = host.run(flush(key, 5, 2, 40, "h2", 2, {}));
+  CHECK(counts(r) == std::vector<uint64_t>{0, 0});
+  CHECK(hgetall(server(), key) == Fields{{"nb", "40"}, {"q:h1", "2"}, {"q:h2", "2"}});
+  check_pttl(key);
+}
+
+TEST_CASE("fleet scripts: Flush claims at the limit; its retry answers claimed again") {
+  Host host(server());
+  const std::string key = key_for("flush-claim");
+  Request f = flush(key, 10, 1, 3, "h1", 1, {{3, 0, 5}});
+  f.limit = 5;
+  f.t_ms = 3500;
+  f.cooldown_ms = 60'000;
+  f.episode = "h1:1";
+  Reply r = host.run(f);
+  CHECK(r.claimed);
+  r = host.run(f);  // the reply was lost: the retry must not lose the alert
+  CHECK(r.duplicate);
+  CHECK(r.claimed);
+  Request g = flush(key, 10, 1, 3, "h2", 1, {{3, 0, 1}});
+  g.limit = 5;
+  g.t_ms = 3600;
+  g.cooldown_ms = 60'000;
+  g.episode = "h2:1";
+  r = host.run(g);
+  CHECK_FALSE(r.claimed);
+  CHECK(hgetall(server(), key).at("sup") == "1");
+}
+
+TEST_CASE("fleet scripts: Lease grants at most Y - sum, takes back unused permits, counts late at nb") {
+  Host host(server());
+  const std::string key = key_for("lease");
+  Reply r = host.run(lease(key, 10, 4, 10));
+  CHECK(r.granted == 4);
+  r = host.run(lease(key, 10, 4, 10));
+  CHECK(r.granted == 4);
+  r = host.run(lease(key, 10, 4, 10));
+  CHECK(r.granted == 2);  // Y - sum
+  r = host.run(lease(key, 10, 4, 10));
+  CHECK(r.granted == 0);
+  CHECK(r.sum == 10);
+  // Next bucket: 3 permits of bucket 10 were not used: given back, then granted again.
+  r = host.run(lease(key, 11, 4, 10, 10, 3));
+  CHECK(r.granted == 3);
+  CHECK(hgetall(server(), key).at("10:0") == "7");
+  CHECK(hgetall(server(), key).at("11:0") == "3");
+  // Late (older than the window at nb = 11): counted at nb.
+  r = host.run(lease(key, 2, 1, 100));
+  CHECK(r.late);
+  CHECK(hgetall(server(), key).at("11:0") == "4");
+  // Giving back more than the bucket holds never goes below zero.
+  r = host.run(lease(key, 11, 1, 0, 11, 99));
+  CHECK(r.granted == 0);
+  CHECK(hgetall(server(), key).count("11:0") == 0);
+  CHECK(hgetall(server(), key).at("s:0") == "7");
+  check_pttl(key);
+}
+
+TEST_CASE("fleet scripts: Flush and Lease refuse bad arguments") {
+  Host host(server());
+  const std::string key = key_for("batched-bad");
+  Reply r = host.run(flush(key, 5, 2, 10, "h1", 0, {{10, 0, 1}}));  // seq 0
+  CHECK_FALSE(r.ok);
+  r = host.run(flush(key, 5, 2, 10, "h1", 1, {{10, 2, 1}}));  // event past E
+  CHECK_FALSE(r.ok);
+  r = host.run(flush(key, 5, 2, 10, "", 1, {}));  // no host
+  CHECK_FALSE(r.ok);
+  r = host.run(lease(key, 10, 0, 10));  // want 0
+  CHECK_FALSE(r.ok);
+  CHECK(server().cli({"EXISTS", key}) == "0");
+}
