@@ -34,6 +34,7 @@ bool App::attach_fleet(pipeline::Generation& g, std::string* why) {
     fo.endpoint = *fleet::parse_endpoint(f.redis);  // checked by load_generation
     if (const char* pw = std::getenv("SWTHROTTLE_REDIS_PASSWORD")) fo.password = pw;
     fo.timeout = std::chrono::milliseconds(f.timeout_ms);
+    fo.sync = std::chrono::milliseconds(f.sync_ms);
     fo.fallback = std::string(to_string(f.on_unreachable));
     int64_t narrowest = INT64_MAX;
     for (const auto& r : rules.rules)
@@ -219,6 +220,12 @@ void App::finish() {
     cv_.notify_all();
   }
   pipeline::Generation& g = *current();
+  if (fleet_) {
+    // Batched fleet rules: what this host counted goes to the fleet before
+    // it exits, and the alerts that flush claims are written.
+    fleet_->flush_now(2 * fleet_->options().timeout + fleet_->options().sync);
+    write_fleet_alerts();
+  }
   if (state_) {
     save_state(g);
   } else if (!sink_.closed()) {
@@ -231,6 +238,21 @@ void App::finish() {
   std::lock_guard lock(mu_);
   finished_ = true;
   cv_.notify_all();
+}
+
+void App::write_fleet_alerts() {
+  std::vector<engine::FleetClaim> claims;
+  std::vector<engine::Record> records;
+  std::vector<pipeline::Generation*> gens;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& g : generations_) gens.push_back(g.get());
+  }
+  for (pipeline::Generation* g : gens) {
+    if (!g->fleet) continue;
+    g->engine->fleet_alerts(claims, records);
+    if (!records.empty()) emit(records);
+  }
 }
 
 std::string App::stats_text() {

@@ -108,6 +108,9 @@ class App final : private pipeline::DeciderHost {
   // Rules with `fleet`: the fleet client (made once, at start) and the
   // generation's link to it. False: the fleet cannot serve these rules.
   bool attach_fleet(pipeline::Generation& g, std::string* why);
+  // The alerts the fleet thread claimed for batched rules (of every
+  // generation), written. With the order lock held exclusive.
+  void write_fleet_alerts();
 
   const cli::Options options_;  // a copy: the signal thread may outlive main()'s locals
   const AppOptions app_options_;

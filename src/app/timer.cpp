@@ -2,7 +2,8 @@
 // time, even when no line comes (SPEC §3); under log time, those a quiet
 // followed log has reached (pipeline/quiet_time.h); with --state, a save
 // every state_save_every_ms (SPEC §6), so a crash of a long run loses at
-// most that.
+// most that; with fleet rules, the alerts the fleet thread claimed for
+// batched rules, within 200 ms of the claim.
 #include <algorithm>
 #include <chrono>
 
@@ -11,7 +12,8 @@
 namespace swthrottle::app {
 
 bool App::needs_timer() const {
-  return current_.load()->rules->settings.time == config::TimeSource::Arrival || state_ != nullptr || followed_;
+  return current_.load()->rules->settings.time == config::TimeSource::Arrival || state_ != nullptr || followed_ ||
+         fleet_ != nullptr;
 }
 
 // The newest log time a quiet followed input has reached (kNoStamp: none).
@@ -55,6 +57,7 @@ void App::timer_loop() {
           g->engine->tick(now, records);
           if (!records.empty()) emit(records);
         }
+        if (fleet_) write_fleet_alerts();  // claimed by the fleet thread (batched rules)
         if (state_ && clock_.steady_ms() >= next_save) {
           save_state(*g);
           next_save = clock_.steady_ms() + app_options_.state_save_every_ms;

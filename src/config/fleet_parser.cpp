@@ -64,11 +64,6 @@ MaybeError parse_fleet(const TomlReader& in, const toml::node& node, FleetSettin
 Result<FleetMode> read_fleet_mode(const TomlReader& in, const toml::node& v) {
   auto m = in.choose(v, "fleet", std::array{FleetMode::Exact, FleetMode::Batched});
   if (!m) return m.error();
-  if (*m == FleetMode::Batched) {
-    return in.err(v,
-                  "fleet = \"batched\" is not available yet; use fleet = \"exact\" (one Redis round trip per "
-                  "matched event of the rule)");
-  }
   return *m;
 }
 

@@ -65,7 +65,8 @@ struct Engine::RuleState {
   std::shared_ptr<KeyMap> keys;            // a rule with `key`
   std::shared_ptr<RuleStats> stats_ptr = std::make_shared<RuleStats>();
   RuleStats& stats() { return *stats_ptr; }
-  bool fleet = false;  // config::Rule::fleet is on
+  bool fleet = false;    // config::Rule::fleet is on
+  bool batched = false;  // fleet = "batched"
   std::shared_ptr<FleetEpisodes> episodes = std::make_shared<FleetEpisodes>();
 };
 
@@ -79,6 +80,7 @@ Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rul
     rs->limit = r.threshold.value_or(0);
     rs->threshold_text = r.threshold ? std::to_string(*r.threshold) : r.when_text;
     rs->fleet = r.fleet != config::FleetMode::Off;
+    rs->batched = r.fleet == config::FleetMode::Batched;
     rs->needs_captures = template_uses_captures(r.key, r.capture_names.size()) ||
                          template_uses_captures(r.message, r.capture_names.size());
     // A throttle counts passed lines (one counter); an alert counts each event.
@@ -208,6 +210,23 @@ bool Engine::offer_fleet_alert(RuleState& rs, uint64_t events, std::string_view 
   auto count_here = [&] {
     for (uint64_t e = events; e != 0; e &= e - 1) w.add(t, static_cast<uint32_t>(std::countr_zero(e)));
   };
+  if (rs.batched) {
+    // Counted here and among the deltas the fleet thread flushes; the fleet
+    // thread claims the alert, and the timer writes it (fleet_alerts()).
+    if (!fleet_->add(rs.index, key, t, now, events, line.text)) {
+      rs.stats().fleet_local.add();
+      if (fleet_->on_unreachable() == config::Unreachable::Local) return false;
+      count_here();
+      if (ex)
+        ex->decision =
+            fmt::format("fleet unreachable: on_unreachable = {}, no alert", to_string(fleet_->on_unreachable()));
+      return true;
+    }
+    count_here();
+    rs.stats().events.add(static_cast<uint64_t>(std::popcount(events)));
+    if (ex) ex->decision = "counted; sent to the fleet with the next flush";
+    return true;
+  }
   FleetAnswer a;
   // A plain threshold is claimed in the same step as the count; a `when` is
   // evaluated here, and claimed in a second step only when it holds.
@@ -256,6 +275,37 @@ bool Engine::offer_fleet_alert(RuleState& rs, uint64_t events, std::string_view 
                              : "counted in the fleet window; condition false";
   }
   return true;
+}
+
+void Engine::fleet_alerts(std::vector<FleetClaim>& claims, std::vector<Record>& out) {
+  out.clear();
+  claims.clear();
+  if (fleet_ == nullptr) return;
+  fleet_->take_claims(claims);
+  const int64_t now = now_.load();
+  for (const FleetClaim& c : claims) {
+    if (c.rule >= states_.size()) continue;
+    RuleState& rs = *states_[c.rule];
+    const config::Rule& rule = *rs.rule;
+    const std::span<const uint64_t> counts(c.counts.data(), rule.events.size());
+    Record r = make_record(RecordType::Alert, rs, c.key, now);
+    fill_counts(r, rs, counts);
+    r.suppressed = c.suppressed;
+    r.line = c.line;
+    r.has_line = !c.line.empty();
+    std::array<std::string_view, 64 + config::kFieldFirstCapture> values{};
+    values[config::kFieldRule] = rule.name;
+    values[config::kFieldWindow] = rule.window_text;
+    values[config::kFieldThreshold] = rs.threshold_text;
+    values[config::kFieldLine] = c.line;
+    render_message(rs, r, values);
+    rs.stats().alerts.add();
+    out.push_back(std::move(r));
+    if (rule.resolve) {
+      std::lock_guard lock(rs.episodes->mu);
+      rs.episodes->by_key[c.key] = c.episode;
+    }
+  }
 }
 
 void Engine::check_fleet_episodes(RuleState& rs, int64_t now, std::vector<Record>& out) {
@@ -425,7 +475,7 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
       const char* fleet_says = nullptr;
       if (rs.fleet && fleet_ != nullptr) {
         FleetAnswer a;
-        if (fleet_->throttle(hit.rule, key, t, now, a)) {
+        if (rs.batched ? fleet_->lease(hit.rule, key, now, a) : fleet_->throttle(hit.rule, key, t, now, a)) {
           limit = a.passed ? UINT64_MAX : 0;
           fleet_late = a.late;
           if (a.late) rs.stats().fleet_late.add();

@@ -87,6 +87,11 @@ class Engine {
   // it). Set before the first offer(); the link outlives the engine.
   void attach_fleet(FleetLink* link) { fleet_ = link; }
 
+  // The alerts the fleet claimed for batched rules since the last call, as
+  // records (written by the App's timer). `claims` holds their lines: keep
+  // it until the records are written.
+  void fleet_alerts(std::vector<FleetClaim>& claims, std::vector<Record>& out);
+
   // Newest time seen, or -1.
   int64_t now_ms() const { return now_.load(); }
   // Earliest time at which a tick() could produce a record: the next bucket

@@ -10,10 +10,12 @@
 // Thread-safe: deciders of several inputs call it at once.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/rules.h"
 
@@ -26,6 +28,17 @@ struct FleetAnswer {
   bool resolved = false;    // resolve: this host ended the episode
   uint64_t suppressed = 0;  // claimed, resolved: the fleet's held-back lines
   std::string episode;      // claimed: the episode this host opened
+};
+
+// An alert the fleet thread claimed for this host (fleet = "batched"): to
+// be written by the App's timer thread.
+struct FleetClaim {
+  uint32_t rule = 0;
+  std::string key;
+  std::array<uint64_t, 64> counts{};  // the fleet window's per-event counts
+  uint64_t suppressed = 0;
+  std::string episode;
+  std::string line;  // a line of this key seen here since the flush before
 };
 
 class FleetLink {
@@ -52,6 +65,21 @@ class FleetLink {
 
   // End the episode this host opened, if it is still the fleet's current one.
   virtual bool resolve(uint32_t rule, std::string_view key, std::string_view episode, FleetAnswer& out) = 0;
+
+  // fleet = "batched", alert rule: count `events` at t among this host's
+  // unsynced counts, flushed every `sync` (no I/O, no wait here); `line` may
+  // become the line of the fleet alert this host raises. False: the fleet
+  // is unreachable (the counts are kept for later): decide without it.
+  virtual bool add(uint32_t rule, std::string_view key, int64_t t_ms, int64_t now_ms, uint64_t events,
+                   std::string_view line) = 0;
+
+  // fleet = "batched", throttle: one permit of this host's lease for the
+  // bucket of now (out.passed), asking Redis only for a new lease (at most
+  // once per k lines or per bucket, waiting at most `timeout`).
+  virtual bool lease(uint32_t rule, std::string_view key, int64_t now_ms, FleetAnswer& out) = 0;
+
+  // The alerts claimed since the last call (batched rules), appended to out.
+  virtual void take_claims(std::vector<FleetClaim>& out) = 0;
 
   // What the rules' [fleet] on_unreachable says to do without an answer.
   virtual config::Unreachable on_unreachable() const = 0;

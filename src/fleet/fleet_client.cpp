@@ -99,6 +99,60 @@ bool FleetClient::ask(const Request& request, Reply& reply) {
   return true;
 }
 
+void FleetClient::add_batch_source(BatchSource* source) {
+  std::lock_guard lock(mu_);
+  sources_.push_back(source);
+}
+
+void FleetClient::flush_soon() {
+  {
+    std::lock_guard lock(mu_);
+    flush_asked_ = true;
+  }
+  wake_.notify_one();
+}
+
+bool FleetClient::flush_now(milliseconds within) {
+  std::unique_lock lock(mu_);
+  if (sources_.empty() || stop_ || stats_.degraded_now.load(std::memory_order_acquire)) return false;
+  const uint64_t target = flushes_started_ + 1;  // one that starts after this call
+  flush_asked_ = true;
+  wake_.notify_one();
+  return done_.wait_for(lock, within, [&] { return flushes_done_ >= target || stop_; });
+}
+
+void FleetClient::flush_batches() {
+  std::vector<BatchSource*> sources;
+  {
+    std::lock_guard lock(mu_);
+    sources = sources_;
+    flush_asked_ = false;
+    ++flushes_started_;
+  }
+  next_flush_ = Clock::now() + options_.sync;
+  std::vector<Request> requests;
+  std::vector<Reply> replies;
+  for (BatchSource* source : sources) {
+    requests.clear();
+    source->collect(requests);
+    if (requests.empty()) continue;
+    const bool alive = conn_->scripts.run(conn_->redis, requests, replies);
+    replies.resize(requests.size());
+    for (const Reply& r : replies)
+      if (alive && !r.ok) stats_.errors.fetch_add(1, std::memory_order_relaxed);
+    source->done(requests, replies, alive);
+    if (!alive) {
+      go_degraded(conn_->redis.error());
+      break;
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    ++flushes_done_;
+  }
+  done_.notify_all();
+}
+
 bool FleetClient::connect_now() {
   Conn& c = *conn_;
   if (!c.redis.connect(options_.endpoint, options_.timeout, options_.password)) return false;
@@ -195,15 +249,22 @@ void FleetClient::loop() {
     }
 
     batch.clear();
+    bool flush = false;
     {
       std::unique_lock lock(mu_);
-      wake_.wait_until(lock, next_check_, [&] { return stop_ || !queue_.empty(); });
+      const auto until = sources_.empty() ? next_check_ : std::min(next_check_, next_flush_);
+      wake_.wait_until(lock, until, [&] { return stop_ || !queue_.empty() || flush_asked_; });
       if (stop_) return;
+      flush = !sources_.empty() && (flush_asked_ || Clock::now() >= next_flush_);
       while (!queue_.empty() && batch.size() < kMaxPipeline) {
         auto p = std::move(queue_.front());
         queue_.pop_front();
         if (!p->done) batch.push_back(std::move(p));  // an asker that gave up is not sent
       }
+    }
+    if (flush) {
+      flush_batches();
+      if (stats_.degraded_now.load(std::memory_order_acquire)) continue;
     }
     if (batch.empty()) {
       if (Clock::now() >= next_check_) check_server(/*first=*/false);

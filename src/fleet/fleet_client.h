@@ -24,8 +24,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "fleet/endpoint.h"
 #include "fleet/request.h"
@@ -36,7 +38,8 @@ struct FleetClientOptions {
   Endpoint endpoint;
   std::string password;  // SWTHROTTLE_REDIS_PASSWORD ("" : none)
   std::chrono::milliseconds timeout{200};
-  std::string fallback = "local";  // on_unreachable, for the messages
+  std::chrono::milliseconds sync{250};  // fleet = "batched": how often the batch sources are flushed
+  std::string fallback = "local";       // on_unreachable, for the messages
   // Warn when this host's wall clock and Redis's differ by more than this
   // (a quarter of the narrowest fleet bucket). 0: never.
   int64_t skew_warn_ms = 0;
@@ -46,17 +49,32 @@ struct FleetClientOptions {
 
 // Counters for --stats. Relaxed: reports, not synchronization.
 struct FleetStats {
-  std::atomic<uint64_t> asked{0};       // requests asked
-  std::atomic<uint64_t> answered{0};    // answered by Redis in time
-  std::atomic<uint64_t> unanswered{0};  // degraded, timed out, or refused: decided locally
-  std::atomic<uint64_t> timeouts{0};    // waited the whole timeout
-  std::atomic<uint64_t> errors{0};      // Redis or a script refused a request
-  std::atomic<uint64_t> degraded{0};    // times Redis became unreachable
-  std::atomic<uint64_t> reconnects{0};  // times it became reachable again
-  std::atomic<uint64_t> reloads{0};     // NOSCRIPT answers (script cache lost), each a reload
-  std::atomic<uint64_t> resets{0};      // run_id changes: Redis restarted
-  std::atomic<uint64_t> evicted{0};     // keys Redis evicted while we were connected
+  std::atomic<uint64_t> asked{0};         // requests asked
+  std::atomic<uint64_t> answered{0};      // answered by Redis in time
+  std::atomic<uint64_t> unanswered{0};    // degraded, timed out, or refused: decided locally
+  std::atomic<uint64_t> timeouts{0};      // waited the whole timeout
+  std::atomic<uint64_t> errors{0};        // Redis or a script refused a request
+  std::atomic<uint64_t> degraded{0};      // times Redis became unreachable
+  std::atomic<uint64_t> reconnects{0};    // times it became reachable again
+  std::atomic<uint64_t> reloads{0};       // NOSCRIPT answers (script cache lost), each a reload
+  std::atomic<uint64_t> resets{0};        // run_id changes: Redis restarted
+  std::atomic<uint64_t> evicted{0};       // keys Redis evicted while we were connected
+  std::atomic<uint64_t> flushes{0};       // batched: windows flushed
+  std::atomic<uint64_t> late_flushed{0};  // batched: flushed counts older than the fleet window
+  std::atomic<uint64_t> dropped{0};       // batched: counts dropped, too many windows waiting (long outage)
   std::atomic<bool> degraded_now{false};
+};
+
+// The batched side (fleet = "batched"): what the fleet thread flushes every
+// `sync`, or sooner after flush_soon(). Called on the fleet thread only.
+class BatchSource {
+ public:
+  virtual ~BatchSource() = default;
+  // The requests to send now (appended; none is fine).
+  virtual void collect(std::vector<Request>& out) = 0;
+  // Their replies, in order. answered = false: the connection failed before
+  // they were all answered; the source keeps them to send again, unchanged.
+  virtual void done(std::span<const Request> sent, std::span<const Reply> replies, bool answered) = 0;
 };
 
 class FleetClient {
@@ -74,7 +92,15 @@ class FleetClient {
   // usable reply (degraded, timed out, or refused; counted).
   bool ask(const Request& request, Reply& reply);
 
+  // Flushed every `sync` from now on; kept until the client ends.
+  void add_batch_source(BatchSource* source);
+  // Flush the batch sources now (an early flush), without waiting.
+  void flush_soon();
+  // Flush them now and wait for it, at most `within` (end of input).
+  bool flush_now(std::chrono::milliseconds within);
+
   const FleetStats& stats() const { return stats_; }
+  FleetStats& stats() { return stats_; }
   // One line on stderr (for what the rules' side finds, such as log lag).
   void report(const std::string& line) { report_(line); }
   const FleetClientOptions& options() const { return options_; }
@@ -86,6 +112,7 @@ class FleetClient {
   void check_server(bool first);
   void go_degraded(const std::string& why);
   void fail_queued();
+  void flush_batches();  // on the fleet thread
 
   FleetClientOptions options_;
   Report report_;
@@ -96,6 +123,11 @@ class FleetClient {
   std::condition_variable done_;  // askers: a reply arrived
   std::deque<std::shared_ptr<Pending>> queue_;
   bool stop_ = false;
+  std::vector<BatchSource*> sources_;  // guarded by mu_
+  bool flush_asked_ = false;           // guarded by mu_
+  uint64_t flushes_started_ = 0;       // guarded by mu_
+  uint64_t flushes_done_ = 0;          // guarded by mu_
+  std::chrono::steady_clock::time_point next_flush_{};
 
   // The fleet thread's own (and the constructor's, before it starts).
   struct Conn;

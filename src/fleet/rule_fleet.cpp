@@ -31,7 +31,8 @@ std::string digest(std::string_view text) {
 RuleFleet::RuleFleet(FleetClient& client, const config::RuleSet& rules, std::string host, int64_t started_ms)
     : client_(client),
       on_unreachable_(rules.settings.fleet.on_unreachable),
-      episode_prefix_(fmt::format("{}:{}:", host, started_ms)) {
+      episode_prefix_(fmt::format("{}:{}:", host, started_ms)),
+      host_id_(fmt::format("{}:{}", host, started_ms)) {
   const std::string& ns = rules.settings.fleet.namespace_name;
   for (const config::Rule& r : rules.rules) {
     RuleInfo info;
@@ -49,9 +50,13 @@ RuleFleet::RuleFleet(FleetClient& client, const config::RuleSet& rules, std::str
     info.cooldown_ms = r.cooldown_ms;
     info.name = r.name;
     info.window_ms = r.window_ms;
+    info.batched = r.fleet == config::FleetMode::Batched;
+    info.rule = &r;
     rules_.push_back(std::move(info));
   }
   lag_told_ = std::make_unique<std::atomic<bool>[]>(rules_.size());
+  if (std::any_of(rules_.begin(), rules_.end(), [](const RuleInfo& i) { return i.batched; }))
+    client_.add_batch_source(this);
 }
 
 void RuleFleet::check_lag(uint32_t rule, int64_t own_bucket, const Reply& reply) {
@@ -159,6 +164,196 @@ bool RuleFleet::resolve(uint32_t rule, std::string_view key, std::string_view ep
   if (!client_.ask(r, reply)) return false;
   out.resolved = reply.resolved;
   out.suppressed = reply.suppressed;
+  return true;
+}
+
+}  // namespace swthrottle::fleet
+
+namespace swthrottle::fleet {
+
+namespace {
+
+// Windows waiting for a flush, at most: past it (Redis unreachable for long
+// under many keys) the newest counts are dropped, and counted.
+constexpr std::size_t kMaxPending = 100'000;
+constexpr std::size_t kMaxRetry = 10'000;
+
+}  // namespace
+
+bool RuleFleet::add(uint32_t rule, std::string_view key, int64_t t_ms, int64_t now_ms, uint64_t events,
+                    std::string_view line) {
+  const RuleInfo& info = rules_[rule];
+  const int64_t w = info.shape.width_ms;
+  const int64_t bucket = std::max<int64_t>(t_ms, 0) / w;
+  const int64_t now_bucket = std::max<int64_t>(std::max(now_ms, t_ms), 0) / w;
+  bool early = false;
+  {
+    std::lock_guard lock(batch_mu_);
+    std::string hk = hash_key(rule, key);
+    auto it = pending_.find(hk);
+    if (it == pending_.end()) {
+      if (pending_.size() >= kMaxPending) {
+        client_.stats().dropped.fetch_add(1, std::memory_order_relaxed);
+        return !client_.stats().degraded_now.load(std::memory_order_acquire);
+      }
+      it = pending_.emplace(std::move(hk), Pending{}).first;
+      it->second.rule = rule;
+      it->second.key = std::string(key);
+    }
+    Pending& p = it->second;
+    // Buckets that left the window by now would only be late in Redis.
+    if (p.now_bucket < now_bucket) {
+      p.now_bucket = now_bucket;
+      std::erase_if(p.deltas, [&](const auto& d) { return d.first.first <= now_bucket - info.shape.buckets; });
+    }
+    for (uint64_t e = events; e != 0; e &= e - 1) {
+      ++p.deltas[{bucket, static_cast<uint32_t>(std::countr_zero(e))}];
+      ++p.unsynced;
+    }
+    p.newest_t = std::max(p.newest_t, t_ms);
+    p.line.assign(line);
+    // An early flush once this host holds back a good part of Y (bucket4j's
+    // maxUnsynchronizedTokens): q = max(1, Y / 8).
+    if (info.limit > 0 && p.unsynced >= std::max<uint64_t>(1, info.limit / 8)) early = true;
+  }
+  const bool reachable = !client_.stats().degraded_now.load(std::memory_order_acquire);
+  if (early && reachable) client_.flush_soon();
+  return reachable;
+}
+
+void RuleFleet::collect(std::vector<Request>& out) {
+  std::lock_guard lock(batch_mu_);
+  sent_.clear();
+  for (auto& [r, s] : retry_) {
+    out.push_back(std::move(r));
+    sent_.push_back(std::move(s));
+  }
+  retry_.clear();
+  for (auto& [r, s] : to_claim_) {
+    out.push_back(std::move(r));
+    sent_.push_back(std::move(s));
+  }
+  to_claim_.clear();
+  for (auto& [hk, p] : pending_) {
+    const RuleInfo& info = rules_[p.rule];
+    Request r;
+    r.op = Op::Flush;
+    r.hash_key = hk;
+    if (digested(p.rule, p.key)) r.original_key = p.key;
+    r.shape = info.shape;
+    r.now_bucket = p.now_bucket;
+    r.host = host_id_;
+    r.seq = seq_.fetch_add(1, std::memory_order_relaxed) + 1;
+    r.limit = info.limit;
+    r.t_ms = std::max<int64_t>(p.newest_t, 0);
+    r.cooldown_ms = info.cooldown_ms;
+    if (r.limit > 0) r.episode = next_episode();
+    for (const auto& [be, n] : p.deltas) r.deltas.push_back(Delta{be.first, be.second, n});
+    out.push_back(std::move(r));
+    sent_.push_back(Sent{p.rule, std::move(p.key), std::move(p.line)});
+  }
+  pending_.clear();
+}
+
+void RuleFleet::done(std::span<const Request> sent, std::span<const Reply> replies, bool answered) {
+  std::lock_guard lock(batch_mu_);
+  for (std::size_t i = 0; i < sent.size() && i < sent_.size(); ++i) {
+    const Request& r = sent[i];
+    Sent& s = sent_[i];
+    const Reply& reply = replies[i];
+    if (!reply.ok) {
+      // Not answered: sent again as it was (the same seq: never counted
+      // twice). Refused by the script: dropped (the client counted it).
+      if (!answered && retry_.size() < kMaxRetry) retry_.emplace_back(r, std::move(s));
+      continue;
+    }
+    const RuleInfo& info = rules_[s.rule];
+    if (r.op == Op::Flush) client_.stats().flushes.fetch_add(1, std::memory_order_relaxed);
+    if (reply.late_count > 0) client_.stats().late_flushed.fetch_add(reply.late_count, std::memory_order_relaxed);
+    const std::span<const uint64_t> counts(reply.counts.data(), reply.ncounts);
+    if (r.op == Op::Flush && info.limit == 0 && !reply.duplicate && info.rule->when.eval(counts)) {
+      // A `when` true on the fleet's counts: claimed in a second step.
+      Request c = request(Op::Claim, s.rule, s.key);
+      c.t_ms = r.t_ms;
+      c.episode = next_episode();
+      to_claim_.emplace_back(std::move(c), Sent{s.rule, s.key, s.line});
+      continue;
+    }
+    if (!reply.claimed) continue;
+    engine::FleetClaim claim;
+    claim.rule = s.rule;
+    claim.key = std::move(s.key);
+    // A Claim's reply has no counts: those of the flush that led to it are
+    // read at the next boundary; the alert shows the fleet's count at claim.
+    std::copy_n(reply.counts.begin(), reply.ncounts, claim.counts.begin());
+    claim.suppressed = reply.suppressed;
+    claim.episode = r.episode;
+    claim.line = std::move(s.line);
+    claims_.push_back(std::move(claim));
+  }
+  sent_.clear();
+  if (!to_claim_.empty()) client_.flush_soon();
+}
+
+void RuleFleet::take_claims(std::vector<engine::FleetClaim>& out) {
+  std::lock_guard lock(batch_mu_);
+  for (auto& c : claims_) out.push_back(std::move(c));
+  claims_.clear();
+}
+
+bool RuleFleet::lease(uint32_t rule, std::string_view key, int64_t now_ms, engine::FleetAnswer& out) {
+  const RuleInfo& info = rules_[rule];
+  const int64_t bucket = std::max<int64_t>(now_ms, 0) / info.shape.width_ms;
+  const std::string hk = hash_key(rule, key);
+  Request r;
+  {
+    std::lock_guard lock(lease_mu_);
+    Lease& l = leases_[hk];
+    if (l.bucket == bucket && l.permits > 0) {
+      --l.permits;
+      ++l.used;
+      out.passed = true;
+      return true;
+    }
+    if (l.refused == bucket) {  // Redis granted none in this bucket: no use asking again before the next
+      out.passed = false;
+      return true;
+    }
+    r = request(Op::Lease, rule, key);
+    r.bucket = bucket;
+    // About what this host passed in its last bucket, at most Y/8: a host
+    // holds at most k unused permits, so up to 8 hosts can hold leases
+    // before one is refused while the fleet has room.
+    const uint64_t k_max = std::max<uint64_t>(1, info.limit / 8);
+    r.want = std::clamp<uint64_t>(l.bucket == bucket ? l.used + 1 : l.used, 1, k_max);
+    if (l.bucket >= 0 && l.bucket != bucket && l.permits > 0) {
+      r.return_bucket = l.bucket;
+      r.return_n = l.permits;
+    }
+  }
+  Reply reply;
+  if (!client_.ask(r, reply)) return false;
+  check_lag(rule, bucket, reply);
+  std::lock_guard lock(lease_mu_);
+  Lease& l = leases_[hk];
+  if (l.bucket != bucket) {
+    l.used_before = l.bucket == bucket - 1 ? l.used : 0;
+    l.used = 0;
+    l.bucket = bucket;
+    l.permits = 0;  // given back with this request
+  }
+  out.late = reply.late;
+  if (reply.granted == 0) {
+    l.refused = bucket;
+    out.passed = false;
+    return true;
+  }
+  l.permits += reply.granted - 1;
+  ++l.used;
+  out.passed = true;
+  // Windows of other keys whose leases are long over: forgotten.
+  if (leases_.size() > 100'000)
+    std::erase_if(leases_, [&](const auto& e) { return e.second.bucket < bucket - info.shape.buckets; });
   return true;
 }
 

@@ -13,8 +13,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "config/rules.h"
@@ -28,7 +31,12 @@ namespace swthrottle::fleet {
 // and build; not a security boundary).
 std::string digest(std::string_view text);
 
-class RuleFleet final : public engine::FleetLink {
+// fleet = "batched" (../FLEET.md §3.5, §3.6): alert rules keep their
+// counts here and the fleet thread flushes them every `sync` (this is its
+// BatchSource), claiming in the same script; throttles take permits from a
+// lease per window and bucket, asking Redis for the next lease only when
+// one runs out.
+class RuleFleet final : public engine::FleetLink, public BatchSource {
  public:
   // `client` outlives this. `host`: this host's name in episode ids.
   RuleFleet(FleetClient& client, const config::RuleSet& rules, std::string host, int64_t started_ms);
@@ -39,7 +47,15 @@ class RuleFleet final : public engine::FleetLink {
   bool claim(uint32_t rule, std::string_view key, int64_t t_ms, engine::FleetAnswer& out) override;
   bool read(uint32_t rule, std::string_view key, int64_t now_ms, std::span<uint64_t> counts) override;
   bool resolve(uint32_t rule, std::string_view key, std::string_view episode, engine::FleetAnswer& out) override;
+  bool add(uint32_t rule, std::string_view key, int64_t t_ms, int64_t now_ms, uint64_t events,
+           std::string_view line) override;
+  bool lease(uint32_t rule, std::string_view key, int64_t now_ms, engine::FleetAnswer& out) override;
+  void take_claims(std::vector<engine::FleetClaim>& out) override;
   config::Unreachable on_unreachable() const override { return on_unreachable_; }
+
+  // BatchSource (the fleet thread)
+  void collect(std::vector<Request>& out) override;
+  void done(std::span<const Request> sent, std::span<const Reply> replies, bool answered) override;
 
   // The Redis hash of a rule's window for `key` (for tests and --explain).
   std::string hash_key(uint32_t rule, std::string_view key) const;
@@ -55,6 +71,32 @@ class RuleFleet final : public engine::FleetLink {
     int64_t cooldown_ms = 0;
     std::string name;
     int64_t window_ms = 0;
+    bool batched = false;
+    const config::Rule* rule = nullptr;
+  };
+  // One window's counts not yet in the fleet window (batched alerts).
+  struct Pending {
+    uint32_t rule = 0;
+    std::string key;
+    std::map<std::pair<int64_t, uint32_t>, uint64_t> deltas;  // (bucket, event) -> count
+    int64_t newest_t = 0;
+    int64_t now_bucket = 0;
+    uint64_t unsynced = 0;
+    std::string line;
+  };
+  // What a sent request was for, to act on its reply.
+  struct Sent {
+    uint32_t rule = 0;
+    std::string key;
+    std::string line;
+  };
+  // A throttle window's lease (batched throttles).
+  struct Lease {
+    int64_t bucket = -1;  // the bucket the permits are for
+    uint64_t permits = 0;
+    int64_t refused = -1;  // the bucket in which Redis granted none: suppress until the next
+    uint64_t used = 0;     // passes in `bucket`
+    uint64_t used_before = 0;
   };
   // The fleet's newest bucket against this host's: a host whose log time
   // trails the fleet by more than half a window is told once per rule.
@@ -69,6 +111,18 @@ class RuleFleet final : public engine::FleetLink {
   std::string episode_prefix_;  // <host>:<start ms>:
   std::atomic<uint64_t> episodes_{0};
   std::unique_ptr<std::atomic<bool>[]> lag_told_;  // by rule
+  std::string host_id_;                            // <host>:<start ms>: flush sequences are per process
+
+  std::mutex batch_mu_;  // pending_, retry_, claims_, sent_: deciders add, the fleet thread takes
+  std::unordered_map<std::string, Pending> pending_;  // by hash key
+  std::vector<std::pair<Request, Sent>> retry_;       // sent and not answered: sent again as they were
+  std::vector<std::pair<Request, Sent>> to_claim_;    // `when` found true after a flush: Claim next
+  std::vector<Sent> sent_;                            // what collect() handed out, in order
+  std::vector<engine::FleetClaim> claims_;
+  std::atomic<uint64_t> seq_{0};
+
+  std::mutex lease_mu_;
+  std::unordered_map<std::string, Lease> leases_;  // by hash key
 };
 
 }  // namespace swthrottle::fleet

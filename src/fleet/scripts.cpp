@@ -315,7 +315,6 @@ for e = 1, E do out[#out + 1] = counts[e] end
 return out
 )LUA";
 
-
 constexpr std::string_view kFlush = R"LUA(
 local n = tonumber(ARGV[12])
 if n == nil or n ~= math.floor(n) or n < 0 or n > 4096 then return {0, 'deltas (ARGV[12]) must be 0..4096'} end

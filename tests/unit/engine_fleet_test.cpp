@@ -90,6 +90,35 @@ class ModelFleet final : public FleetLink {
     if (out.resolved) w.episode.clear(), out.suppressed = w.sup;
     return true;
   }
+  // Batched, as if every add were flushed at once: the claims wait for
+  // take_claims(), as they wait for the App's timer.
+  bool add(uint32_t rule, std::string_view key, int64_t t, int64_t now, uint64_t events,
+           std::string_view line) override {
+    std::array<uint64_t, 64> counts{};
+    FleetAnswer a;
+    if (!alert(rule, key, t, now, events, true, std::span(counts.data(), rules_.rules[rule].events.size()), a))
+      return false;
+    if (a.claimed) {
+      std::lock_guard lock(mu_);
+      swthrottle::engine::FleetClaim c;
+      c.rule = rule;
+      c.key = std::string(key);
+      c.counts = counts;
+      c.suppressed = a.suppressed;
+      c.episode = a.episode;
+      c.line = std::string(line);
+      claims_.push_back(std::move(c));
+    }
+    return true;
+  }
+  bool lease(uint32_t rule, std::string_view key, int64_t now, FleetAnswer& out) override {
+    return throttle(rule, key, now, now, out);
+  }
+  void take_claims(std::vector<swthrottle::engine::FleetClaim>& out) override {
+    std::lock_guard lock(mu_);
+    for (auto& c : claims_) out.push_back(std::move(c));
+    claims_.clear();
+  }
   Unreachable on_unreachable() const override { return unreachable_; }
 
  private:
@@ -137,6 +166,45 @@ class ModelFleet final : public FleetLink {
   std::mutex mu_;
   std::map<std::pair<uint32_t, std::string>, Win> windows_;
   int episodes_ = 0;
+  std::vector<swthrottle::engine::FleetClaim> claims_;
+};
+
+// One host's side of the shared model: its own claims, as each host's
+// RuleFleet keeps its own.
+class HostView final : public FleetLink {
+ public:
+  explicit HostView(ModelFleet& m) : m_(m) {}
+  bool throttle(uint32_t r, std::string_view k, int64_t t, int64_t now, FleetAnswer& out) override {
+    return m_.throttle(r, k, t, now, out);
+  }
+  bool alert(uint32_t r, std::string_view k, int64_t t, int64_t now, uint64_t e, bool c, std::span<uint64_t> counts,
+             FleetAnswer& out) override {
+    return m_.alert(r, k, t, now, e, c, counts, out);
+  }
+  bool claim(uint32_t r, std::string_view k, int64_t t, FleetAnswer& out) override { return m_.claim(r, k, t, out); }
+  bool read(uint32_t r, std::string_view k, int64_t now, std::span<uint64_t> counts) override {
+    return m_.read(r, k, now, counts);
+  }
+  bool resolve(uint32_t r, std::string_view k, std::string_view ep, FleetAnswer& out) override {
+    return m_.resolve(r, k, ep, out);
+  }
+  bool add(uint32_t r, std::string_view k, int64_t t, int64_t now, uint64_t e, std::string_view line) override {
+    if (!m_.add(r, k, t, now, e, line)) return false;
+    m_.take_claims(claims_);  // this host's flush claimed them
+    return true;
+  }
+  bool lease(uint32_t r, std::string_view k, int64_t now, FleetAnswer& out) override {
+    return m_.lease(r, k, now, out);
+  }
+  void take_claims(std::vector<swthrottle::engine::FleetClaim>& out) override {
+    for (auto& c : claims_) out.push_back(std::move(c));
+    claims_.clear();
+  }
+  Unreachable on_unreachable() const override { return m_.on_unreachable(); }
+
+ private:
+  ModelFleet& m_;
+  std::vector<swthrottle::engine::FleetClaim> claims_;
 };
 
 std::unique_ptr<RuleSet> load(const std::string& toml) {
@@ -165,8 +233,9 @@ std::string show(const std::vector<Record>& records) {
 // One host: its own engine and matcher, the shared fleet.
 class Host {
  public:
-  Host(const RuleSet& rules, FleetLink& fleet) : matcher_(std::move(*Matcher::make(rules))), engine_(rules, {}) {
-    engine_.attach_fleet(&fleet);
+  Host(const RuleSet& rules, ModelFleet& fleet)
+      : matcher_(std::move(*Matcher::make(rules))), engine_(rules, {}), view_(fleet) {
+    engine_.attach_fleet(&view_);
   }
   std::string offer(const std::string& line, int64_t t) {
     lines_.push_back(std::make_unique<std::string>(line));
@@ -182,6 +251,11 @@ class Host {
     engine_.finish(out_);
     return show(out_);
   }
+  // What the App's timer writes for batched rules.
+  std::string claimed() {
+    engine_.fleet_alerts(claims_, out_);
+    return show(out_);
+  }
   const Engine& engine() const { return engine_; }
 
  private:
@@ -190,6 +264,8 @@ class Host {
   MatchResult m_;
   std::vector<Record> out_;
   std::vector<std::unique_ptr<std::string>> lines_;
+  std::vector<swthrottle::engine::FleetClaim> claims_;
+  HostView view_;
 };
 
 const std::string kFleet = "[fleet]\nredis = \"unix:/nonexistent\"\n\n";
@@ -351,4 +427,32 @@ match = 'ERROR'
   CHECK(a.offer("ERROR", 1000) == "line |ERROR|\n");
   CHECK(a.offer("ERROR", 1001).empty());
   CHECK(fleet.asked == 0);
+}
+
+TEST_CASE("fleet batched alert: the line path only counts; the claimed alert comes through fleet_alerts()") {
+  std::string toml = kOom;
+  toml.replace(toml.find("fleet = \"exact\""), 15, "fleet = \"batched\"");
+  auto rules = load(toml);
+  ModelFleet fleet(*rules);
+  Host a(*rules, fleet), b(*rules, fleet);
+  for (int i = 0; i < 3; ++i) CHECK(a.offer("OOM svc=api", 1000 + i).empty());
+  CHECK(b.offer("OOM svc=api", 1100).empty());  // the 4th: claimed by b's flush
+  CHECK(a.claimed().empty());
+  CHECK(b.claimed() == "alert key=api suppressed=0 count=4 |OOM svc=api|\n");
+  CHECK(b.claimed().empty());
+  CHECK(b.engine().rule_stats(0).alerts.get() == 1);
+  // b owns the episode: it resolves it at a boundary once the window is empty.
+  CHECK(a.tick(12'000).empty());
+  CHECK(b.tick(12'000) == "resolved key=api suppressed=0 count=0\n");
+}
+
+TEST_CASE("fleet batched throttle: passes by lease, Y per window across hosts") {
+  std::string toml = kPage;
+  toml.replace(toml.find("fleet = \"exact\""), 15, "fleet = \"batched\"");
+  auto rules = load(toml);
+  ModelFleet fleet(*rules);
+  Host a(*rules, fleet), b(*rules, fleet);
+  std::string out;
+  for (int i = 0; i < 4; ++i) out += a.offer("ERROR", 1000 + i) + b.offer("ERROR", 1000 + i);
+  CHECK(out == "line |ERROR|\nline |ERROR|\nline |ERROR|\n");
 }

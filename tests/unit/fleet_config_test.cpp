@@ -89,18 +89,6 @@ TEST_CASE("fleet config: errors point at the value") {
 [[rule]]
 name = "r"
 kind = "alert"
-threshold = "1 per 1m"
-fleet = "batched"
-[[rule.event]]
-name = "e"
-match = 'x'
-)toml") ==
-        "rules.toml:6:9: fleet = \"batched\" is not available yet; use fleet = \"exact\" (one Redis round trip per "
-        "matched event of the rule)");
-  CHECK(error_of(R"toml(
-[[rule]]
-name = "r"
-kind = "alert"
 threshold = "1 per 1h"
 buckets = 3600
 fleet = "exact"
@@ -142,4 +130,13 @@ fleet = "exact"
   CHECK(error_of(toml) ==
         "rules.toml:8:9: rule \"many\": a fleet rule has at most 4800 counters per window (buckets x events: 600 x 9 "
         "here)");
+}
+
+TEST_CASE("fleet config: fleet = \"batched\" and sync are read") {
+  std::string toml = std::string("[fleet]\nsync = \"1s\"\n") + kRule;
+  toml.replace(toml.find("\"exact\""), 7, "\"batched\"");
+  auto r = parse_rules(toml, "rules.toml");
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().str()));
+  CHECK(r->rules[0].fleet == FleetMode::Batched);
+  CHECK(r->settings.fleet.sync_ms == 1000);
 }
