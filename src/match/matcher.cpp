@@ -60,6 +60,8 @@ struct Matcher::Impl {
     int32_t ignore_pattern = -1;  // the rule's `ignore`, if any
     bool needs_captures = false;
     bool has_fields = false;  // some event has `fields`
+    // An `ignore` that looks at a JSON field (Rule::ignore_field), not in the set.
+    std::optional<std::size_t> ignore_check;  // index into ignore_checks
     // "{.path}" capture slots: (index in capture_names, JsonFields slot).
     std::vector<std::pair<uint32_t, std::size_t>> json_captures;
   };
@@ -75,6 +77,7 @@ struct Matcher::Impl {
   std::vector<RuleInfo> rules;
   std::vector<EventGroups> groups;              // per pattern (empty for ignore patterns)
   std::vector<std::vector<FieldCheck>> checks;  // per pattern: its event's `fields`
+  std::vector<FieldCheck> ignore_checks;        // RuleInfo::ignore_check
 
   // The JSON fields the rules name; empty when no rule names one.
   std::optional<JsonFields> json;
@@ -179,6 +182,7 @@ struct Matcher::Impl {
         }
       }
       if (!ignored && info.has_fields) events = hold_fields(line, info.first_pattern, events);
+      if (!ignored && events != 0 && info.ignore_check) ignored = holds(line, ignore_checks[*info.ignore_check]);
       if (ignored || events == 0) continue;
 
       RuleHit hit;
@@ -209,24 +213,23 @@ struct Matcher::Impl {
     return json_read == JsonFields::Read::Json;
   }
 
+  // Whether one field condition holds on the line (false when it is not JSON).
+  bool holds(std::string_view line, const FieldCheck& c) {
+    if (!json_line(line)) return false;
+    const std::optional<std::string_view> text = json->text(c.slot);
+    if (!text) return false;
+    if (c.re) return RE2::PartialMatch(re2::StringPiece(text->data(), text->size()), *c.re);
+    return *text == c.equals;
+  }
+
   // `events` minus those whose `fields` do not all hold on the line.
   uint64_t hold_fields(std::string_view line, uint32_t pattern_base, uint64_t events) {
     for (uint32_t e = 0; e < 64; ++e) {
       if ((events >> e & 1) == 0) continue;
       const std::vector<FieldCheck>& cs = checks[pattern_base + e];
-      if (cs.empty()) continue;
-      bool holds = json_line(line);
-      for (std::size_t i = 0; holds && i < cs.size(); ++i) {
-        const std::optional<std::string_view> text = json->text(cs[i].slot);
-        if (!text) {
-          holds = false;
-        } else if (cs[i].re) {
-          holds = RE2::PartialMatch(re2::StringPiece(text->data(), text->size()), *cs[i].re);
-        } else {
-          holds = *text == cs[i].equals;
-        }
-      }
-      if (!holds) events &= ~(uint64_t{1} << e);
+      bool all = true;
+      for (std::size_t i = 0; all && i < cs.size(); ++i) all = holds(line, cs[i]);
+      if (!all) events &= ~(uint64_t{1} << e);
     }
     return events;
   }
@@ -427,7 +430,14 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
       if (!rule.events[e].fields.empty()) info.has_fields = true;
       if (auto err = add(config::line_pattern(rule.events[e]), static_cast<int32_t>(e))) return *err;
     }
-    if (!rule.ignore.empty()) {
+    if (!rule.ignore.empty() && !rule.ignore_field.empty()) {
+      FieldCheck c;
+      c.slot = json_slot(rule.ignore_field);
+      c.re = std::make_unique<RE2>(rule.ignore, utf8_options);
+      if (!c.re->ok()) return fail(fmt::format("ignore: invalid pattern: {}", c.re->error()));
+      info.ignore_check = impl->ignore_checks.size();
+      impl->ignore_checks.push_back(std::move(c));
+    } else if (!rule.ignore.empty()) {
       info.ignore_pattern = static_cast<int32_t>(impl->patterns.size());
       if (auto err = add(rule.ignore, -1)) return *err;
     }
