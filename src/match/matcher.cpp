@@ -30,9 +30,12 @@ constexpr uint8_t kViaLatin1 = 2;
 
 // One entry of an event's `fields`, compiled.
 struct FieldCheck {
-  std::size_t slot = 0;                              // in JsonFields
-  std::string equals;                                // when !re
-  std::unique_ptr<RE2> re;                           // { match = '...' }
+  std::size_t slot = 0;     // in JsonFields
+  std::string equals;       // when !re
+  std::unique_ptr<RE2> re;  // { match = '...' }
+  // The Latin-1 reading of `re`, for a field whose text is not UTF-8 (as a
+  // line's; journald's arrays of bytes are such text); null when none.
+  std::unique_ptr<RE2> latin1;
   std::vector<std::pair<uint32_t, int>> slot_group;  // (index in capture_names, group number)
   int nsubmatch = 0;
 };
@@ -218,8 +221,9 @@ struct Matcher::Impl {
     if (!json_line(line)) return false;
     const std::optional<std::string_view> text = json->text(c.slot);
     if (!text) return false;
-    if (c.re) return RE2::PartialMatch(re2::StringPiece(text->data(), text->size()), *c.re);
-    return *text == c.equals;
+    if (!c.re) return *text == c.equals;
+    const re2::StringPiece sp(text->data(), text->size());
+    return RE2::PartialMatch(sp, *c.re) || (c.latin1 && !is_valid_utf8(*text) && RE2::PartialMatch(sp, *c.latin1));
   }
 
   // `events` minus those whose `fields` do not all hold on the line.
@@ -267,7 +271,10 @@ struct Matcher::Impl {
         const std::optional<std::string_view> value = json->text(c.slot);  // the event held: the line is JSON
         if (!value) continue;
         const re2::StringPiece field(value->data(), value->size());
-        if (!c.re->Match(field, 0, field.size(), RE2::UNANCHORED, submatch.data(), c.nsubmatch)) continue;
+        if (!c.re->Match(field, 0, field.size(), RE2::UNANCHORED, submatch.data(), c.nsubmatch) &&
+            !(c.latin1 && !is_valid_utf8(*value) &&
+              c.latin1->Match(field, 0, field.size(), RE2::UNANCHORED, submatch.data(), c.nsubmatch)))
+          continue;
         for (const auto& [slot, group] : c.slot_group) {
           const re2::StringPiece& sp = submatch[static_cast<std::size_t>(group)];
           if (filled[slot] || sp.data() == nullptr) continue;
@@ -402,6 +409,8 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
             c.re = std::make_unique<RE2>(fc.value, utf8_options);
             if (!c.re->ok())
               return fail(fmt::format("{}: field {}: invalid pattern: {}", where, fc.path, c.re->error()));
+            c.latin1 = std::make_unique<RE2>(fc.value, latin1_options);
+            if (!c.latin1->ok()) c.latin1.reset();
             for (const auto& [name, group] : c.re->NamedCapturingGroups()) {
               const auto it = std::find(rule.capture_names.begin(), rule.capture_names.end(), name);
               if (it == rule.capture_names.end()) continue;
@@ -435,6 +444,8 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
       c.slot = json_slot(rule.ignore_field);
       c.re = std::make_unique<RE2>(rule.ignore, utf8_options);
       if (!c.re->ok()) return fail(fmt::format("ignore: invalid pattern: {}", c.re->error()));
+      c.latin1 = std::make_unique<RE2>(rule.ignore, latin1_options);
+      if (!c.latin1->ok()) c.latin1.reset();
       info.ignore_check = impl->ignore_checks.size();
       impl->ignore_checks.push_back(std::move(c));
     } else if (!rule.ignore.empty()) {

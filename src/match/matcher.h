@@ -50,7 +50,10 @@ struct MatchResult {
 //   mode lets no class match a stray byte, so `from \S+ port` would otherwise
 //   silently miss "from j\xF6rg port"; the Latin-1 reading sees every byte as
 //   one character, as fail2ban's decoding with replacement does, while the
-//   UTF-8 reading keeps `caf. ok` matching "café ok" on such a line.
+//   UTF-8 reading keeps `caf. ok` matching "café ok" on such a line. The
+//   same holds for a JSON field's text (`fields`, and under --input journal
+//   `match` and `ignore` on MESSAGE, whose arrays of bytes are often not
+//   UTF-8).
 // - Captures (only for rules whose key or message template uses one): each
 //   name takes its value from the first matched event, in event order, that
 //   defines the name and where the group took part in the match; else "".
