@@ -108,6 +108,7 @@ struct Matcher::Impl {
   // Per pattern: the pattern itself when it is plain ASCII text without a
   // metacharacter, so that on an ASCII line "matches" is "contains"; else "".
   std::vector<std::string> literal;
+  std::vector<uint8_t> fields_only;  // per pattern: an event with `fields` and no `match`
 
   void mark(uint32_t pattern, uint8_t how) {
     if (via[pattern] == 0) matched.push_back(pattern);
@@ -149,8 +150,11 @@ struct Matcher::Impl {
     const re2::StringPiece text(line.data(), line.size());
     for (uint32_t k : events) {
       const uint32_t p = event_pattern[k];
-      const bool found =
-          literal[p].empty() ? RE2::PartialMatch(text, *utf8.res[p]) : line.find(literal[p]) != std::string_view::npos;
+      // An event with only `fields` needs no search of its stand-in: the
+      // stand-in holds on every line where the fields can (see
+      // config::make_stand_in), and the fields are checked next.
+      const bool found = fields_only[p] || (literal[p].empty() ? RE2::PartialMatch(text, *utf8.res[p])
+                                                               : line.find(literal[p]) != std::string_view::npos);
       if (found) mark(p, kViaUtf8);
     }
     const std::size_t found = matched.size();
@@ -432,6 +436,7 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
         return u >= 0x20 && u < 0x7F && std::strchr("\\.+*?()|[]{}^$", ch) == nullptr;
       });
       impl->literal.push_back(plain ? pattern : std::string());
+      impl->fields_only.push_back(event >= 0 && rule.events[static_cast<std::size_t>(event)].match.empty() ? 1 : 0);
       return std::nullopt;
     };
     for (uint32_t e = 0; e < info.num_events; ++e) {
