@@ -103,6 +103,7 @@ struct Matcher::Impl {
   bool force_fallback = false;  // tests: take the out-of-memory path on every line
 
   std::optional<Prefilter> prefilter;
+  bool journal_rules = false;           // the rules' settings.journal (config::use_journal)
   std::vector<int32_t> verdict;         // per line of the batch in match_batch()
   std::vector<uint32_t> event_pattern;  // event number over all rules -> pattern index
   // Per pattern: the pattern itself when it is plain ASCII text without a
@@ -474,6 +475,7 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
   impl->filled.resize(max_captures);
   if (!json_paths.empty()) impl->json.emplace(json_paths);
   if (prefilter) impl->prefilter.emplace(Prefilter::make(rules));
+  impl->journal_rules = rules.settings.journal;
   return Matcher(std::move(impl));
 }
 
@@ -504,6 +506,9 @@ void Matcher::match_batch(std::string_view text, std::span<const LineSpan> lines
 void Matcher::set_format(config::InputFormat format) { impl_->format = format; }
 void Matcher::set_byte_arrays(bool on) {
   if (impl_->json) impl_->json->set_byte_arrays(on);
+  // A prefilter made for rules not marked journal does not know that a
+  // field's text may be an array of bytes (no literal of it in the line).
+  if (on && !impl_->journal_rules) impl_->prefilter.reset();
 }
 
 uint64_t Matcher::take_invalid_json() { return std::exchange(impl_->invalid_json, 0); }

@@ -100,7 +100,9 @@ class Matcher {
   void set_format(config::InputFormat format);
 
   // Journal input (--input journal): a field that is an array of integers
-  // 0-255 reads as those bytes (JsonFields::set_byte_arrays).
+  // 0-255 reads as those bytes (JsonFields::set_byte_arrays). Meant for
+  // rules through config::use_journal; for others, it turns the literal
+  // prefilter off (it would not know of such fields).
   void set_byte_arrays(bool on);
 
   // Lines read as JSON that were not, since the last call (only lines some
