@@ -106,6 +106,8 @@ Result<std::unique_ptr<pipeline::Generation>> load_generation(const cli::Options
       s.timestamp.field = "__REALTIME_TIMESTAMP";
       s.timestamp.text = "{ field = \"__REALTIME_TIMESTAMP\" }";
       for (config::InputTime& in : s.inputs) in.timestamp.reset();
+      // `match` and `ignore` look at MESSAGE, arrays of bytes are text.
+      config::use_journal(rules);
       g->journal = true;
     }
   }

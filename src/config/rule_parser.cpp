@@ -160,19 +160,7 @@ MaybeError parse_fields(const TomlReader& in, const toml::node& node, const std:
     }
     ev.fields.push_back(std::move(c));
   }
-  if (ev.match.empty()) {
-    // The longest equality the raw line must hold verbatim, or "\u00" (an
-    // escape may spell it differently): the prefilter then skips lines with
-    // neither. Without one, the empty pattern: every line is a candidate.
-    const FieldCondition* best = nullptr;
-    for (const FieldCondition& c : ev.fields) {
-      // A pattern without metacharacters is a literal the field must contain,
-      // so it serves as well as an equality.
-      const bool literal = !c.regex || c.value.find_first_of(".+*?()|[]{}^$") == std::string::npos;
-      if (literal && verbatim_in_json(c.value) && (best == nullptr || c.value.size() > best->value.size())) best = &c;
-    }
-    if (best != nullptr) ev.stand_in = RE2::QuoteMeta(best->value) + "|\\\\u00";
-  }
+  ev.stand_in = make_stand_in(ev, false);
   return std::nullopt;
 }
 
@@ -507,6 +495,41 @@ Result<Rule> finish_rule(PendingRule&& p, const Settings& s) {
   }
   r.fingerprint = fingerprint(r);
   return r;
+}
+
+std::string make_stand_in(const Event& e, bool journal) {
+  if (!e.match.empty()) return "";
+  // The longest equality the raw line must hold verbatim, or "\u00" (an
+  // escape may spell it differently): the matcher then skips lines with
+  // neither before it reads them as JSON. Without one, the empty pattern:
+  // every line is a candidate.
+  const FieldCondition* best = nullptr;
+  for (const FieldCondition& c : e.fields) {
+    // A pattern without metacharacters is a literal the field must contain,
+    // so it serves as well as an equality.
+    const bool literal = !c.regex || c.value.find_first_of(".+*?()|[]{}^$") == std::string::npos;
+    if (literal && verbatim_in_json(c.value) && (best == nullptr || c.value.size() > best->value.size())) best = &c;
+  }
+  if (best == nullptr) return "";
+  return RE2::QuoteMeta(best->value) + (journal ? "|\\\\u00|\\[" : "|\\\\u00");
+}
+
+void use_journal(RuleSet& rules) {
+  rules.settings.journal = true;
+  for (Rule& rule : rules.rules) {
+    for (Event& e : rule.events) {
+      if (!e.match.empty()) {
+        FieldCondition c;
+        c.path = "MESSAGE";
+        c.regex = true;
+        c.value = std::move(e.match);
+        e.match.clear();
+        e.fields.insert(e.fields.begin(), std::move(c));
+      }
+      e.stand_in = make_stand_in(e, true);
+    }
+    if (!rule.ignore.empty()) rule.ignore_field = "MESSAGE";
+  }
 }
 
 }  // namespace swthrottle::config

@@ -131,6 +131,9 @@ struct Settings {
   std::vector<InputTime> inputs;  // [[settings.input]], in file order
   MultilineSpec multiline;        // for inputs whose [[settings.input]] sets none
   FleetSettings fleet;            // [fleet]
+  // --input journal (set by app::load_generation, never by a rules file):
+  // arrays of bytes are text, and `match`/`ignore` apply to MESSAGE.
+  bool journal = false;
 };
 
 // Field ids of templates. Captures follow kFieldFirstCapture in the order of
@@ -200,6 +203,9 @@ struct Rule {
   std::vector<std::string> exec;     // argv, empty = none
   std::string ignore;                // RE2 pattern, empty = none
   FleetMode fleet = FleetMode::Off;  // shared through [fleet]'s Redis
+  // Where `ignore` looks: "" the raw line; else the text of this JSON field
+  // (--input journal: "MESSAGE"; see use_journal()).
+  std::string ignore_field;
 
   std::string file;  // where the rule was defined
   int line = 0;
@@ -221,5 +227,17 @@ Result<RuleSet> parse_rules(std::string_view toml_text, std::string_view file_na
 // rule names must stay unique across files, and a setting given in more than
 // one file must have the same value everywhere.
 Result<RuleSet> load_rules(std::span<const std::string> paths);
+
+// The stand-in of an event (Event::stand_in): the longest value its
+// `fields` need verbatim in the raw line, or "\\u00" (an escape may spell
+// it otherwise); under journal input also "[" (a field may be an array of
+// bytes). "" when no field gives one, or when the event has a `match`.
+std::string make_stand_in(const Event& e, bool journal);
+
+// --input journal (SPEC §1): settings.journal is set, each event's `match`
+// becomes a condition on the MESSAGE field (its decoded text), each rule's
+// `ignore` looks at MESSAGE, and the stand-ins allow arrays of bytes.
+// What the rules files say (fingerprints, --explain) is kept as written.
+void use_journal(RuleSet& rules);
 
 }  // namespace swthrottle::config

@@ -30,9 +30,12 @@ constexpr uint8_t kViaLatin1 = 2;
 
 // One entry of an event's `fields`, compiled.
 struct FieldCheck {
-  std::size_t slot = 0;                              // in JsonFields
-  std::string equals;                                // when !re
-  std::unique_ptr<RE2> re;                           // { match = '...' }
+  std::size_t slot = 0;     // in JsonFields
+  std::string equals;       // when !re
+  std::unique_ptr<RE2> re;  // { match = '...' }
+  // The Latin-1 reading of `re`, for a field whose text is not UTF-8 (as a
+  // line's; journald's arrays of bytes are such text); null when none.
+  std::unique_ptr<RE2> latin1;
   std::vector<std::pair<uint32_t, int>> slot_group;  // (index in capture_names, group number)
   int nsubmatch = 0;
 };
@@ -60,6 +63,8 @@ struct Matcher::Impl {
     int32_t ignore_pattern = -1;  // the rule's `ignore`, if any
     bool needs_captures = false;
     bool has_fields = false;  // some event has `fields`
+    // An `ignore` that looks at a JSON field (Rule::ignore_field), not in the set.
+    std::optional<std::size_t> ignore_check;  // index into ignore_checks
     // "{.path}" capture slots: (index in capture_names, JsonFields slot).
     std::vector<std::pair<uint32_t, std::size_t>> json_captures;
   };
@@ -75,6 +80,7 @@ struct Matcher::Impl {
   std::vector<RuleInfo> rules;
   std::vector<EventGroups> groups;              // per pattern (empty for ignore patterns)
   std::vector<std::vector<FieldCheck>> checks;  // per pattern: its event's `fields`
+  std::vector<FieldCheck> ignore_checks;        // RuleInfo::ignore_check
 
   // The JSON fields the rules name; empty when no rule names one.
   std::optional<JsonFields> json;
@@ -97,11 +103,13 @@ struct Matcher::Impl {
   bool force_fallback = false;  // tests: take the out-of-memory path on every line
 
   std::optional<Prefilter> prefilter;
+  bool journal_rules = false;           // the rules' settings.journal (config::use_journal)
   std::vector<int32_t> verdict;         // per line of the batch in match_batch()
   std::vector<uint32_t> event_pattern;  // event number over all rules -> pattern index
   // Per pattern: the pattern itself when it is plain ASCII text without a
   // metacharacter, so that on an ASCII line "matches" is "contains"; else "".
   std::vector<std::string> literal;
+  std::vector<uint8_t> fields_only;  // per pattern: an event with `fields` and no `match`
 
   void mark(uint32_t pattern, uint8_t how) {
     if (via[pattern] == 0) matched.push_back(pattern);
@@ -143,8 +151,11 @@ struct Matcher::Impl {
     const re2::StringPiece text(line.data(), line.size());
     for (uint32_t k : events) {
       const uint32_t p = event_pattern[k];
-      const bool found =
-          literal[p].empty() ? RE2::PartialMatch(text, *utf8.res[p]) : line.find(literal[p]) != std::string_view::npos;
+      // An event with only `fields` needs no search of its stand-in: the
+      // stand-in holds on every line where the fields can (see
+      // config::make_stand_in), and the fields are checked next.
+      const bool found = fields_only[p] || (literal[p].empty() ? RE2::PartialMatch(text, *utf8.res[p])
+                                                               : line.find(literal[p]) != std::string_view::npos);
       if (found) mark(p, kViaUtf8);
     }
     const std::size_t found = matched.size();
@@ -179,6 +190,7 @@ struct Matcher::Impl {
         }
       }
       if (!ignored && info.has_fields) events = hold_fields(line, info.first_pattern, events);
+      if (!ignored && events != 0 && info.ignore_check) ignored = holds(line, ignore_checks[*info.ignore_check]);
       if (ignored || events == 0) continue;
 
       RuleHit hit;
@@ -209,24 +221,24 @@ struct Matcher::Impl {
     return json_read == JsonFields::Read::Json;
   }
 
+  // Whether one field condition holds on the line (false when it is not JSON).
+  bool holds(std::string_view line, const FieldCheck& c) {
+    if (!json_line(line)) return false;
+    const std::optional<std::string_view> text = json->text(c.slot);
+    if (!text) return false;
+    if (!c.re) return *text == c.equals;
+    const re2::StringPiece sp(text->data(), text->size());
+    return RE2::PartialMatch(sp, *c.re) || (c.latin1 && !is_valid_utf8(*text) && RE2::PartialMatch(sp, *c.latin1));
+  }
+
   // `events` minus those whose `fields` do not all hold on the line.
   uint64_t hold_fields(std::string_view line, uint32_t pattern_base, uint64_t events) {
     for (uint32_t e = 0; e < 64; ++e) {
       if ((events >> e & 1) == 0) continue;
       const std::vector<FieldCheck>& cs = checks[pattern_base + e];
-      if (cs.empty()) continue;
-      bool holds = json_line(line);
-      for (std::size_t i = 0; holds && i < cs.size(); ++i) {
-        const std::optional<std::string_view> text = json->text(cs[i].slot);
-        if (!text) {
-          holds = false;
-        } else if (cs[i].re) {
-          holds = RE2::PartialMatch(re2::StringPiece(text->data(), text->size()), *cs[i].re);
-        } else {
-          holds = *text == cs[i].equals;
-        }
-      }
-      if (!holds) events &= ~(uint64_t{1} << e);
+      bool all = true;
+      for (std::size_t i = 0; all && i < cs.size(); ++i) all = holds(line, cs[i]);
+      if (!all) events &= ~(uint64_t{1} << e);
     }
     return events;
   }
@@ -264,7 +276,10 @@ struct Matcher::Impl {
         const std::optional<std::string_view> value = json->text(c.slot);  // the event held: the line is JSON
         if (!value) continue;
         const re2::StringPiece field(value->data(), value->size());
-        if (!c.re->Match(field, 0, field.size(), RE2::UNANCHORED, submatch.data(), c.nsubmatch)) continue;
+        if (!c.re->Match(field, 0, field.size(), RE2::UNANCHORED, submatch.data(), c.nsubmatch) &&
+            !(c.latin1 && !is_valid_utf8(*value) &&
+              c.latin1->Match(field, 0, field.size(), RE2::UNANCHORED, submatch.data(), c.nsubmatch)))
+          continue;
         for (const auto& [slot, group] : c.slot_group) {
           const re2::StringPiece& sp = submatch[static_cast<std::size_t>(group)];
           if (filled[slot] || sp.data() == nullptr) continue;
@@ -399,6 +414,8 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
             c.re = std::make_unique<RE2>(fc.value, utf8_options);
             if (!c.re->ok())
               return fail(fmt::format("{}: field {}: invalid pattern: {}", where, fc.path, c.re->error()));
+            c.latin1 = std::make_unique<RE2>(fc.value, latin1_options);
+            if (!c.latin1->ok()) c.latin1.reset();
             for (const auto& [name, group] : c.re->NamedCapturingGroups()) {
               const auto it = std::find(rule.capture_names.begin(), rule.capture_names.end(), name);
               if (it == rule.capture_names.end()) continue;
@@ -420,6 +437,7 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
         return u >= 0x20 && u < 0x7F && std::strchr("\\.+*?()|[]{}^$", ch) == nullptr;
       });
       impl->literal.push_back(plain ? pattern : std::string());
+      impl->fields_only.push_back(event >= 0 && rule.events[static_cast<std::size_t>(event)].match.empty() ? 1 : 0);
       return std::nullopt;
     };
     for (uint32_t e = 0; e < info.num_events; ++e) {
@@ -427,7 +445,16 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
       if (!rule.events[e].fields.empty()) info.has_fields = true;
       if (auto err = add(config::line_pattern(rule.events[e]), static_cast<int32_t>(e))) return *err;
     }
-    if (!rule.ignore.empty()) {
+    if (!rule.ignore.empty() && !rule.ignore_field.empty()) {
+      FieldCheck c;
+      c.slot = json_slot(rule.ignore_field);
+      c.re = std::make_unique<RE2>(rule.ignore, utf8_options);
+      if (!c.re->ok()) return fail(fmt::format("ignore: invalid pattern: {}", c.re->error()));
+      c.latin1 = std::make_unique<RE2>(rule.ignore, latin1_options);
+      if (!c.latin1->ok()) c.latin1.reset();
+      info.ignore_check = impl->ignore_checks.size();
+      impl->ignore_checks.push_back(std::move(c));
+    } else if (!rule.ignore.empty()) {
       info.ignore_pattern = static_cast<int32_t>(impl->patterns.size());
       if (auto err = add(rule.ignore, -1)) return *err;
     }
@@ -448,6 +475,7 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
   impl->filled.resize(max_captures);
   if (!json_paths.empty()) impl->json.emplace(json_paths);
   if (prefilter) impl->prefilter.emplace(Prefilter::make(rules));
+  impl->journal_rules = rules.settings.journal;
   return Matcher(std::move(impl));
 }
 
@@ -478,6 +506,9 @@ void Matcher::match_batch(std::string_view text, std::span<const LineSpan> lines
 void Matcher::set_format(config::InputFormat format) { impl_->format = format; }
 void Matcher::set_byte_arrays(bool on) {
   if (impl_->json) impl_->json->set_byte_arrays(on);
+  // A prefilter made for rules not marked journal does not know that a
+  // field's text may be an array of bytes (no literal of it in the line).
+  if (on && !impl_->journal_rules) impl_->prefilter.reset();
 }
 
 uint64_t Matcher::take_invalid_json() { return std::exchange(impl_->invalid_json, 0); }

@@ -50,7 +50,10 @@ struct MatchResult {
 //   mode lets no class match a stray byte, so `from \S+ port` would otherwise
 //   silently miss "from j\xF6rg port"; the Latin-1 reading sees every byte as
 //   one character, as fail2ban's decoding with replacement does, while the
-//   UTF-8 reading keeps `caf. ok` matching "café ok" on such a line.
+//   UTF-8 reading keeps `caf. ok` matching "café ok" on such a line. The
+//   same holds for a JSON field's text (`fields`, and under --input journal
+//   `match` and `ignore` on MESSAGE, whose arrays of bytes are often not
+//   UTF-8).
 // - Captures (only for rules whose key or message template uses one): each
 //   name takes its value from the first matched event, in event order, that
 //   defines the name and where the group took part in the match; else "".
@@ -97,7 +100,9 @@ class Matcher {
   void set_format(config::InputFormat format);
 
   // Journal input (--input journal): a field that is an array of integers
-  // 0-255 reads as those bytes (JsonFields::set_byte_arrays).
+  // 0-255 reads as those bytes (JsonFields::set_byte_arrays). Meant for
+  // rules through config::use_journal; for others, it turns the literal
+  // prefilter off (it would not know of such fields).
   void set_byte_arrays(bool on);
 
   // Lines read as JSON that were not, since the last call (only lines some

@@ -10,6 +10,7 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -48,6 +49,93 @@ bool has_high_byte(std::string_view s) {
   return (acc & 0x8080808080808080ULL) != 0;
 }
 
+// An atom of a field's text that the raw JSON line holds as it is, or with
+// '"' and '\' escaped (the second spelling is scanned too), as long as the
+// line has no "\u" escape (such a line is a candidate for every event):
+// printable ASCII but '/', which JSON may also write "\/".
+bool json_safe(std::string_view atom) {
+  return std::all_of(atom.begin(), atom.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u < 0x7F && c != '/';
+  });
+}
+
+// The atoms of `pattern` (min kMinAtomLen), or nullopt when a match need hold
+// none (no formula) or RE2 cannot compile it.
+std::optional<std::vector<std::string>> atoms_of(const std::string& pattern) {
+  RE2::Options options;
+  options.set_log_errors(false);
+  re2::FilteredRE2 f(kMinAtomLen);
+  int id = 0;
+  if (f.Add(pattern, options, &id) != RE2::NoError) return std::nullopt;
+  std::vector<std::string> atoms;
+  f.Compile(&atoms);
+  std::vector<int> potentials;
+  f.AllPotentials({}, &potentials);
+  if (!potentials.empty()) return std::nullopt;
+  return atoms;
+}
+
+// What the raw line must hold for field condition `c` to be true, as a
+// pattern for FilteredRE2 (never run, only read for its literals), or "":
+// - a regex: the regex itself, when all its atoms are json_safe;
+// - an equality: the value, quoted, when it is json_safe;
+// - else, each key of its path as a JSON string ("msg" -> "\"msg\""), when
+//   its spelling is plain (an escaped key holds "\u" or "\/": such a line is
+//   a candidate, or the key is not used).
+std::string field_piece(const config::FieldCondition& c) {
+  if (c.regex) {
+    if (auto atoms = atoms_of(c.value);
+        atoms && std::all_of(atoms->begin(), atoms->end(), [](const std::string& a) { return json_safe(a); })) {
+      return c.value;
+    }
+  } else if (c.value.size() >= static_cast<std::size_t>(kMinAtomLen) && json_safe(c.value)) {
+    return RE2::QuoteMeta(c.value);
+  }
+  std::string piece;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t dot = c.path.find('.', from);
+    const std::string key = c.path.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+    if (!key.empty() && json_safe(key) && key.find_first_of("\"\\") == std::string::npos) {
+      if (!piece.empty()) piece += "(?s:.*)";
+      piece += RE2::QuoteMeta("\"" + key + "\"");
+    }
+    if (dot == std::string::npos) break;
+    from = dot + 1;
+  }
+  return piece;
+}
+
+// The pattern the prefilter reads for an event: its `match` (on the raw
+// line), then what each field needs (field_piece), joined as a sequence, so
+// that every atom of each part is needed (the order is no matter: the
+// formula has none). "" when there is nothing.
+std::string prefilter_pattern(const config::Event& e, bool& from_fields) {
+  std::vector<std::string> parts;
+  if (!e.match.empty()) parts.push_back(e.match);
+  for (const config::FieldCondition& c : e.fields) {
+    std::string piece = field_piece(c);
+    if (piece.empty()) continue;
+    from_fields = true;
+    parts.push_back(std::move(piece));
+  }
+  if (parts.size() == 1) return parts[0];
+  std::string p;
+  for (const std::string& part : parts) p += (p.empty() ? "(?:" : "(?s:.*)(?:") + part + ")";
+  return p;
+}
+
+// The JSON spelling of an atom of a field's text: '"' and '\' escaped.
+std::string json_spelling(std::string_view atom) {
+  std::string s;
+  for (char c : atom) {
+    if (c == '"' || c == '\\') s += '\\';
+    s += c;
+  }
+  return s;
+}
+
 struct StringHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
@@ -58,6 +146,7 @@ struct StringHash {
 struct Prefilter::Impl {
   std::string reason;
   std::vector<std::string> atoms;
+  uint32_t escaped_id = UINT32_MAX;  // reported for a line whose fields may be spelled otherwise
   re2::FilteredRE2 filter{kMinAtomLen};
   hs_database_t* db = nullptr;
   hs_scratch_t* scratch = nullptr;
@@ -159,12 +248,14 @@ Prefilter Prefilter::make(const config::RuleSet& rules) {
   options.set_log_errors(false);
   // Only events decide whether a line can match: an `ignore` can only take
   // a match away, and the full matcher applies it to every candidate.
-  // An event with only `fields` runs its stand-in (config::line_pattern):
-  // a literal its JSON lines hold verbatim or a backslash, or "", which has
-  // no literal and so turns the prefilter off.
+  // An event's `fields` add what the raw line must hold for them
+  // (prefilter_pattern); an event with only `fields` and nothing found that
+  // way has the empty pattern, which has no literal and so turns the
+  // prefilter off.
   std::vector<std::string> patterns;
+  bool from_fields = false;
   for (const auto& rule : rules.rules)
-    for (const auto& event : rule.events) patterns.push_back(config::line_pattern(event));
+    for (const auto& event : rule.events) patterns.push_back(prefilter_pattern(event, from_fields));
   if (patterns.empty()) return off("no event patterns");
   for (const std::string& p : patterns) {
     int id = 0;
@@ -184,15 +275,37 @@ Prefilter Prefilter::make(const config::RuleSet& rules) {
   }
   if (hs_valid_platform() != HS_SUCCESS) return off("vectorscan does not support this CPU");
 
+  // Each atom as it is and, when it holds '"' or a backslash, as a JSON string
+  // spells it (a field's text); with atoms of fields, the markers of a line
+  // whose fields may be spelled otherwise (the escaped id).
+  std::vector<std::string> spellings;
+  std::vector<unsigned> ids;
+  for (std::size_t i = 0; i < m.atoms.size(); ++i) {
+    spellings.push_back(m.atoms[i]);
+    ids.push_back(static_cast<unsigned>(i));
+    if (from_fields && m.atoms[i].find_first_of("\"\\") != std::string::npos) {
+      spellings.push_back(json_spelling(m.atoms[i]));
+      ids.push_back(static_cast<unsigned>(i));
+    }
+  }
+  m.escaped_id = static_cast<uint32_t>(m.atoms.size());
+  if (from_fields) {
+    // "\u": any character of a field may be written so. Under --input
+    // journal, "[" then a digit or a blank: a field may be an array of bytes.
+    spellings.emplace_back("\\u");
+    if (rules.settings.journal) {
+      for (const char* s : {"[0", "[1", "[2", "[3", "[4", "[5", "[6", "[7", "[8", "[9", "[ ", "[\t", "[\r", "[\n"})
+        spellings.emplace_back(s);
+    }
+    ids.resize(spellings.size(), m.escaped_id);
+  }
   std::vector<const char*> exprs;
   std::vector<std::size_t> lens;
   std::vector<unsigned> flags;
-  std::vector<unsigned> ids;
-  for (std::size_t i = 0; i < m.atoms.size(); ++i) {
-    exprs.push_back(m.atoms[i].data());
-    lens.push_back(m.atoms[i].size());
+  for (const std::string& sp : spellings) {
+    exprs.push_back(sp.data());
+    lens.push_back(sp.size());
     flags.push_back(HS_FLAG_CASELESS);
-    ids.push_back(static_cast<unsigned>(i));
   }
   hs_compile_error_t* err = nullptr;
   hs_database_t* db = nullptr;
@@ -236,8 +349,15 @@ void Prefilter::scan(std::string_view text, std::span<const LineSpan> lines, std
   for (std::size_t i = 0; i < m.found.size();) {
     const uint32_t line = m.found[i].first;
     m.line_atoms.clear();
-    for (; i < m.found.size() && m.found[i].first == line; ++i)
-      m.line_atoms.push_back(static_cast<int>(m.found[i].second));
+    bool escaped = false;
+    for (; i < m.found.size() && m.found[i].first == line; ++i) {
+      if (m.found[i].second == m.escaped_id) escaped = true;
+      else m.line_atoms.push_back(static_cast<int>(m.found[i].second));
+    }
+    if (escaped) {
+      verdict[line] = kAll;
+      continue;
+    }
     std::sort(m.line_atoms.begin(), m.line_atoms.end());
     m.line_atoms.erase(std::unique(m.line_atoms.begin(), m.line_atoms.end()), m.line_atoms.end());
     verdict[line] = m.verdict_for(m.line_atoms);

@@ -23,6 +23,17 @@
 // - Lines are scanned with a '\n' after each, so an atom can only be seen
 //   across two lines (a needless candidate), never missed inside one.
 //
+// An event's `fields` (JSON lines) add literals too: a field's text is in
+// the raw line, JSON-escaped. Each field gives the literals of its pattern
+// (or its equality's value) when they are all printable ASCII but '/';
+// atoms holding '"' or '\' are scanned in both spellings (as is, and as
+// JSON escapes them: a needless candidate at worst). Else the field gives
+// its key ("msg" as "\"msg\"", when it is plain). Since any character may
+// be written "\u00XX", a line holding "\u" is a candidate for every event,
+// and so, under --input journal (fields may be arrays of bytes), is a line
+// holding '[' then a digit or a blank. An event with only `fields` and none
+// of these has no formula: the prefilter is off.
+//
 // Allocation: scan() reuses its buffers; the formulas are evaluated once per
 // new combination of atoms (FilteredRE2 allocates there) and the answer is
 // remembered, up to kMemoEntries combinations.

@@ -362,7 +362,7 @@ TEST_CASE("examples: every rules file passes --check, and every sample log is sm
       {"upstream/rules.toml", "upstream/proxy.log", "2 rules OK"},
       {"k8s-json/rules.toml", "k8s-json/container.log", "1 rule OK"},
       {"java-traces/rules.toml", "java-traces/app.log", "1 rule OK"},
-      {"journald/rules.toml", "journald/journal.json", "1 rule OK"},
+      {"journald/rules.toml", "journald/journal.json", "2 rules OK"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.rules);
@@ -718,6 +718,8 @@ TEST_CASE("examples/journald: errors per unit from journalctl -o json") {
   //    escaped, the byte that is not UTF-8 as U+FFFD, as in any record).
   //  - nginx's :16 error falls in the cooldown, its :22 warning (4) is no
   //    error; ssh.service's two errors (:20, :24) stay below the threshold.
+  //  - "upstream payments" is in the MESSAGE of :10, :12, :14 (the bytes),
+  //    :16 and :22: `match` reads MESSAGE decoded, so the 4th is :16.
   const std::string rules = example("journald/rules.toml"), log = example("journald/journal.json");
   RunResult r = swt({"--input", "journal", "--rule", rules, log});
   CHECK(r.exit_status == 0);
@@ -725,12 +727,19 @@ TEST_CASE("examples/journald: errors per unit from journalctl -o json") {
   CHECK(r.out ==
         "swthrottle: alert unit-errors key=nginx.service count=3 threshold=3 window=1m suppressed=0 "
         "time=2026-11-21T10:00:14.123Z: web-1 nginx: \\u001b[31mupstream payments: no live upstreams, "
-        "client sent \"caf\xEF\xBF\xBD\"\\u001b[0m\n");
-  // Without --input journal an array has no text: "{.MESSAGE}" is "".
+        "client sent \"caf\xEF\xBF\xBD\"\\u001b[0m\n"
+        "swthrottle: alert payments-upstream count=4 threshold=4 window=1m suppressed=0 "
+        "time=2026-11-21T10:00:16.123Z: upstream timed out (110: Connection timed out) while reading response "
+        "header from upstream payments\n");
+  // Without --input journal an array has no text: "{.MESSAGE}" is "", and
+  // `match` searches the raw line, where the bytes' words are not.
   RunResult plain = swt({"--rule", rules, log});
   CHECK(plain.out ==
         "swthrottle: alert unit-errors key=nginx.service count=3 threshold=3 window=1m suppressed=0 "
-        "time=2026-11-21T10:00:14.123Z: web-1 nginx: \n");
+        "time=2026-11-21T10:00:14.123Z: web-1 nginx: \n"
+        "swthrottle: alert payments-upstream count=4 threshold=4 window=1m suppressed=0 "
+        "time=2026-11-21T10:00:22.123Z: upstream server temporarily disabled while connecting to upstream "
+        "payments\n");
 }
 
 TEST_CASE("README.md: the first command's output block is the real output") {

@@ -102,4 +102,60 @@ TEST_CASE("journal e2e: --input json is format = json without the journal preset
   CHECK(journal.out == head + "2026-11-21T10:00:01.250Z: db-2 pg: disk full\n");
 }
 
+TEST_CASE("journal e2e: match and ignore search MESSAGE, a string or an array of bytes") {
+  // `match = 'Failed password'` as a user writes it for journalctl -o json.
+  // 2 per 1m per address. 9.9.9.9 fails at :00 (a string), :05 (bytes: the
+  // message holds a byte that is not UTF-8) and :07 (an escaped letter):
+  // the alert comes at :05, the second in the window. 10.0.0.5 fails
+  // twice, ignored (the ignore searches MESSAGE too); "Failed password" in
+  // another field (SYSLOG_IDENTIFIER comes from the unit name) counts for
+  // nothing.
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", R"toml(
+[[rule]]
+name      = "ssh"
+kind      = "alert"
+threshold = "2 per 1m"
+key       = "{ip}"
+ignore    = 'from 10\.'
+message   = "{.MESSAGE}"
+  [[rule.event]]
+  name  = "fail"
+  match = 'Failed password for \S+ from (?P<ip>[0-9.]+)'
+)toml");
+  auto bytes = [](std::string_view text) {
+    std::string s = "[";
+    for (char c : text) s += (s.size() > 1 ? "," : "") + std::to_string(static_cast<unsigned char>(c));
+    return s + "]";
+  };
+  const std::string log = entry(0, "sshd.service", "5", R"("Failed password for root from 9.9.9.9 port 22")") +
+                          entry(1, "sshd.service", "5", R"("Failed password for root from 10.0.0.5 port 22")") +
+                          entry(2, "sshd.service", "5", bytes("Failed password for r\xf6t from 10.0.0.5 port 22")) +
+                          entry(3, "Failed password for x from 8.8.8.8.service", "5", R"("session opened")") +
+                          entry(4, "Failed password for x from 8.8.8.8.service", "5", R"("session opened")") +
+                          entry(5, "sshd.service", "5", bytes("Failed password for r\xf6t from 9.9.9.9 port 22")) +
+                          entry(7, "sshd.service", "5", R"("\u0046ailed password for root from 9.9.9.9 port 22")");
+  const std::vector<std::string> args{"--input", "journal", "--time", "log", "-r", rules};
+  RunResult r = swthrottle::test::run_swthrottle(args, log);
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  CHECK(r.out ==
+        "swthrottle: alert ssh key=9.9.9.9 count=2 threshold=2 window=1m suppressed=0 "
+        "time=2026-11-21T10:00:05.250Z: Failed password for r\xEF\xBF\xBDt from 9.9.9.9 port 22\n");
+  // The same with -j 2, and with RE2 alone on every line (no prefilter).
+  std::vector<std::string> j2 = args;
+  j2.insert(j2.begin(), {"-j", "2"});
+  CHECK(swthrottle::test::run_swthrottle(j2, log).out == r.out);
+  std::vector<std::string> argv{SWTHROTTLE_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const RunResult plain =
+      swthrottle::test::run_process(argv, log, swthrottle::test::kDefaultTimeout, {{"SWTHROTTLE_NO_PREFILTER", "1"}});
+  CHECK(plain.out == r.out);
+  // Passthrough writes the raw lines that matched, as read (JSON).
+  std::vector<std::string> pass = args;
+  pass.insert(pass.begin(), "--passthrough");
+  const RunResult p = swthrottle::test::run_swthrottle(pass, log);
+  CHECK(p.out.find(R"("MESSAGE":"Failed password for root from 9.9.9.9 port 22"})") != std::string::npos);
+}
+
 }  // namespace

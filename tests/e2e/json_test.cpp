@@ -4,10 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "support/process.h"
@@ -182,3 +184,123 @@ match = 'BOOM'
 }
 
 }  // namespace
+
+namespace {
+
+// The JSON text of `s` with some characters spelled as JSON also may: an
+// ASCII letter as \u00XX, '/' as \/ (about one in `every`; never with 0);
+// '"' and '\' are always escaped, non-ASCII bytes kept.
+std::string odd_json(std::string_view s, std::mt19937& rng, unsigned every) {
+  std::string out;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (every != 0 && u < 0x80 && std::isalpha(u) && rng() % every == 0) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04X", u);
+      out += buf;
+    } else if (every != 0 && c == '/' && rng() % 2 == 0) {
+      out += "\\/";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+const char* const kEscapeRules = R"toml(
+[[rule]]
+name = "timeouts"
+kind = "throttle"
+threshold = "3 per 10s"
+message = "{.msg}"
+[[rule.event]]
+name = "t"
+fields = { level = "error", msg = { match = 'timeout' } }
+
+[[rule]]
+name = "refused"
+kind = "throttle"
+threshold = "2 per 10s"
+message = "{what}: {.msg}"
+[[rule.event]]
+name = "no"
+fields = { msg = { match = 'said "(?P<what>\w+)"' } }
+
+[[rule]]
+name = "cafe"
+kind = "alert"
+threshold = "5 per 10s"
+message = "{.msg}"
+[[rule.event]]
+name = "closed"
+fields = { msg = { match = 'caf. closed' } }
+
+[[rule]]
+name = "ssh"
+kind = "alert"
+threshold = "4 per 10s"
+key = "{ip}"
+message = "{.msg}"
+[[rule.event]]
+name = "fail"
+fields = { msg = { match = 'Failed password for \S+ from (?P<ip>[0-9.]+)' } }
+)toml";
+
+}  // namespace
+
+TEST_CASE("json e2e: escaped spellings match as plain ones, with the literal prefilter on and off") {
+  // The same events written plainly and with escapes (\u00XX letters, \/),
+  // under rules whose field patterns give the prefilter literals ('"' among
+  // them): the records are the same, and the same without the prefilter
+  // (their messages are the fields' text; passed lines are counted, since
+  // they are the lines as written).
+  const std::vector<std::string> msgs{"db timeout after 30s",
+                                      R"(GET /api/v1 said "no")",
+                                      "café closed",
+                                      "all fine",
+                                      "Failed password for root from 1.2.3.4",
+                                      "GET /health 200"};
+  const std::vector<std::string> levels{"info", "warn", "error"};
+  std::mt19937 rng(20261126);
+  std::mt19937 unused(0);
+  std::string plain, odd;
+  for (int i = 0; i < 3000; ++i) {
+    char ts[40];
+    const int ms = i * 250;
+    std::snprintf(ts, sizeof ts, "2026-11-21T10:%02d:%02d.%03dZ", ms / 60'000 % 60, ms / 1000 % 60, ms % 1000);
+    const std::string& msg = msgs[rng() % msgs.size()];
+    const std::string& level = levels[rng() % levels.size()];
+    plain +=
+        std::string(R"({"ts":")") + ts + R"(","level":")" + level + R"(","msg":")" + odd_json(msg, unused, 0) + "\"}\n";
+    odd += std::string(R"({"ts":")") + ts + R"(","level":")" + odd_json(level, rng, 4) + R"(","msg":")" +
+           odd_json(msg, rng, 8) + "\"}\n";
+  }
+  REQUIRE(odd.find("\\u00") != std::string::npos);
+  REQUIRE(odd.find("\\/") != std::string::npos);
+  TempDir dir;
+  const std::string plain_log = dir.write("plain.json", plain);
+  const std::string odd_log = dir.write("odd.json", odd);
+  const std::string rules = dir.write("rules.toml", std::string(kSettings) + kEscapeRules);
+  const RunResult base = swthrottle::test::run_swthrottle({"-r", rules, plain_log});
+  REQUIRE(base.exit_status == 0);
+  const auto [want, passed] = records(base.out);
+  CHECK(want.find(" timeouts ") != std::string::npos);
+  CHECK(want.find(" refused ") != std::string::npos);
+  CHECK(want.find("alert ssh") != std::string::npos);
+  CHECK(want.find("alert cafe") != std::string::npos);
+  CHECK(passed > 100);
+  for (const char* jobs : {"1", "2"}) {
+    INFO("-j " << jobs);
+    const RunResult r = swthrottle::test::run_swthrottle({"-r", rules, "-j", jobs, odd_log});
+    CHECK(records(r.out).first == want);
+    CHECK(records(r.out).second == passed);
+    const RunResult off =
+        swthrottle::test::run_process({SWTHROTTLE_BINARY, "-r", rules, "-j", jobs, odd_log}, "",
+                                      swthrottle::test::kDefaultTimeout, {{"SWTHROTTLE_NO_PREFILTER", "1"}});
+    CHECK(records(off.out).first == want);
+    CHECK(records(off.out).second == passed);
+  }
+}

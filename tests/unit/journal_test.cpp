@@ -111,6 +111,86 @@ fields = { _SYSTEMD_UNIT = "nginx.service", PRIORITY = "3", MESSAGE = { match = 
   CHECK(captures(record("nginx.service", "3", "[117,112,32,102,97,105,108,101,100]")).empty());
 }
 
+// `text` as journald's byte-array form: [70,97,...].
+std::string bytes_json(std::string_view text) {
+  std::string s = "[";
+  for (char c : text) s += (s.size() > 1 ? "," : "") + std::to_string(static_cast<unsigned char>(c));
+  return s + "]";
+}
+
+TEST_CASE("journal: match and ignore look at MESSAGE, in both forms, prefilter on or off") {
+  auto rules = sw::config::parse_rules(R"toml(
+[[rule]]
+name = "ssh"
+kind = "alert"
+threshold = "1/1m"
+key = "{ip}"
+ignore = 'from 10\.'
+[[rule.event]]
+name = "fail"
+match = 'Failed password for \S+ from (?P<ip>[0-9.]+)'
+[[rule.event]]
+name = "disk"
+match = 'disk full'
+fields = { _SYSTEMD_UNIT = "nginx.service" }
+)toml",
+                                       "rules.toml");
+  REQUIRE(rules.ok());
+  sw::config::use_journal(*rules);
+  CHECK(rules->settings.journal);
+  CHECK(rules->rules[0].ignore_field == "MESSAGE");
+  CHECK(rules->rules[0].events[0].match.empty());
+  REQUIRE(rules->rules[0].events[0].fields.size() == 1);
+  CHECK(rules->rules[0].events[0].fields[0].path == "MESSAGE");
+  CHECK(rules->rules[0].events[1].stand_in == R"(nginx\.service|\\u00|\[)");
+
+  const std::string fail = "Failed password for root from 1.2.3.4 port 22";
+  const std::vector<std::string> lines{
+      record("sshd.service", "5", "\"" + fail + "\""),                                         // 0: fail 1.2.3.4
+      record("sshd.service", "5", bytes_json(fail + " \xff")),                                 // 1: the same, as bytes
+      record("sshd.service", "5", R"("\u0046ailed password for root from 1.2.3.4")"),          // 2: an escape
+      record("sshd.service", "5", R"("Failed password for root from 10.0.0.1")"),              // 3: ignored
+      record("sshd.service", "5", bytes_json("Failed password for root from 10.0.0.1 \xff")),  // 4: ignored
+      // 5: the words are in the line, not in MESSAGE: no match
+      record("Failed password for root from 1.2.3.4", "5", R"("session opened")"),
+      record("sshd.service", "5", R"("ok")") + " ignore from 10.",                           // 6: not JSON
+      record("nginx.service", "3", R"("disk full on /")"),                                   // 7: disk
+      record("nginx.service", "3", bytes_json("/: disk full")),                              // 8: disk
+      record("redis.service", "3", R"("disk full on /")"),                                   // 9: another unit
+      record("sshd.service", "5", R"("Failed password for root from 5.6.7.8, disk full")"),  // 10: fail
+  };
+  std::string text;
+  std::vector<sw::match::LineSpan> spans;
+  for (const std::string& l : lines) {
+    spans.emplace_back(text.size(), l.size());
+    text += l + "\n";
+  }
+  std::vector<std::string> want{"fail:1.2.3.4", "fail:1.2.3.4", "fail:1.2.3.4", "", "", "", "", "disk:", "disk:", "",
+                                "fail:5.6.7.8"};
+  for (bool prefilter : {false, true}) {
+    INFO("prefilter " << prefilter);
+    auto m = sw::match::Matcher::make(*rules, true, prefilter);
+    REQUIRE(m.ok());
+    m->set_format(sw::config::InputFormat::Json);
+    m->set_byte_arrays(true);
+    std::vector<sw::match::MatchResult> out(lines.size());
+    m->match_batch(text, spans, out);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      INFO(i << ": " << lines[i]);
+      std::string got;
+      for (const auto& hit : out[i].hits) {
+        for (uint32_t e = 0; e < 2; ++e)
+          if (hit.events >> e & 1) got += rules->rules[hit.rule].events[e].name + ":";
+        got += std::string(out[i].captures[hit.first_capture]);
+      }
+      CHECK(got == want[i]);
+      sw::match::MatchResult one;
+      m->match(lines[i], one);
+      CHECK(one.hits.size() == out[i].hits.size());
+    }
+  }
+}
+
 TEST_CASE("journal: --input on the command line") {
   auto parse = [](std::vector<const char*> argv) {
     argv.insert(argv.begin(), "swthrottle");

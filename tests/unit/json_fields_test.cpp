@@ -253,7 +253,9 @@ fields = { level = "error", msg = { match = 'x' } }
                         R"({"level":"warn","msg":"x"})"}) == std::vector<std::string>{"r{e}", "r{e}", ""});
 
   // Only patterns, or literals JSON would escape: the empty stand-in, which
-  // matches every line (and turns the prefilter off).
+  // matches every line; the prefilter stays on all the same, with the
+  // escaped spellings of the field's literals ('a"b' is "a\"b" in the line)
+  // and the key of the field whose value gives none ("u").
   const RuleSet none = rules_of(R"(
 [[rule]]
 name = "r"
@@ -264,7 +266,7 @@ name = "e"
 fields = { msg = { match = 'a"b' }, q = 'say "hi"', u = "a/b" }
 )");
   CHECK(none.rules[0].events[0].stand_in.empty());
-  CHECK_FALSE(swthrottle::match::Prefilter::make(none).active());
+  CHECK(swthrottle::match::Prefilter::make(none).active());
 
   // A field pattern without metacharacters is a literal too (the longest wins).
   const RuleSet plain = rules_of(R"(

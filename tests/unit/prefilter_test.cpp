@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -324,3 +325,166 @@ TEST_CASE("prefilter: differential against RE2 alone over loghub and generated l
 }
 
 }  // namespace
+
+namespace {
+
+// One alert rule per event `fields` table (TOML inline tables), in order.
+std::string fields_toml(const std::vector<std::string>& fields) {
+  std::string t;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    t += "[[rule]]\nname = \"r" + std::to_string(i) + "\"\nkind = \"alert\"\nthreshold = \"5 per 1m\"\n";
+    t += "  [[rule.event]]\n  name = \"e\"\n  fields = " + fields[i] + "\n";
+  }
+  return t;
+}
+
+// `s` as a JSON string's body: '"' and '\' escaped, control bytes as \u00XX,
+// and (when `odd`) some other characters spelled as JSON also may: "\u0074"
+// for 't', "\/" for '/'.
+std::string json_body(std::string_view s, std::mt19937_64* odd = nullptr) {
+  std::string out;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", u);
+      out += buf;
+    } else if (odd && u < 0x80 && (*odd)() % 16 == 0) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, (*odd)() % 2 ? "\\u%04x" : "\\u%04X", u);
+      out += buf;
+    } else if (odd && c == '/' && (*odd)() % 2 == 0) {
+      out += "\\/";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("prefilter: an event with only fields gives the literals of its fields, JSON-escaped") {
+  // Field patterns with '"' (scanned as \"), an equality, a key, and a
+  // pattern with '/' (which JSON may write \/: the field gives its key).
+  const RuleSet rules = load(fields_toml({
+      R"({ level = "ERROR", msg = { match = 'timeout' } })",
+      R"({ msg = { match = '" 5[0-9][0-9] ' } })",
+      R"({ path = { match = 'GET /api' } })",
+      R"({ user = { match = '.' } })",
+      R"({ msg = { match = '(?i)caf. ok' } })",
+  }));
+  Prefilter pf = Prefilter::make(rules);
+  REQUIRE(pf.active());
+  const std::vector<std::string> lines = {
+      R"({"level":"ERROR","msg":"db timeout"})",                     // 0: rule 0
+      R"({"level":"INFO","msg":"all fine"})",                        // 1: none: ruled out
+      R"({"level":"ERROR","msg":"t\u0069meout"})",                   // 2: rule 0, an escaped letter
+      R"({"level":"ERR\u004FR","msg":"timeout"})",                   // 3: rule 0, in the equality
+      R"({"msg":"1.2.3.4 - - \"GET / HTTP/1.1\" 503 12"})",          // 4: rule 1, '"' escaped
+      R"({"msg":"1.2.3.4 - - \u0022GET / HTTP/1.1\u0022 503 12"})",  // 5: rule 1, '"' as \u0022
+      R"({"path":"GET \/api\/v1"})",                                 // 6: rule 2, '/' as \/
+      R"({"path":"GET /api/v1"})",                                   // 7: rule 2
+      R"({"user":"x"})",                                             // 8: rule 3, by its key
+      R"({"us\u0065r":"x"})",                                        // 9: rule 3, the key escaped
+      "{\"msg\":\"CAF\xC3\x89 OK\"}",                                // 10: rule 4, non-ASCII
+      R"({"msg":"CAF\u00c9 OK"})",                                   // 11: rule 4, escaped
+      R"({"msg":"CAF\u00C9\u0020OK"})",                              // 12: rule 4
+      R"({"msg":"caf\u00e9 ok","level":"ERROR"})",                   // 13: rule 4
+      R"({"msg":"nothing \"quoted\" here","level":"WARN"})",         // 14: none: ruled out
+  };
+  const Batch batch(lines);
+  std::vector<int32_t> verdict;
+  pf.scan(batch.text, batch.spans, verdict);
+  CHECK(verdict[1] == Prefilter::kNone);
+  CHECK(verdict[14] == Prefilter::kNone);
+  auto events = [&](std::size_t line) {
+    REQUIRE(verdict[line] >= 0);
+    const auto p = pf.potentials(verdict[line]);
+    return std::vector<uint32_t>(p.begin(), p.end());
+  };
+  CHECK(events(0) == std::vector<uint32_t>{0});
+  CHECK(events(4) == std::vector<uint32_t>{1});  // '" 50' found as '\" 50'
+  CHECK(events(6) == std::vector<uint32_t>{2});
+  CHECK(events(8) == std::vector<uint32_t>{3});
+  for (std::size_t i : {2, 3, 5, 9, 11, 12, 13}) CHECK(verdict[i] == Prefilter::kAll);  // "\u": any event
+  // Every other line's events are those its fields can hold.
+  const Compared c = compare(rules, lines, 4);
+  CHECK_MESSAGE(c.differ == 0, "first line that differs: " << c.first_difference);
+  CHECK(c.hits == 13);
+  CHECK(c.ruled_out == 2);
+}
+
+// JSON lines made from real log lines, some characters spelled as JSON
+// also may (\uXXXX, \/), against field patterns made of pieces of the same
+// lines: the prefilter must never change a result.
+TEST_CASE("prefilter: differential over JSON lines with escapes, fields against RE2 alone") {
+  std::vector<std::string> corpus;
+  for (const char* f : {"Apache_2k.log", "Linux_2k.log", "OpenSSH_2k.log"}) {
+    for (auto& l : read_lines(std::string(SWTHROTTLE_SOURCE_DIR "/tests/data/loghub/") + f)) corpus.push_back(l);
+  }
+  const uint64_t seed = swthrottle::test::base_seed(20261126);
+  MESSAGE("seed " << seed << " (SWTHROTTLE_SEED=N replays)");
+  std::mt19937_64 rng(seed);
+  auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  const char* const levels[] = {"ERROR", "WARN", "INFO", "err\"or", "a/b"};
+
+  std::vector<std::string> lines;
+  for (int i = 0; i < 6000; ++i) {
+    std::string msg = corpus[pick(corpus.size())];
+    if (pick(8) == 0) msg.insert(pick(msg.size() + 1), pick(2) ? "\xC3\xA9" : "\"q\\/");
+    const std::string level = levels[pick(5)];
+    std::mt19937_64* odd = pick(3) == 0 ? &rng : nullptr;
+    std::string l = "{\"level\":\"" + json_body(level, odd) + "\",";
+    if (pick(10) == 0) l += "\"m\\u0073g\":\"x\",";  // an escaped key ahead of the real one
+    l += "\"msg\":\"" + json_body(msg, odd) + "\"}";
+    if (pick(20) == 0) l = l.substr(0, pick(l.size() + 1));  // cut: not JSON
+    lines.push_back(l);
+  }
+
+  // A piece of a corpus line for a TOML ''' string, quoted for RE2.
+  auto piece = [&]() {
+    for (;;) {
+      const std::string& l = corpus[pick(corpus.size())];
+      if (l.size() < 4) continue;
+      const std::size_t len = 3 + pick(std::min<std::size_t>(10, l.size() - 2));
+      std::string p = l.substr(pick(l.size() - std::min(len, l.size()) + 1), len);
+      if (p.find('\'') != std::string::npos || p.find('\\') != std::string::npos) continue;
+      return RE2::QuoteMeta(p);
+    }
+  };
+  auto field = [&]() -> std::string {
+    switch (pick(6)) {
+      case 0: return "msg = { match = '''" + piece() + "''' }";
+      case 1: return "msg = { match = '''(?i)" + piece() + ".*" + piece() + "''' }";
+      case 2: return "msg = { match = '''" + piece() + "|" + piece() + "''' }";
+      case 3: return "level = \"" + std::string(pick(2) ? "ERROR" : "err\\\"or") + "\"";
+      case 4: return "level = { match = '" + std::string(pick(2) ? "R\"" : "a/") + "' }";
+      default: return "msg = { match = '''" + piece() + " (?P<v>\\S+)''' }";
+    }
+  };
+  std::size_t active = 0, ruled_out = 0, hits = 0;
+  for (int round = 0; round < 12; ++round) {
+    std::vector<std::string> fields;
+    const std::size_t n = 1 + pick(8);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string f = field();
+      if (pick(3) == 0 && f.rfind("level", 0) != 0) f += ", level = \"ERROR\"";
+      fields.push_back("{ " + f + " }");
+    }
+    const RuleSet rules = load(fields_toml(fields));
+    if (Prefilter::make(rules).active()) ++active;
+    const Compared c = compare(rules, lines, 1 + pick(700));
+    CAPTURE(round);
+    CAPTURE(fields_toml(fields));
+    CHECK_MESSAGE(c.differ == 0, "first line that differs: " << c.first_difference);
+    ruled_out += c.ruled_out;
+    hits += c.hits;
+  }
+  CHECK(active >= 10);
+  CHECK(ruled_out > lines.size() * 2);
+  CHECK(hits > 500);
+}
