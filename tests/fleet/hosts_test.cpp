@@ -426,3 +426,49 @@ TEST_CASE("fleet batched throttle: leases never pass more than Y across the flee
   const std::string key = only_key(redis);
   CHECK(redis.cli({"HGET", key, "s:0"}) == "100");  // every permit granted counts, used or not
 }
+
+TEST_CASE(
+    "fleet batched fault: a flush whose reply was lost is sent again and counted once; an outage's counts "
+    "are flushed when Redis is back") {
+  RedisServerOptions ro;
+  ro.tcp = true;
+  RedisServer redis(ro);
+  FaultProxy proxy = FaultProxy::to_tcp("127.0.0.1", redis.port());
+  TempDir dir;
+  const std::string rules =
+      dir.write("rules.toml", "[fleet]\nredis = \"" + proxy.url() + "\"\nsync = \"50ms\"\n" + R"toml(
+[[rule]]
+name = "oom"
+kind = "alert"
+threshold = "1000 per 1h"
+buckets = 60
+fleet = "batched"
+[[rule.event]]
+name = "oom"
+match = 'OOM'
+)toml");
+  Process p = Process::spawn({SWTHROTTLE_BINARY, "-r", rules, "--stats"});
+  auto sum_is = [&](const std::string& want) {
+    return swthrottle::test::poll_until([&] {
+      const std::string keys = redis.cli({"KEYS", "swt:*"});
+      return !keys.empty() && redis.cli({"HGET", keys, "s:0"}) == want;
+    });
+  };
+  REQUIRE(p.write_stdin("OOM 1\nOOM 2\n"));
+  REQUIRE(sum_is("2"));
+  proxy.drop_reply(1);
+  REQUIRE(p.write_stdin("OOM 3\n"));
+  REQUIRE(p.read_stderr_until([](const std::string& e) { return e.find("reachable again") != std::string::npos; }));
+  REQUIRE(sum_is("3"));
+  REQUIRE(p.write_stdin("OOM 4\n"));
+  REQUIRE(sum_is("4"));
+  redis.kill9();  // an outage: counted here meanwhile, flushed when Redis is back (its window starts over)
+  REQUIRE(p.write_stdin("OOM 5\nOOM 6\n"));
+  REQUIRE(p.read_stderr_until([](const std::string& e) { return e.find("unreachable (") != std::string::npos; }));
+  redis.restart();
+  REQUIRE(sum_is("2"));
+  const RunResult r = p.wait();
+  CHECK(r.exit_status == 0);
+  CHECK(stat(r.err, "stats: fleet:", "dropped") == 0);
+  CHECK(stat(r.err, "stats: rule oom:", "events") == 6);
+}
