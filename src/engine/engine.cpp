@@ -532,6 +532,7 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
     if (o.firing && slot) rs.keys->mark_active(slot);
     if (o.action == window::AlertAction::Alert || o.action == window::AlertAction::Resolved) {
       const bool alert = o.action == window::AlertAction::Alert;
+      if (alert && rs.fleet && fleet_ != nullptr) fleet_->raised_locally(hit.rule, key, t);
       Record r = make_record(alert ? RecordType::Alert : RecordType::Resolved, rs, key, now);
       fill_counts(r, rs, counts);
       r.suppressed = o.suppressed;

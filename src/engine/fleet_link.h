@@ -78,6 +78,11 @@ class FleetLink {
   // once per k lines or per bucket, waiting at most `timeout`).
   virtual bool lease(uint32_t rule, std::string_view key, int64_t now_ms, FleetAnswer& out) = 0;
 
+  // An alert this host raised on its own window, without an answer from the
+  // fleet: claimed in the fleet once Redis answers again, so that other
+  // hosts do not raise it again within the cooldown. No wait here.
+  virtual void raised_locally(uint32_t rule, std::string_view key, int64_t t_ms) = 0;
+
   // The alerts claimed since the last call (batched rules), appended to out.
   virtual void take_claims(std::vector<FleetClaim>& out) = 0;
 

@@ -62,6 +62,8 @@ struct FleetStats {
   std::atomic<uint64_t> flushes{0};       // batched: windows flushed
   std::atomic<uint64_t> late_flushed{0};  // batched: flushed counts older than the fleet window
   std::atomic<uint64_t> dropped{0};       // batched: counts dropped, too many windows waiting (long outage)
+  std::atomic<uint64_t> local_alerts{0};  // alerts raised on the host's own window without the fleet
+  std::atomic<uint64_t> duplicates{0};    // of those, found raised by another host too (its claim failed)
   std::atomic<bool> degraded_now{false};
 };
 

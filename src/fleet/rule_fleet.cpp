@@ -55,8 +55,7 @@ RuleFleet::RuleFleet(FleetClient& client, const config::RuleSet& rules, std::str
     rules_.push_back(std::move(info));
   }
   lag_told_ = std::make_unique<std::atomic<bool>[]>(rules_.size());
-  if (std::any_of(rules_.begin(), rules_.end(), [](const RuleInfo& i) { return i.batched; }))
-    client_.add_batch_source(this);
+  client_.add_batch_source(this);  // batched rules, and the claims of alerts raised locally
 }
 
 void RuleFleet::check_lag(uint32_t rule, int64_t own_bucket, const Reply& reply) {
@@ -267,6 +266,10 @@ void RuleFleet::done(std::span<const Request> sent, std::span<const Reply> repli
       if (!answered && retry_.size() < kMaxRetry) retry_.emplace_back(r, std::move(s));
       continue;
     }
+    if (s.reconcile) {  // an alert already written here: the fleet now knows of it, or had its own
+      if (!reply.claimed) client_.stats().duplicates.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
     const RuleInfo& info = rules_[s.rule];
     if (r.op == Op::Flush) client_.stats().flushes.fetch_add(1, std::memory_order_relaxed);
     if (reply.late_count > 0) client_.stats().late_flushed.fetch_add(reply.late_count, std::memory_order_relaxed);
@@ -293,6 +296,15 @@ void RuleFleet::done(std::span<const Request> sent, std::span<const Reply> repli
   }
   sent_.clear();
   if (!to_claim_.empty()) client_.flush_soon();
+}
+
+void RuleFleet::raised_locally(uint32_t rule, std::string_view key, int64_t t_ms) {
+  client_.stats().local_alerts.fetch_add(1, std::memory_order_relaxed);
+  Request c = request(Op::Claim, rule, key);
+  c.t_ms = std::max<int64_t>(t_ms, 0);
+  c.episode = next_episode();
+  std::lock_guard lock(batch_mu_);
+  if (to_claim_.size() < kMaxRetry) to_claim_.emplace_back(std::move(c), Sent{rule, std::string(key), "", true});
 }
 
 void RuleFleet::take_claims(std::vector<engine::FleetClaim>& out) {

@@ -35,7 +35,8 @@ std::string digest(std::string_view text);
 // counts here and the fleet thread flushes them every `sync` (this is its
 // BatchSource), claiming in the same script; throttles take permits from a
 // lease per window and bucket, asking Redis for the next lease only when
-// one runs out.
+// one runs out. Alerts raised locally while Redis was unreachable (any fleet
+// rule) are claimed through the same flushes once it answers (§3.9).
 class RuleFleet final : public engine::FleetLink, public BatchSource {
  public:
   // `client` outlives this. `host`: this host's name in episode ids.
@@ -51,6 +52,7 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
            std::string_view line) override;
   bool lease(uint32_t rule, std::string_view key, int64_t now_ms, engine::FleetAnswer& out) override;
   void take_claims(std::vector<engine::FleetClaim>& out) override;
+  void raised_locally(uint32_t rule, std::string_view key, int64_t t_ms) override;
   config::Unreachable on_unreachable() const override { return on_unreachable_; }
 
   // BatchSource (the fleet thread)
@@ -89,6 +91,7 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
     uint32_t rule = 0;
     std::string key;
     std::string line;
+    bool reconcile = false;  // the claim of an alert raised locally: nothing to write
   };
   // A throttle window's lease (batched throttles).
   struct Lease {
@@ -116,7 +119,7 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
   std::mutex batch_mu_;  // pending_, retry_, claims_, sent_: deciders add, the fleet thread takes
   std::unordered_map<std::string, Pending> pending_;  // by hash key
   std::vector<std::pair<Request, Sent>> retry_;       // sent and not answered: sent again as they were
-  std::vector<std::pair<Request, Sent>> to_claim_;    // `when` found true after a flush: Claim next
+  std::vector<std::pair<Request, Sent>> to_claim_;    // `when` found true after a flush, or raised locally: Claim next
   std::vector<Sent> sent_;                            // what collect() handed out, in order
   std::vector<engine::FleetClaim> claims_;
   std::atomic<uint64_t> seq_{0};

@@ -113,8 +113,11 @@ match = 'OOM svc=(?P<svc>\w+)'
 TEST_CASE("fleet exact throttle: 8 hosts flooding one window pass exactly Y between them") {
   RedisServer redis;
   TempDir dir;
-  const std::string rules = rules_file(dir, redis.url(), kPage);
-  const std::vector<std::string> logs(8, host_log(500, "ERROR disk full"));
+  std::string page = kPage;
+  page.replace(page.find("100 per 1m"), 10, "1000 per 1h");
+  const std::string rules = rules_file(dir, redis.url(), page);
+  // 8 x 5,000 offers within 50 s (one window), Y = 1,000 (FLEET.md §4.3).
+  const std::vector<std::string> logs(8, host_log(5000, "ERROR disk full"));
   const auto results = run_hosts(rules, logs);
   int passed = 0;
   uint64_t suppressed = 0;
@@ -123,8 +126,8 @@ TEST_CASE("fleet exact throttle: 8 hosts flooding one window pass exactly Y betw
     suppressed += stat(r.err, "stats: rule page:", "suppressed");
     CHECK(stat(r.err, "stats: fleet:", "unanswered") == 0);
   }
-  CHECK(passed == 100);
-  CHECK(suppressed == 8 * 500 - 100);
+  CHECK(passed == 1000);
+  CHECK(suppressed == 8 * 5000 - 1000);
 }
 
 TEST_CASE("fleet exact alert: one alert for the whole fleet, and the fleet's counts in Redis") {
@@ -471,4 +474,42 @@ match = 'OOM'
   CHECK(r.exit_status == 0);
   CHECK(stat(r.err, "stats: fleet:", "dropped") == 0);
   CHECK(stat(r.err, "stats: rule oom:", "events") == 6);
+}
+
+TEST_CASE("fleet fault: an alert raised locally during an outage is claimed on reconnect; no other host repeats it") {
+  RedisServerOptions ro;
+  ro.tcp = true;
+  RedisServer redis(ro);
+  FaultProxy proxy = FaultProxy::to_tcp("127.0.0.1", redis.port());
+  proxy.reset();  // host A starts cut off from Redis
+  TempDir dir;
+  const std::string rule = R"toml(
+[[rule]]
+name = "oom"
+kind = "alert"
+threshold = "2 per 1m"
+fleet = "exact"
+[[rule.event]]
+name = "oom"
+match = 'OOM'
+)toml";
+  const std::string via_proxy = dir.write("a.toml", "[fleet]\nredis = \"" + proxy.url() + "\"\n" + rule);
+  const std::string direct = dir.write("b.toml", "[fleet]\nredis = \"" + redis.url() + "\"\n" + rule);
+  Process a = Process::spawn({SWTHROTTLE_BINARY, "-r", via_proxy, "--stats", "--fleet-host", "a"});
+  REQUIRE(a.write_stdin("OOM 1\nOOM 2\n"));
+  REQUIRE(a.read_stdout_until([](const std::string& out) { return out.find("alert oom") != std::string::npos; }));
+  CHECK(a.err().find("unreachable (") != std::string::npos);
+  proxy.pass();
+  REQUIRE(a.read_stderr_until([](const std::string& e) { return e.find("reachable again") != std::string::npos; }));
+  REQUIRE(swthrottle::test::poll_until([&] {
+    const std::string keys = redis.cli({"KEYS", "swt:*"});
+    return !keys.empty() && redis.cli({"HGET", keys, "ep"}).starts_with("a:");
+  }));
+  const auto b = swthrottle::test::run_swthrottle({"-r", direct, "--stats", "--fleet-host", "b"}, "OOM 3\nOOM 4\n");
+  CHECK(b.exit_status == 0);
+  CHECK(b.out.find("alert") == std::string::npos);  // within the cooldown of a's alert, fleet-wide
+  CHECK(stat(b.err, "stats: rule oom:", "suppressed") == 1);
+  const RunResult ra = a.wait();
+  CHECK(stat(ra.err, "stats: fleet:", "local_alerts") == 1);
+  CHECK(stat(ra.err, "stats: fleet:", "duplicates") == 0);
 }

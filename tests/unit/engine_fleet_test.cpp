@@ -114,6 +114,8 @@ class ModelFleet final : public FleetLink {
   bool lease(uint32_t rule, std::string_view key, int64_t now, FleetAnswer& out) override {
     return throttle(rule, key, now, now, out);
   }
+  void raised_locally(uint32_t, std::string_view, int64_t) override { ++raised; }
+  int raised = 0;  // alerts raised without the fleet, to be claimed once it answers
   void take_claims(std::vector<swthrottle::engine::FleetClaim>& out) override {
     std::lock_guard lock(mu_);
     for (auto& c : claims_) out.push_back(std::move(c));
@@ -196,6 +198,7 @@ class HostView final : public FleetLink {
   bool lease(uint32_t r, std::string_view k, int64_t now, FleetAnswer& out) override {
     return m_.lease(r, k, now, out);
   }
+  void raised_locally(uint32_t r, std::string_view k, int64_t t) override { m_.raised_locally(r, k, t); }
   void take_claims(std::vector<swthrottle::engine::FleetClaim>& out) override {
     for (auto& c : claims_) out.push_back(std::move(c));
     claims_.clear();
@@ -389,6 +392,7 @@ TEST_CASE("fleet rules without an answer: on_unreachable decides") {
       std::string out;
       for (int i = 0; i < 4; ++i) out += a.offer("OOM svc=api", 1000 + i);
       CHECK(out == (u == Unreachable::Local ? "alert key=api suppressed=0 count=4 |OOM svc=api|\n" : ""));
+      CHECK(fleet.raised == (u == Unreachable::Local ? 1 : 0));
     }
   }
   SUBCASE("the host's own window kept counting while the fleet answered") {
