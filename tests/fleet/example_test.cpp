@@ -2,7 +2,9 @@
 // one after the other against one real Redis, then one host without Redis.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "support/process.h"
 #include "support/redis_server.h"
@@ -51,4 +53,46 @@ TEST_CASE("examples/fleet: without Redis, each host decides on its own windows")
   CHECK(web2.err ==
         "swthrottle: fleet: redis unix:/nonexistent/redis.sock unreachable (No such file or directory); deciding by "
         "on_unreachable = local\n");
+}
+
+namespace {
+
+std::string unit_value(const std::string& unit, const std::string& key) {
+  std::string value;
+  std::size_t at = 0;
+  while ((at = unit.find("\n" + key + "=", at)) != std::string::npos) {
+    at += key.size() + 2;
+    value = unit.substr(at, unit.find('\n', at) - at);  // the last one wins
+  }
+  return value;
+}
+
+}  // namespace
+
+TEST_CASE("examples/fleet/swthrottle-fleet.conf: the service's ExecStart with fleet options that swthrottle takes") {
+  const std::string dropin = swthrottle::test::read_file(kDir + "swthrottle-fleet.conf");
+  const std::string service =
+      swthrottle::test::read_file(std::string(SWTHROTTLE_SOURCE_DIR) + "/examples/swthrottle.service");
+  std::string base = unit_value(service, "ExecStart");
+  const std::string binary = "/usr/local/bin/swthrottle ";
+  REQUIRE(base.find(binary) != std::string::npos);
+  base.insert(base.find(binary) + binary.size(), "$SWTHROTTLE_FLEET_ARGS ");
+  CHECK(unit_value(dropin, "ExecStart") == base);             // the same command, fleet options added
+  CHECK(dropin.find("\nExecStart=\n") != std::string::npos);  // the base unit's ExecStart is reset first
+  CHECK(dropin.find("\nEnvironmentFile=-/etc/swthrottle/redis.env\n") != std::string::npos);
+  std::string env = unit_value(dropin, "Environment");
+  const std::string prefix = "SWTHROTTLE_FLEET_ARGS=\"";
+  REQUIRE(env.rfind(prefix, 0) == 0);
+  env = env.substr(prefix.size(), env.size() - prefix.size() - 1);
+  // The options as swthrottle reads them (%H, the host name, made a name here).
+  std::vector<std::string> args;
+  for (std::size_t at = 0; at < env.size();) {
+    const std::size_t end = std::min(env.find(' ', at), env.size());
+    args.push_back(env.substr(at, end - at) == "%H" ? "web-7" : env.substr(at, end - at));
+    at = end + 1;
+  }
+  args.insert(args.end(), {"--rule", std::string(SWTHROTTLE_SOURCE_DIR) + "/examples/rules-ssh.toml", "--check"});
+  const auto r = run_swthrottle(args);
+  CHECK(r.exit_status == 0);
+  CHECK(r.err.empty());
 }
