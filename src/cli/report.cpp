@@ -1,5 +1,7 @@
 #include "cli/report.h"
 
+#include <algorithm>
+
 #include <bit>
 
 #include <fmt/format.h>
@@ -41,6 +43,16 @@ std::string check_summary(const config::RuleSet& rules) {
   // multiline: shown when set, so that the text of rules without it stays as it was.
   if (s.multiline.kind != config::MultilineSpec::Kind::Off) out += ", multiline " + s.multiline.text;
   out += "\n";
+  // [fleet]: shown when given or used, as the rules and the command line set it.
+  if (s.fleet.given || std::any_of(rules.rules.begin(), rules.rules.end(),
+                                   [](const auto& r) { return r.fleet != config::FleetMode::Off; })) {
+    const auto& f = s.fleet;
+    out += fmt::format("fleet: redis {}, namespace {}, host {}, timeout {}, sync {}, on_unreachable {}",
+                       f.redis.empty() ? "(none)" : f.redis, f.namespace_name, f.host.empty() ? "(host name)" : f.host,
+                       config::format_duration(f.timeout_ms), config::format_duration(f.sync_ms),
+                       to_string(f.on_unreachable));
+    out += "\n";
+  }
   for (const config::InputTime& in : s.inputs) {  // [[settings.input]]
     out +=
         fmt::format("input {}: timestamp {}, timezone {}", in.path, in.timestamp ? in.timestamp->text : "as [settings]",
@@ -55,6 +67,7 @@ std::string check_summary(const config::RuleSet& rules) {
     else out += fmt::format("when \"{}\" within {}", r.when_text, r.window_text);
     out += fmt::format(", {} buckets of {}, {} mode", r.buckets, config::format_duration(r.window_ms / r.buckets),
                        to_string(r.mode));
+    if (r.fleet != config::FleetMode::Off) out += fmt::format(", fleet {}", to_string(r.fleet));
     out += "\n";
     for (const config::Event& e : r.events) {
       out += fmt::format("  event {}: {}", e.name, e.match);
@@ -189,8 +202,7 @@ std::string fleet_stats_report(const fleet::FleetStats& s, const config::FleetSe
       "dropped {} local_alerts {} duplicates {}\n",
       fleet.redis, fleet.namespace_name, fleet.host, s.degraded_now.load() ? "degraded" : "ok", n(s.asked),
       n(s.answered), n(s.unanswered), n(s.timeouts), n(s.errors), n(s.degraded), n(s.reconnects), n(s.reloads),
-      n(s.resets), n(s.evicted), n(s.flushes), n(s.late_flushed), n(s.dropped),
-      n(s.local_alerts), n(s.duplicates));
+      n(s.resets), n(s.evicted), n(s.flushes), n(s.late_flushed), n(s.dropped), n(s.local_alerts), n(s.duplicates));
 }
 
 }  // namespace swthrottle::cli

@@ -96,3 +96,11 @@ TEST_CASE("examples/fleet/swthrottle-fleet.conf: the service's ExecStart with fl
   CHECK(r.exit_status == 0);
   CHECK(r.err.empty());
 }
+
+TEST_CASE("examples/fleet: --check shows [fleet] and each rule's mode") {
+  const auto r = run_swthrottle({"--check", "-r", kDir + "rules.toml", "--fleet-host", "web-1"});
+  CHECK(r.exit_status == 0);
+  CHECK(r.out.find("\nfleet: redis unix:/run/redis/redis-server.sock, namespace example, host web-1, timeout 200ms, "
+                   "sync 250ms, on_unreachable local\n") != std::string::npos);
+  CHECK(r.out.find("throttle 3 per 10m, 10 buckets of 1m, efficient mode, fleet exact\n") != std::string::npos);
+}
