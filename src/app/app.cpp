@@ -112,6 +112,14 @@ bool App::start() {
       print_message("--state " + state_->path() + ": " + c);
     for (const auto& name : current()->engine->load_state(st))
       print_message("state: rule \"" + name + "\" changed since the state was saved; it starts fresh");
+    if (!st.fleet_unsent.empty()) {
+      // Batched counts the last run could not send: sent with the next flush.
+      const std::size_t dropped =
+          current()->fleet ? current()->fleet->restore(st.fleet_unsent) : st.fleet_unsent.size();
+      if (dropped > 0)
+        print_message("state: " + std::to_string(dropped) +
+                      " windows of fleet counts not sent last run belong to rules that are gone or changed; dropped");
+    }
     if (st.last_log_ms >= 0) last_log_ms_ = st.last_log_ms;
   }
   return true;
@@ -202,6 +210,7 @@ void App::stop_followers() {
 void App::save_state(pipeline::Generation& g) {
   engine::EngineState st = g.engine->save_state();
   st.last_log_ms = last_log_ms_.load();
+  if (g.fleet) st.fleet_unsent = g.fleet->unsent();
   if (auto r = state_->save(st, clock_.wall_ms()); !r) print_message(r.error().str());
 }
 

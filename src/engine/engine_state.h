@@ -21,11 +21,30 @@ struct RuleWindows {
   std::vector<Keyed> windows;  // keyed rules: least recently updated first
 };
 
+// Counts of a batched fleet rule not yet in the fleet's window when the run
+// ended (Redis unreachable): the next run sends them, exactly once.
+struct FleetUnsent {
+  std::string rule;      // Rule::name
+  std::string hash_key;  // the fleet window (its defhash: a changed rule's counts are dropped)
+  std::string key;       // the rule key as rendered
+  std::string host;      // seq > 0: the flush was sent and not answered; resent as it was
+  uint64_t seq = 0;      // 0: never sent (the next run gives it a sequence of its own)
+  int64_t now_bucket = 0;
+  int64_t newest_t_ms = 0;
+  struct Count {
+    int64_t bucket = 0;
+    uint32_t event = 0;
+    uint64_t n = 0;
+  };
+  std::vector<Count> counts;
+};
+
 struct EngineState {
   static constexpr int kVersion = 1;
   int64_t now_ms = -1;       // newest time seen, -1 before any
   int64_t last_log_ms = -1;  // time = log: the last timestamp seen, for lines without one
   std::vector<RuleWindows> rules;
+  std::vector<FleetUnsent> fleet_unsent;  // "fleet_unsent": absent when empty
 };
 
 }  // namespace swthrottle::engine

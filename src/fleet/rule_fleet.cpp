@@ -234,24 +234,28 @@ void RuleFleet::collect(std::vector<Request>& out) {
   }
   to_claim_.clear();
   for (auto& [hk, p] : pending_) {
-    const RuleInfo& info = rules_[p.rule];
-    Request r;
-    r.op = Op::Flush;
-    r.hash_key = hk;
-    if (digested(p.rule, p.key)) r.original_key = p.key;
-    r.shape = info.shape;
-    r.now_bucket = p.now_bucket;
-    r.host = host_id_;
-    r.seq = seq_.fetch_add(1, std::memory_order_relaxed) + 1;
-    r.limit = info.limit;
-    r.t_ms = std::max<int64_t>(p.newest_t, 0);
-    r.cooldown_ms = info.cooldown_ms;
-    if (r.limit > 0) r.episode = next_episode();
-    for (const auto& [be, n] : p.deltas) r.deltas.push_back(Delta{be.first, be.second, n});
-    out.push_back(std::move(r));
+    out.push_back(flush_request(hk, p));
     sent_.push_back(Sent{p.rule, std::move(p.key), std::move(p.line)});
   }
   pending_.clear();
+}
+
+Request RuleFleet::flush_request(const std::string& hash_key, const Pending& p) {
+  const RuleInfo& info = rules_[p.rule];
+  Request r;
+  r.op = Op::Flush;
+  r.hash_key = hash_key;
+  if (digested(p.rule, p.key)) r.original_key = p.key;
+  r.shape = info.shape;
+  r.now_bucket = p.now_bucket;
+  r.host = host_id_;
+  r.seq = seq_.fetch_add(1, std::memory_order_relaxed) + 1;
+  r.limit = info.limit;
+  r.t_ms = std::max<int64_t>(p.newest_t, 0);
+  r.cooldown_ms = info.cooldown_ms;
+  if (r.limit > 0) r.episode = next_episode();
+  for (const auto& [be, n] : p.deltas) r.deltas.push_back(Delta{be.first, be.second, n});
+  return r;
 }
 
 void RuleFleet::done(std::span<const Request> sent, std::span<const Reply> replies, bool answered) {
@@ -305,6 +309,71 @@ void RuleFleet::raised_locally(uint32_t rule, std::string_view key, int64_t t_ms
   c.episode = next_episode();
   std::lock_guard lock(batch_mu_);
   if (to_claim_.size() < kMaxRetry) to_claim_.emplace_back(std::move(c), Sent{rule, std::string(key), "", true});
+}
+
+std::vector<engine::FleetUnsent> RuleFleet::unsent() {
+  std::vector<engine::FleetUnsent> out;
+  std::lock_guard lock(batch_mu_);
+  // Waiting counts get their flush (and its seq) now, so that a flush sent
+  // after this save and the next run's resend of it are the same flush:
+  // counted once, whether this run ends cleanly or crashes.
+  for (auto& [hk, p] : pending_) retry_.emplace_back(flush_request(hk, p), Sent{p.rule, p.key, p.line, false});
+  pending_.clear();
+  for (const auto& [r, s] : retry_) {
+    if (r.op != Op::Flush) continue;  // claims of local alerts: not worth a restart
+    engine::FleetUnsent u;
+    u.rule = rules_[s.rule].name;
+    u.hash_key = r.hash_key;
+    u.key = s.key;
+    u.host = r.host;
+    u.seq = r.seq;
+    u.now_bucket = r.now_bucket;
+    u.newest_t_ms = r.t_ms;
+    for (const Delta& d : r.deltas) u.counts.push_back({d.bucket, d.event, d.n});
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+std::size_t RuleFleet::restore(const std::vector<engine::FleetUnsent>& unsent) {
+  std::size_t dropped = 0;
+  std::lock_guard lock(batch_mu_);
+  for (const engine::FleetUnsent& u : unsent) {
+    uint32_t rule = 0;
+    while (rule < rules_.size() && !(rules_[rule].name == u.rule && rules_[rule].batched)) ++rule;
+    if (rule == rules_.size() || hash_key(rule, u.key) != u.hash_key) {
+      ++dropped;  // the rule is gone, or counts in another fleet window now
+      continue;
+    }
+    const RuleInfo& info = rules_[rule];
+    bool bad = false;
+    for (const auto& c : u.counts) bad = bad || c.event >= info.shape.events;
+    if (bad) {
+      ++dropped;
+      continue;
+    }
+    if (u.seq > 0) {
+      Request r = request(Op::Flush, rule, u.key);
+      r.now_bucket = u.now_bucket;
+      r.host = u.host;
+      r.seq = u.seq;
+      r.t_ms = std::max<int64_t>(u.newest_t_ms, 0);
+      if (r.limit > 0) r.episode = next_episode();
+      for (const auto& c : u.counts) r.deltas.push_back(Delta{c.bucket, c.event, c.n});
+      retry_.emplace_back(std::move(r), Sent{rule, u.key, "", false});
+      continue;
+    }
+    Pending& p = pending_[u.hash_key];
+    p.rule = rule;
+    p.key = u.key;
+    p.now_bucket = std::max(p.now_bucket, u.now_bucket);
+    p.newest_t = std::max(p.newest_t, u.newest_t_ms);
+    for (const auto& c : u.counts) {
+      p.deltas[{c.bucket, c.event}] += c.n;
+      p.unsynced += c.n;
+    }
+  }
+  return dropped;
 }
 
 void RuleFleet::take_claims(std::vector<engine::FleetClaim>& out) {

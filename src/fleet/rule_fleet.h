@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "config/rules.h"
+#include "engine/engine_state.h"
 #include "engine/fleet_link.h"
 #include "fleet/fleet_client.h"
 #include "fleet/request.h"
@@ -54,6 +55,14 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
   void take_claims(std::vector<engine::FleetClaim>& out) override;
   void raised_locally(uint32_t rule, std::string_view key, int64_t t_ms) override;
   config::Unreachable on_unreachable() const override { return on_unreachable_; }
+
+  // --state: the counts of batched rules not yet in the fleet (waiting, or
+  // sent and not answered), and, in the next run, taken back: waiting ones
+  // join the next flush, unanswered ones are sent again as they were (their
+  // host and seq: counted once). Counts of a rule that is gone or changed
+  // (another fleet window) are dropped; returns how many entries were.
+  std::vector<engine::FleetUnsent> unsent();
+  std::size_t restore(const std::vector<engine::FleetUnsent>& unsent);
 
   // BatchSource (the fleet thread)
   void collect(std::vector<Request>& out) override;
@@ -105,7 +114,8 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
   // trails the fleet by more than half a window is told once per rule.
   void check_lag(uint32_t rule, int64_t own_bucket, const Reply& reply);
   Request request(Op op, uint32_t rule, std::string_view key) const;
-  bool digested(uint32_t rule, std::string_view key) const;  // the hash names the key by its digest
+  bool digested(uint32_t rule, std::string_view key) const;              // the hash names the key by its digest
+  Request flush_request(const std::string& hash_key, const Pending& p);  // with batch_mu_ held; a new seq
   std::string next_episode();
 
   FleetClient& client_;

@@ -13,6 +13,7 @@
 
 #include "config/rules.h"
 #include "engine/engine.h"
+#include "fleet/rule_fleet.h"
 #include "match/logtime.h"
 
 namespace swthrottle::pipeline {
@@ -27,7 +28,7 @@ struct Generation {
   bool journal = false;
   // Rules with `fleet`: the engine's link to the fleet (fleet/rule_fleet.h),
   // attached by the App. Null without fleet rules.
-  std::unique_ptr<engine::FleetLink> fleet;
+  std::unique_ptr<fleet::RuleFleet> fleet;
 
   // The settings of the input named `input` as the command line gives it
   // (called when a decider or a -j worker takes up a generation, not per

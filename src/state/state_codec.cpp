@@ -300,7 +300,26 @@ std::string to_json(const EngineState& s, int64_t saved_at_ms) {
     }
     out += "]}";
   }
-  out += "]}\n";
+  out += "]";
+  if (!s.fleet_unsent.empty()) {
+    ordered_json all = ordered_json::array();
+    for (const engine::FleetUnsent& u : s.fleet_unsent) {
+      ordered_json j = ordered_json::object();
+      j["rule"] = bytes_value(u.rule);
+      j["hash_key"] = bytes_value(u.hash_key);
+      j["key"] = bytes_value(u.key);
+      j["host"] = bytes_value(u.host);
+      j["seq"] = u.seq;
+      j["now_bucket"] = u.now_bucket;
+      j["newest_t_ms"] = u.newest_t_ms;
+      ordered_json counts = ordered_json::array();
+      for (const auto& c : u.counts) counts.push_back(ordered_json::array({c.bucket, c.event, c.n}));
+      j["counts"] = std::move(counts);
+      all.push_back(std::move(j));
+    }
+    out += ",\n\"fleet_unsent\":" + dump(all);
+  }
+  out += "}\n";
   return out;
 }
 
@@ -345,6 +364,35 @@ Result<EngineState> from_json(std::string_view text) {
       std::string q;
       append_json_string(q, st.rules[i].rule);
       return Error{"", 0, 0, rp + ".rule: duplicate rule " + q};
+    }
+  }
+  if (auto f = doc.find("fleet_unsent"); f != doc.end()) {
+    if (!rd.array(*f, "fleet_unsent")) return *rd.error;
+    for (std::size_t i = 0; i < f->size(); ++i) {
+      const std::string fp = Reader::index("fleet_unsent", i);
+      const json& j = (*f)[i];
+      engine::FleetUnsent u;
+      if (!rd.object(j, fp) || !rd.field(j, "rule", fp, u.rule, &Reader::bytes) ||
+          !rd.field(j, "hash_key", fp, u.hash_key, &Reader::bytes) || !rd.field(j, "key", fp, u.key, &Reader::bytes) ||
+          !rd.field(j, "host", fp, u.host, &Reader::bytes) || !rd.field(j, "seq", fp, u.seq, &Reader::uint64) ||
+          !rd.field(j, "now_bucket", fp, u.now_bucket, &Reader::int64) ||
+          !rd.field(j, "newest_t_ms", fp, u.newest_t_ms, &Reader::int64))
+        return *rd.error;
+      const json* counts = rd.member(j, "counts", fp);
+      if (counts == nullptr || !rd.array(*counts, Reader::at(fp, "counts"))) return *rd.error;
+      for (std::size_t c = 0; c < counts->size(); ++c) {
+        const json& t = (*counts)[c];
+        const std::string cp = Reader::index(Reader::at(fp, "counts"), c);
+        uint64_t event = 0;
+        engine::FleetUnsent::Count n;
+        if (!rd.array(t, cp)) return *rd.error;
+        if (t.size() != 3) return Error{"", 0, 0, cp + ": expected [bucket, event, count]"};
+        if (!rd.int64(t[0], cp, n.bucket) || !rd.uint64(t[1], cp, event) || !rd.uint64(t[2], cp, n.n)) return *rd.error;
+        if (event >= 64) return Error{"", 0, 0, cp + ": event " + std::to_string(event) + " out of range"};
+        n.event = static_cast<uint32_t>(event);
+        u.counts.push_back(n);
+      }
+      st.fleet_unsent.push_back(std::move(u));
     }
   }
   return st;

@@ -513,3 +513,27 @@ match = 'OOM'
   CHECK(stat(ra.err, "stats: fleet:", "local_alerts") == 1);
   CHECK(stat(ra.err, "stats: fleet:", "duplicates") == 0);
 }
+
+TEST_CASE("fleet batched: counts a run could not send are kept in --state and sent by the next run, once") {
+  TempDir dir;
+  RedisServer redis;
+  const std::string down = "unix:" + dir.file("none.sock");
+  const std::string state = dir.file("state.json");
+  const std::string rules =
+      dir.write("rules.toml", std::string("[settings]\ntime = \"log\"\n[fleet]\nnamespace = \"t\"\n") + batched(kOom));
+  auto run = [&](const std::string& url, const std::string& log) {
+    return swthrottle::test::run_swthrottle(
+        {"-r", rules, "--fleet-redis", url, "--state", state, "--fleet-host", "h1", "--stats"}, log);
+  };
+  const auto first = run(down, host_log(5, "OOM svc=api"));  // Redis down: nothing sent
+  REQUIRE(first.exit_status == 0);
+  CHECK(swthrottle::test::read_file(state).find("\"fleet_unsent\":") != std::string::npos);
+  const auto second = run(redis.url(), "");  // Redis back: the next run sends them
+  REQUIRE(second.exit_status == 0);
+  const std::string key = only_key(redis);
+  CHECK(redis.cli({"HGET", key, "s:0"}) == "5");
+  CHECK(swthrottle::test::read_file(state).find("\"fleet_unsent\":") == std::string::npos);
+  const auto third = run(redis.url(), "");
+  REQUIRE(third.exit_status == 0);
+  CHECK(redis.cli({"HGET", key, "s:0"}) == "5");  // once
+}

@@ -101,3 +101,39 @@ TEST_CASE("state codec: a pending summary's per-event counts, only where a windo
   REQUIRE_FALSE(err.ok());
   CHECK(err.error().what.find("rules[0].windows[0].pending.counts[1]") != std::string::npos);
 }
+
+TEST_CASE("state codec: fleet counts not sent yet round-trip, and are absent when none") {
+  swthrottle::engine::EngineState s;
+  s.now_ms = 5000;
+  CHECK(to_json(s, 0).find("fleet_unsent") == std::string::npos);
+  swthrottle::engine::FleetUnsent u;
+  u.rule = "oom";
+  u.hash_key = "swt:{t:oom:0123456789abcdef:\xff}";  // a key that is not UTF-8
+  u.key = "\xff";
+  u.host = "h1:1795255205000";
+  u.seq = 7;
+  u.now_bucket = 299'209'200;
+  u.newest_t_ms = 1'795'255'205'000;
+  u.counts = {{299'209'199, 0, 3}, {299'209'200, 1, 2}};
+  s.fleet_unsent.push_back(u);
+  const auto back = from_json(to_json(s, 0));
+  REQUIRE_MESSAGE(back.ok(), (back.ok() ? "" : back.error().str()));
+  REQUIRE(back->fleet_unsent.size() == 1);
+  const auto& v = back->fleet_unsent[0];
+  CHECK(v.rule == u.rule);
+  CHECK(v.hash_key == u.hash_key);
+  CHECK(v.key == u.key);
+  CHECK(v.host == u.host);
+  CHECK(v.seq == 7);
+  CHECK(v.now_bucket == u.now_bucket);
+  CHECK(v.newest_t_ms == u.newest_t_ms);
+  REQUIRE(v.counts.size() == 2);
+  CHECK(v.counts[1].bucket == 299'209'200);
+  CHECK(v.counts[1].event == 1);
+  CHECK(v.counts[1].n == 2);
+  std::string bad = to_json(s, 0);
+  bad.replace(bad.find("[299209200,1,2]"), 15, "[299209200,64,2]");
+  const auto refused = from_json(bad);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().what == "fleet_unsent[0].counts[1]: event 64 out of range");
+}
