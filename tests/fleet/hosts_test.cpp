@@ -537,3 +537,20 @@ TEST_CASE("fleet batched: counts a run could not send are kept in --state and se
   REQUIRE(third.exit_status == 0);
   CHECK(redis.cli({"HGET", key, "s:0"}) == "5");  // once
 }
+
+TEST_CASE("fleet fault: windows Redis evicts under maxmemory are reported, not silent") {
+  RedisServerOptions ro;
+  ro.extra_args = {"--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru"};
+  RedisServer redis(ro);
+  LiveHost host(redis.url());
+  REQUIRE(host.line());
+  // Fill Redis past maxmemory: it evicts, fleet windows among what it may drop.
+  const std::string big(64 * 1024, 'x');
+  for (int i = 0; i < 200; ++i) redis.cli({"SET", "junk:" + std::to_string(i), big});
+  // The next server check (every 10 s) reports them.
+  CHECK(host.p.read_stderr_until([](const std::string& err) { return err.find("evicted ") != std::string::npos; },
+                                 std::chrono::seconds(25)));
+  CHECK(host.p.err().find("keys: fleet windows among them start over") != std::string::npos);
+  const RunResult r = host.p.wait();
+  CHECK(stat(r.err, "stats: fleet:", "evicted") > 0);
+}
