@@ -212,8 +212,13 @@ bool RuleFleet::add(uint32_t rule, std::string_view key, int64_t t_ms, int64_t n
     p.newest_t = std::max(p.newest_t, t_ms);
     p.line.assign(line);
     // An early flush once this host holds back a good part of Y (bucket4j's
-    // maxUnsynchronizedTokens): q = max(1, Y / 8).
-    if (info.limit > 0 && p.unsynced >= std::max<uint64_t>(1, info.limit / 8)) early = true;
+    // maxUnsynchronizedTokens): q = max(1, Y / 8); not while the window is
+    // inside the cooldown of an alert (or at Y without one from here: then
+    // until its next bucket), where an early flush could not raise one.
+    if (info.limit > 0 && p.unsynced >= std::max<uint64_t>(1, info.limit / 8)) {
+      const auto hot = hot_until_.find(it->first);
+      early = hot == hot_until_.end() || t_ms >= hot->second;
+    }
   }
   const bool reachable = !client_.stats().degraded_now.load(std::memory_order_acquire);
   if (early && reachable) client_.flush_soon();
@@ -285,6 +290,18 @@ void RuleFleet::done(std::span<const Request> sent, std::span<const Reply> repli
       c.episode = next_episode();
       to_claim_.emplace_back(std::move(c), Sent{s.rule, s.key, s.line});
       continue;
+    }
+    if (r.op == Op::Flush && info.limit > 0) {
+      uint64_t total = 0;
+      for (uint64_t c : counts) total += c;
+      if (reply.claimed) {
+        hot_until_[r.hash_key] = r.t_ms + info.cooldown_ms;
+      } else if (total >= info.limit) {
+        hot_until_[r.hash_key] = r.t_ms + info.shape.width_ms;
+      } else {
+        hot_until_.erase(r.hash_key);
+      }
+      if (hot_until_.size() > kMaxPending) hot_until_.clear();  // only a hint
     }
     if (!reply.claimed) continue;
     engine::FleetClaim claim;

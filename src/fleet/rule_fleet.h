@@ -132,6 +132,9 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
   std::vector<std::pair<Request, Sent>> to_claim_;    // `when` found true after a flush, or raised locally: Claim next
   std::vector<Sent> sent_;                            // what collect() handed out, in order
   std::vector<engine::FleetClaim> claims_;
+  // Windows where an early flush could not raise an alert before this log
+  // time (inside a cooldown; at Y): flushed every `sync` only.
+  std::unordered_map<std::string, int64_t> hot_until_;
   std::atomic<uint64_t> seq_{0};
 
   std::mutex lease_mu_;
