@@ -74,12 +74,21 @@ bool RuleFleet::digested(uint32_t rule, std::string_view key) const {
 }
 
 std::string RuleFleet::hash_key(uint32_t rule, std::string_view key) const {
-  const RuleInfo& info = rules_[rule];
-  if (digested(rule, key)) return info.prefix + "#" + digest(key) + "}";
-  std::string k = info.prefix;
-  k.append(key);
-  k += '}';
+  std::string k;
+  hash_key_into(rule, key, k);
   return k;
+}
+
+void RuleFleet::hash_key_into(uint32_t rule, std::string_view key, std::string& out) const {
+  const RuleInfo& info = rules_[rule];
+  out.assign(info.prefix);
+  if (digested(rule, key)) {
+    out += '#';
+    out += digest(key);
+  } else {
+    out.append(key);
+  }
+  out += '}';
 }
 
 Request RuleFleet::request(Op op, uint32_t rule, std::string_view key) const {
@@ -187,15 +196,18 @@ bool RuleFleet::add(uint32_t rule, std::string_view key, int64_t t_ms, int64_t n
   const int64_t now_bucket = std::max<int64_t>(std::max(now_ms, t_ms), 0) / w;
   bool early = false;
   {
+    // Per matched line: the key is built in a buffer of the thread's own,
+    // allocated once, and copied only for a window not waiting yet.
+    thread_local std::string hk;
+    hash_key_into(rule, key, hk);
     std::lock_guard lock(batch_mu_);
-    std::string hk = hash_key(rule, key);
     auto it = pending_.find(hk);
     if (it == pending_.end()) {
       if (pending_.size() >= kMaxPending) {
         client_.stats().dropped.fetch_add(1, std::memory_order_relaxed);
         return !client_.stats().degraded_now.load(std::memory_order_acquire);
       }
-      it = pending_.emplace(std::move(hk), Pending{}).first;
+      it = pending_.emplace(hk, Pending{}).first;
       it->second.rule = rule;
       it->second.key = std::string(key);
     }
@@ -402,11 +414,14 @@ void RuleFleet::take_claims(std::vector<engine::FleetClaim>& out) {
 bool RuleFleet::lease(uint32_t rule, std::string_view key, int64_t now_ms, engine::FleetAnswer& out) {
   const RuleInfo& info = rules_[rule];
   const int64_t bucket = std::max<int64_t>(now_ms, 0) / info.shape.width_ms;
-  const std::string hk = hash_key(rule, key);
+  thread_local std::string hk;  // per passed line: no allocation once grown
+  hash_key_into(rule, key, hk);
   Request r;
   {
     std::lock_guard lock(lease_mu_);
-    Lease& l = leases_[hk];
+    auto found = leases_.find(hk);
+    if (found == leases_.end()) found = leases_.emplace(hk, Lease{}).first;
+    Lease& l = found->second;
     if (l.bucket == bucket && l.permits > 0) {
       --l.permits;
       ++l.used;

@@ -70,6 +70,7 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
 
   // The Redis hash of a rule's window for `key` (for tests and --explain).
   std::string hash_key(uint32_t rule, std::string_view key) const;
+  void hash_key_into(uint32_t rule, std::string_view key, std::string& out) const;
   // The rule's defhash (16 hex digits), for --stats: hosts whose differ do not share.
   const std::string& defhash(uint32_t rule) const { return rules_[rule].defhash; }
 
