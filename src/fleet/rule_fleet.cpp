@@ -245,6 +245,11 @@ void RuleFleet::collect(std::vector<Request>& out) {
     sent_.push_back(std::move(s));
   }
   retry_.clear();
+  for (auto& [r, s] : to_lease_) {
+    out.push_back(std::move(r));
+    sent_.push_back(std::move(s));
+  }
+  to_lease_.clear();
   for (auto& [r, s] : to_claim_) {
     out.push_back(std::move(r));
     sent_.push_back(std::move(s));
@@ -281,6 +286,15 @@ void RuleFleet::done(std::span<const Request> sent, std::span<const Reply> repli
     const Request& r = sent[i];
     Sent& s = sent_[i];
     const Reply& reply = replies[i];
+    if (r.op == Op::Lease) {  // asked in the background: never resent (the next line asks again)
+      std::lock_guard lease_lock(lease_mu_);
+      Lease& l = leases_[r.hash_key];
+      l.asking = false;
+      // A grant for a bucket this host has left counts in Redis unused:
+      // safe for a budget, and never taken as permits of a later bucket.
+      if (reply.ok && r.bucket >= l.bucket) take_lease(l, r.bucket, reply);
+      continue;
+    }
     if (!reply.ok) {
       // Not answered: sent again as it was (the same seq: never counted
       // twice). Refused by the script: dropped (the client counted it).
@@ -411,12 +425,44 @@ void RuleFleet::take_claims(std::vector<engine::FleetClaim>& out) {
   claims_.clear();
 }
 
+Request RuleFleet::lease_request(uint32_t rule, std::string_view key, int64_t bucket, const Lease& l) const {
+  const RuleInfo& info = rules_[rule];
+  Request r = request(Op::Lease, rule, key);
+  r.bucket = bucket;
+  // About what this host passed in its last bucket, at most Y/8: a host
+  // holds at most k unused permits, so up to 8 hosts can hold leases
+  // before one is refused while the fleet has room.
+  const uint64_t k_max = std::max<uint64_t>(1, info.limit / 8);
+  r.want = std::clamp<uint64_t>(l.bucket == bucket ? l.used + 1 : std::max(l.used, l.used_before), 1, k_max);
+  if (l.bucket >= 0 && l.bucket != bucket && l.permits > 0) {
+    r.return_bucket = l.bucket;
+    r.return_n = l.permits;
+  }
+  return r;
+}
+
+void RuleFleet::take_lease(Lease& l, int64_t bucket, const Reply& reply) {
+  if (l.bucket != bucket) {
+    l.used_before = l.bucket == bucket - 1 ? l.used : 0;
+    l.used = 0;
+    l.bucket = bucket;
+    l.permits = 0;  // given back with this request
+  }
+  if (reply.granted == 0) {
+    l.refused = bucket;
+  } else {
+    l.refused = -1;
+    l.permits += reply.granted;
+  }
+}
+
 bool RuleFleet::lease(uint32_t rule, std::string_view key, int64_t now_ms, engine::FleetAnswer& out) {
   const RuleInfo& info = rules_[rule];
   const int64_t bucket = std::max<int64_t>(now_ms, 0) / info.shape.width_ms;
   thread_local std::string hk;  // per passed line: no allocation once grown
   hash_key_into(rule, key, hk);
   Request r;
+  bool background = false;
   {
     std::lock_guard lock(lease_mu_);
     auto found = leases_.find(hk);
@@ -428,42 +474,39 @@ bool RuleFleet::lease(uint32_t rule, std::string_view key, int64_t now_ms, engin
       out.passed = true;
       return true;
     }
-    if (l.refused == bucket) {  // Redis granted none in this bucket: no use asking again before the next
+    if (l.refused >= 0) {
+      // Refused last time: a full fleet window rarely has room a bucket
+      // later, so the next lease is asked in the background and lines are
+      // suppressed until it comes (at most a round trip; not a wait per
+      // line or per bucket).
+      if (client_.stats().degraded_now.load(std::memory_order_acquire)) return false;
       out.passed = false;
-      return true;
+      if (l.refused == bucket || l.asking) return true;
+      l.asking = true;
+      background = true;
     }
-    r = request(Op::Lease, rule, key);
-    r.bucket = bucket;
-    // About what this host passed in its last bucket, at most Y/8: a host
-    // holds at most k unused permits, so up to 8 hosts can hold leases
-    // before one is refused while the fleet has room.
-    const uint64_t k_max = std::max<uint64_t>(1, info.limit / 8);
-    r.want = std::clamp<uint64_t>(l.bucket == bucket ? l.used + 1 : l.used, 1, k_max);
-    if (l.bucket >= 0 && l.bucket != bucket && l.permits > 0) {
-      r.return_bucket = l.bucket;
-      r.return_n = l.permits;
+    r = lease_request(rule, key, bucket, l);
+  }
+  if (background) {
+    {
+      std::lock_guard lock(batch_mu_);
+      to_lease_.emplace_back(std::move(r), Sent{rule, std::string(key), "", false});
     }
+    client_.flush_soon();
+    return true;
   }
   Reply reply;
   if (!client_.ask(r, reply)) return false;
   check_lag(rule, bucket, reply);
   std::lock_guard lock(lease_mu_);
   Lease& l = leases_[hk];
-  if (l.bucket != bucket) {
-    l.used_before = l.bucket == bucket - 1 ? l.used : 0;
-    l.used = 0;
-    l.bucket = bucket;
-    l.permits = 0;  // given back with this request
-  }
+  take_lease(l, bucket, reply);
   out.late = reply.late;
-  if (reply.granted == 0) {
-    l.refused = bucket;
-    out.passed = false;
-    return true;
+  out.passed = l.permits > 0;
+  if (out.passed) {
+    --l.permits;
+    ++l.used;
   }
-  l.permits += reply.granted - 1;
-  ++l.used;
-  out.passed = true;
   // Windows of other keys whose leases are long over: forgotten.
   if (leases_.size() > 100'000)
     std::erase_if(leases_, [&](const auto& e) { return e.second.bucket < bucket - info.shape.buckets; });

@@ -110,7 +110,11 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
     int64_t refused = -1;  // the bucket in which Redis granted none: suppress until the next
     uint64_t used = 0;     // passes in `bucket`
     uint64_t used_before = 0;
+    bool asking = false;  // a lease asked in the background (after a refusal) has not come back
   };
+  // A Lease reply into the window's lease (lease_mu_ held).
+  static void take_lease(Lease& l, int64_t bucket, const Reply& reply);
+  Request lease_request(uint32_t rule, std::string_view key, int64_t bucket, const Lease& l) const;
   // The fleet's newest bucket against this host's: a host whose log time
   // trails the fleet by more than half a window is told once per rule.
   void check_lag(uint32_t rule, int64_t own_bucket, const Reply& reply);
@@ -130,6 +134,7 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
   std::mutex batch_mu_;  // pending_, retry_, claims_, sent_: deciders add, the fleet thread takes
   std::unordered_map<std::string, Pending> pending_;  // by hash key
   std::vector<std::pair<Request, Sent>> retry_;       // sent and not answered: sent again as they were
+  std::vector<std::pair<Request, Sent>> to_lease_;    // leases asked in the background
   std::vector<std::pair<Request, Sent>> to_claim_;    // `when` found true after a flush, or raised locally: Claim next
   std::vector<Sent> sent_;                            // what collect() handed out, in order
   std::vector<engine::FleetClaim> claims_;

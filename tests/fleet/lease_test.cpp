@@ -12,6 +12,7 @@
 #include "config/rules.h"
 #include "fleet/fleet_client.h"
 #include "fleet/rule_fleet.h"
+#include "support/process.h"
 #include "support/redis_server.h"
 #include "support/seed.h"
 
@@ -80,4 +81,48 @@ match = 'x'
   // What Redis counted: every permit granted, used or not, never over Y.
   const std::string keys = redis.cli({"KEYS", "swt:{lease:*"});
   CHECK(std::stoull(redis.cli({"HGET", keys, "s:0"})) <= Y);
+}
+
+TEST_CASE("fleet leases: after a refusal, the next lease is asked in the background; lines pass once it comes") {
+  RedisServer redis;
+  auto rules = swthrottle::config::parse_rules(R"toml(
+[fleet]
+redis = "unix:/unused"
+namespace = "lease-bg"
+[[rule]]
+name = "page"
+kind = "throttle"
+threshold = "16 per 1m"
+fleet = "batched"
+[[rule.event]]
+name = "e"
+match = 'x'
+)toml",
+                                               "rules.toml");
+  REQUIRE(rules.ok());
+  swthrottle::fleet::FleetClientOptions o;
+  o.endpoint = *swthrottle::fleet::parse_endpoint(redis.url());
+  o.timeout = std::chrono::milliseconds(2000);
+  o.sync = std::chrono::milliseconds(20);
+  FleetClient client(o, [](const std::string&) {});
+  RuleFleet fleet(client, *rules, "h", 1);
+  swthrottle::engine::FleetAnswer a;
+  int passed = 0;
+  for (int i = 0; i < 40; ++i) {
+    a = {};
+    REQUIRE(fleet.lease(0, "", 1000, a));
+    passed += a.passed ? 1 : 0;
+  }
+  CHECK(passed == 16);
+  const uint64_t asked = client.stats().asked.load();
+  // A minute on, the window is empty again: the first line does not wait for
+  // Redis (suppressed while the lease is asked), and lines pass once it came.
+  a = {};
+  REQUIRE(fleet.lease(0, "", 61'000, a));
+  CHECK_FALSE(a.passed);
+  CHECK(client.stats().asked.load() == asked);  // not asked on the line's behalf
+  CHECK(swthrottle::test::poll_until([&] {
+    swthrottle::engine::FleetAnswer b;
+    return fleet.lease(0, "", 61'000, b) && b.passed;
+  }));
 }
