@@ -967,8 +967,10 @@ TEST_CASE("live: --exit-code after SIGINT/SIGTERM: 1 when an alert was written, 
     CHECK(r.signal == 0);
     CHECK(r.exit_status == 1);
     // --follow: the decider wakes at once and run() returns the status.
+    // --from-start: lines appended between the open and its fstat (the
+    // start of a plain --follow, at the end) are read all the same.
     const std::string log = dir.write("ssh.log", "");
-    Process f = spawn({"--rule", rules, "--exit-code", "--follow", log});
+    Process f = spawn({"--rule", rules, "--exit-code", "--follow", "--from-start", log});
     REQUIRE(poll_until([&] { return open_file_offset(f.pid(), log) >= 0; }, kWait));
     append(log, failed_line(0, "203.0.113.9") + failed_line(1, "203.0.113.9"));
     CHECK(f.read_stdout_lines(1, kWait));
