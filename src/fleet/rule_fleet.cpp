@@ -55,6 +55,7 @@ RuleFleet::RuleFleet(FleetClient& client, const config::RuleSet& rules, std::str
     rules_.push_back(std::move(info));
   }
   lag_told_ = std::make_unique<std::atomic<bool>[]>(rules_.size());
+  keyless_leases_.resize(rules_.size());
   client_.add_batch_source(this);  // batched rules, and the claims of alerts raised locally
 }
 
@@ -288,7 +289,7 @@ void RuleFleet::done(std::span<const Request> sent, std::span<const Reply> repli
     const Reply& reply = replies[i];
     if (r.op == Op::Lease) {  // asked in the background: never resent (the next line asks again)
       std::lock_guard lease_lock(lease_mu_);
-      Lease& l = leases_[r.hash_key];
+      Lease& l = s.key.empty() ? keyless_leases_[s.rule] : leases_[r.hash_key];
       l.asking = false;
       // A grant for a bucket this host has left counts in Redis unused:
       // safe for a budget, and never taken as permits of a later bucket.
@@ -425,6 +426,14 @@ void RuleFleet::take_claims(std::vector<engine::FleetClaim>& out) {
   claims_.clear();
 }
 
+RuleFleet::Lease& RuleFleet::lease_of(uint32_t rule, std::string_view key, std::string& hk) {
+  if (key.empty()) return keyless_leases_[rule];
+  hash_key_into(rule, key, hk);
+  auto found = leases_.find(hk);
+  if (found == leases_.end()) found = leases_.emplace(hk, Lease{}).first;
+  return found->second;
+}
+
 Request RuleFleet::lease_request(uint32_t rule, std::string_view key, int64_t bucket, const Lease& l) const {
   const RuleInfo& info = rules_[rule];
   Request r = request(Op::Lease, rule, key);
@@ -460,14 +469,11 @@ bool RuleFleet::lease(uint32_t rule, std::string_view key, int64_t now_ms, engin
   const RuleInfo& info = rules_[rule];
   const int64_t bucket = std::max<int64_t>(now_ms, 0) / info.shape.width_ms;
   thread_local std::string hk;  // per passed line: no allocation once grown
-  hash_key_into(rule, key, hk);
   Request r;
   bool background = false;
   {
     std::lock_guard lock(lease_mu_);
-    auto found = leases_.find(hk);
-    if (found == leases_.end()) found = leases_.emplace(hk, Lease{}).first;
-    Lease& l = found->second;
+    Lease& l = lease_of(rule, key, hk);
     if (l.bucket == bucket && l.permits > 0) {
       --l.permits;
       ++l.used;
@@ -499,7 +505,7 @@ bool RuleFleet::lease(uint32_t rule, std::string_view key, int64_t now_ms, engin
   if (!client_.ask(r, reply)) return false;
   check_lag(rule, bucket, reply);
   std::lock_guard lock(lease_mu_);
-  Lease& l = leases_[hk];
+  Lease& l = lease_of(rule, key, hk);
   take_lease(l, bucket, reply);
   out.late = reply.late;
   out.passed = l.permits > 0;

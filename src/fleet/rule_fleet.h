@@ -114,6 +114,8 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
   };
   // A Lease reply into the window's lease (lease_mu_ held).
   static void take_lease(Lease& l, int64_t bucket, const Reply& reply);
+  // The lease of a rule's window for `key` (lease_mu_ held); hk: its hash key, built only for a key.
+  Lease& lease_of(uint32_t rule, std::string_view key, std::string& hk);
   Request lease_request(uint32_t rule, std::string_view key, int64_t bucket, const Lease& l) const;
   // The fleet's newest bucket against this host's: a host whose log time
   // trails the fleet by more than half a window is told once per rule.
@@ -144,7 +146,8 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
   std::atomic<uint64_t> seq_{0};
 
   std::mutex lease_mu_;
-  std::unordered_map<std::string, Lease> leases_;  // by hash key
+  std::unordered_map<std::string, Lease> leases_;  // by hash key (rules with `key`)
+  std::vector<Lease> keyless_leases_;              // by rule: no key to build or hash per line
 };
 
 }  // namespace swthrottle::fleet
