@@ -107,6 +107,7 @@ struct Reply {
   uint64_t suppressed = 0;    // Claim/Alert when claimed, Resolve: the fleet's held-back lines
   uint64_t sum = 0;           // Throttle, Lease: the window's count after the step
   uint64_t granted = 0;       // Lease: permits granted
+  int64_t room_bucket = 0;    // Lease, none granted: the first bucket with room, as the window stands
   uint64_t late_count = 0;    // Flush: counts older than the window, not added
   bool duplicate = false;     // Flush: a seq already applied: nothing added
   uint32_t ncounts = 0;       // Alert, Read: per-event sums in counts[0..ncounts)

@@ -458,7 +458,10 @@ void RuleFleet::take_lease(Lease& l, int64_t bucket, const Reply& reply) {
     l.permits = 0;  // given back with this request
   }
   if (reply.granted == 0) {
-    l.refused = bucket;
+    // Until enough of the window's counts leave it, asking is no use. Other
+    // hosts' unused permits, given back meanwhile, are at most (H-1)k: the
+    // fleet's count stays >= Y - (H-1)k until then, which is the bound.
+    l.refused = std::max(reply.room_bucket, bucket + 1);
   } else {
     l.refused = -1;
     l.permits += reply.granted;
@@ -487,7 +490,7 @@ bool RuleFleet::lease(uint32_t rule, std::string_view key, int64_t now_ms, engin
       // line or per bucket).
       if (client_.stats().degraded_now.load(std::memory_order_acquire)) return false;
       out.passed = false;
-      if (l.refused == bucket || l.asking) return true;
+      if (bucket < l.refused || l.asking) return true;
       l.asking = true;
       background = true;
     }

@@ -107,7 +107,7 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
   struct Lease {
     int64_t bucket = -1;  // the bucket the permits are for
     uint64_t permits = 0;
-    int64_t refused = -1;  // the bucket in which Redis granted none: suppress until the next
+    int64_t refused = -1;  // the first bucket with room after a refusal: suppress before it, no ask
     uint64_t used = 0;     // passes in `bucket`
     uint64_t used_before = 0;
     bool asking = false;  // a lease asked in the background (after a refusal) has not come back

@@ -32,7 +32,8 @@
 //   Resolve  {1, resolved, suppressed, nb}
 //   Read     {1, nb, E, count_0 .. count_E-1}
 //   Flush    {1, late_count, nb, claimed, suppressed, duplicate, E, count_0 .. count_E-1}
-//   Lease    {1, granted, sum, nb, late}
+//   Lease    {1, granted, sum, nb, late, room}  (room: when refused, the first
+//            bucket at which the window as it stands has room; else 0)
 //
 // In the hash, a bucket field <b>:<e> and a sum s:<e> exist only while they
 // are above zero, and sup only while a line is held back: absent is zero.
@@ -392,12 +393,28 @@ end
 local late = bucket < nb - B + 1
 local sum = tonumber(redis.call('HGET', key, 's:0')) or 0
 local g = math.min(want, math.max(0, limit - sum))
+local room = 0
 if g > 0 then
   redis.call('HINCRBY', key, S(late and nb or bucket) .. ':0', S(g))
   sum = redis.call('HINCRBY', key, 's:0', S(g))
+else
+  -- Refused: the first bucket at which the window, as it stands, has room
+  -- (enough of its counts have left), so that the host asks no sooner.
+  local f = {}
+  for b = nb - B + 1, nb do f[#f + 1] = S(b) .. ':0' end
+  local vals = redis.call('HMGET', key, unpack(f))
+  local leaving = 0
+  room = nb + B
+  for j = 1, #f do
+    leaving = leaving + (tonumber(vals[j]) or 0)
+    if sum - leaving < limit then
+      room = nb - B + j + B
+      break
+    end
+  end
 end
 touch(ttl, k)
-return {1, g, sum, nb, late and 1 or 0}
+return {1, g, sum, nb, late and 1 or 0, room}
 )LUA";
 
 const std::array<std::string, kOps>& sources() {
@@ -544,11 +561,12 @@ bool parse_answer(const redisReply& r, Op op, Reply& out) {
       out.duplicate = v[4] != 0;
       return counts(6);
     case Op::Lease:
-      if (r.elements != 5 || !get(1, 4)) return false;
+      if (r.elements != 6 || !get(1, 5)) return false;
       out.granted = v[0];
       out.sum = v[1];
       out.newest_bucket = static_cast<int64_t>(v[2]);
       out.late = v[3] != 0;
+      out.room_bucket = static_cast<int64_t>(v[4]);
       return true;
   }
   return false;

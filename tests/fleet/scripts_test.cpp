@@ -636,6 +636,7 @@ TEST_CASE("fleet scripts: Lease grants at most Y - sum, takes back unused permit
   r = host.run(lease(key, 10, 4, 10));
   CHECK(r.granted == 0);
   CHECK(r.sum == 10);
+  CHECK(r.room_bucket == 15);  // all 10 are in bucket 10: room once it leaves (window 11..15)
   // Next bucket: 3 permits of bucket 10 were not used: given back, then granted again.
   r = host.run(lease(key, 11, 4, 10, 10, 3));
   CHECK(r.granted == 3);
