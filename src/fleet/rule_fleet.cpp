@@ -438,11 +438,13 @@ Request RuleFleet::lease_request(uint32_t rule, std::string_view key, int64_t bu
   const RuleInfo& info = rules_[rule];
   Request r = request(Op::Lease, rule, key);
   r.bucket = bucket;
-  // About what this host passed in its last bucket, at most Y/8: a host
-  // holds at most k unused permits, so up to 8 hosts can hold leases
-  // before one is refused while the fleet has room.
+  // At most k = Y/8: a host holds at most k unused permits, so up to 8
+  // hosts can hold leases before one is refused while the fleet has room.
+  // Half the room the fleet had at the last answer, so that a rare rule
+  // does not ask per line, and a nearly full window is not taken by one host.
   const uint64_t k_max = std::max<uint64_t>(1, info.limit / 8);
-  r.want = std::clamp<uint64_t>(l.bucket == bucket ? l.used + 1 : std::max(l.used, l.used_before), 1, k_max);
+  const uint64_t room = info.limit > l.last_sum ? info.limit - l.last_sum : 0;
+  r.want = std::clamp<uint64_t>(std::max(room / 2, l.bucket == bucket ? l.used + 1 : l.used), 1, k_max);
   if (l.bucket >= 0 && l.bucket != bucket && l.permits > 0) {
     r.return_bucket = l.bucket;
     r.return_n = l.permits;
@@ -451,8 +453,8 @@ Request RuleFleet::lease_request(uint32_t rule, std::string_view key, int64_t bu
 }
 
 void RuleFleet::take_lease(Lease& l, int64_t bucket, const Reply& reply) {
+  l.last_sum = reply.sum;
   if (l.bucket != bucket) {
-    l.used_before = l.bucket == bucket - 1 ? l.used : 0;
     l.used = 0;
     l.bucket = bucket;
     l.permits = 0;  // given back with this request

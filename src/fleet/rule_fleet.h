@@ -107,10 +107,10 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
   struct Lease {
     int64_t bucket = -1;  // the bucket the permits are for
     uint64_t permits = 0;
-    int64_t refused = -1;  // the first bucket with room after a refusal: suppress before it, no ask
-    uint64_t used = 0;     // passes in `bucket`
-    uint64_t used_before = 0;
-    bool asking = false;  // a lease asked in the background (after a refusal) has not come back
+    int64_t refused = -1;   // the first bucket with room after a refusal: suppress before it, no ask
+    uint64_t used = 0;      // passes in `bucket`
+    bool asking = false;    // a lease asked in the background (after a refusal) has not come back
+    uint64_t last_sum = 0;  // the fleet window's count at the last answer
   };
   // A Lease reply into the window's lease (lease_mu_ held).
   static void take_lease(Lease& l, int64_t bucket, const Reply& reply);
