@@ -113,12 +113,20 @@ void FleetClient::flush_soon() {
 }
 
 bool FleetClient::flush_now(milliseconds within) {
+  const auto deadline = Clock::now() + within;
   std::unique_lock lock(mu_);
-  if (sources_.empty() || stop_ || stats_.degraded_now.load(std::memory_order_acquire)) return false;
-  const uint64_t target = flushes_started_ + 1;  // one that starts after this call
-  flush_asked_ = true;
-  wake_.notify_one();
-  return done_.wait_for(lock, within, [&] { return flushes_done_ >= target || stop_; });
+  // A flush, then as many as the replies ask for (a `when` claimed in a
+  // second step), within the time given.
+  for (int round = 0; round < 4; ++round) {
+    if (sources_.empty() || stop_ || stats_.degraded_now.load(std::memory_order_acquire)) return false;
+    const uint64_t target = flushes_started_ + 1;  // one that starts after this call
+    flush_asked_ = true;
+    wake_.notify_one();
+    if (!done_.wait_until(lock, deadline, [&] { return flushes_done_ >= target || stop_; })) return false;
+    const bool more = std::any_of(sources_.begin(), sources_.end(), [](BatchSource* b) { return b->has_followups(); });
+    if (!more) return true;
+  }
+  return true;
 }
 
 void FleetClient::flush_batches() {

@@ -282,7 +282,18 @@ Request RuleFleet::flush_request(const std::string& hash_key, const Pending& p) 
 }
 
 void RuleFleet::done(std::span<const Request> sent, std::span<const Reply> replies, bool answered) {
-  std::lock_guard lock(batch_mu_);
+  bool follow_up = false;
+  {
+    std::lock_guard lock(batch_mu_);
+    done_locked(sent, replies, answered);
+    follow_up = !to_claim_.empty();
+  }
+  // Outside batch_mu_: the client's lock comes first (flush_now asks
+  // has_followups() under it).
+  if (follow_up) client_.flush_soon();
+}
+
+void RuleFleet::done_locked(std::span<const Request> sent, std::span<const Reply> replies, bool answered) {
   for (std::size_t i = 0; i < sent.size() && i < sent_.size(); ++i) {
     const Request& r = sent[i];
     Sent& s = sent_[i];
@@ -315,7 +326,7 @@ void RuleFleet::done(std::span<const Request> sent, std::span<const Reply> repli
       Request c = request(Op::Claim, s.rule, s.key);
       c.t_ms = r.t_ms;
       c.episode = next_episode();
-      to_claim_.emplace_back(std::move(c), Sent{s.rule, s.key, s.line});
+      to_claim_.emplace_back(std::move(c), Sent{s.rule, s.key, s.line, false, {counts.begin(), counts.end()}});
       continue;
     }
     if (r.op == Op::Flush && info.limit > 0) {
@@ -334,16 +345,19 @@ void RuleFleet::done(std::span<const Request> sent, std::span<const Reply> repli
     engine::FleetClaim claim;
     claim.rule = s.rule;
     claim.key = std::move(s.key);
-    // A Claim's reply has no counts: those of the flush that led to it are
-    // read at the next boundary; the alert shows the fleet's count at claim.
-    std::copy_n(reply.counts.begin(), reply.ncounts, claim.counts.begin());
+    // A Claim's reply has no counts: its alert shows those of the flush
+    // whose `when` it claims for.
+    if (reply.ncounts > 0) {
+      std::copy_n(reply.counts.begin(), reply.ncounts, claim.counts.begin());
+    } else {
+      std::copy_n(s.counts.begin(), std::min<std::size_t>(s.counts.size(), 64), claim.counts.begin());
+    }
     claim.suppressed = reply.suppressed;
     claim.episode = r.episode;
     claim.line = std::move(s.line);
     claims_.push_back(std::move(claim));
   }
   sent_.clear();
-  if (!to_claim_.empty()) client_.flush_soon();
 }
 
 void RuleFleet::raised_locally(uint32_t rule, std::string_view key, int64_t t_ms) {
@@ -418,6 +432,11 @@ std::size_t RuleFleet::restore(const std::vector<engine::FleetUnsent>& unsent) {
     }
   }
   return dropped;
+}
+
+bool RuleFleet::has_followups() {
+  std::lock_guard lock(batch_mu_);
+  return !to_claim_.empty();
 }
 
 void RuleFleet::take_claims(std::vector<engine::FleetClaim>& out) {

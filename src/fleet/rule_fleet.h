@@ -67,7 +67,7 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
   // BatchSource (the fleet thread)
   void collect(std::vector<Request>& out) override;
   void done(std::span<const Request> sent, std::span<const Reply> replies, bool answered) override;
-
+  bool has_followups() override;
   // The Redis hash of a rule's window for `key` (for tests and --explain).
   std::string hash_key(uint32_t rule, std::string_view key) const;
   void hash_key_into(uint32_t rule, std::string_view key, std::string& out) const;
@@ -101,7 +101,8 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
     uint32_t rule = 0;
     std::string key;
     std::string line;
-    bool reconcile = false;  // the claim of an alert raised locally: nothing to write
+    bool reconcile = false;          // the claim of an alert raised locally: nothing to write
+    std::vector<uint64_t> counts{};  // a `when` claim: the flush's counts, for its alert
   };
   // A throttle window's lease (batched throttles).
   struct Lease {
@@ -121,6 +122,7 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
   // trails the fleet by more than half a window is told once per rule.
   void check_lag(uint32_t rule, int64_t own_bucket, const Reply& reply);
   Request request(Op op, uint32_t rule, std::string_view key) const;
+  void done_locked(std::span<const Request> sent, std::span<const Reply> replies, bool answered);  // batch_mu_ held
   bool digested(uint32_t rule, std::string_view key) const;              // the hash names the key by its digest
   Request flush_request(const std::string& hash_key, const Pending& p);  // with batch_mu_ held; a new seq
   std::string next_episode();

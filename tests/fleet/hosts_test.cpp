@@ -554,3 +554,34 @@ TEST_CASE("fleet fault: windows Redis evicts under maxmemory are reported, not s
   const RunResult r = host.p.wait();
   CHECK(stat(r.err, "stats: fleet:", "evicted") > 0);
 }
+
+TEST_CASE("fleet batched alert with `when`: claimed after the flush that makes it true, with that flush's counts") {
+  RedisServer redis;
+  TempDir dir;
+  const std::string rules = rules_file(dir, redis.url(), batched(R"toml(
+[[rule]]
+name = "ratio"
+kind = "alert"
+when = "err >= 30 and ok >= 10"
+window = "1m"
+fleet = "exact"
+[[rule.event]]
+name = "err"
+match = 'ERR'
+[[rule.event]]
+name = "ok"
+match = 'OK '
+)toml"),
+                                       "sync = \"50ms\"\n");
+  const auto results = run_hosts(rules, {host_log(20, "ERR x") + host_log(10, "OK y", 1), host_log(20, "ERR z")});
+  int alerts = 0;
+  for (const auto& r : results) {
+    alerts += count_lines(r.out, "alert ratio");
+    if (r.out.find("alert ratio") != std::string::npos) {
+      std::smatch m;
+      REQUIRE(std::regex_search(r.out, m, std::regex("alert ratio count=(\\d+)")));
+      CHECK(std::stoi(m[1]) >= 40);  // the fleet's counts that made `when` true, not zeros
+    }
+  }
+  CHECK(alerts == 1);
+}
