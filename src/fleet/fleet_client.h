@@ -77,7 +77,8 @@ class BatchSource {
   // Their replies, in order. answered = false: the connection failed before
   // they were all answered; the source keeps them to send again, unchanged.
   virtual void done(std::span<const Request> sent, std::span<const Reply> replies, bool answered) = 0;
-  // Requests that replies asked for (a claim after a flush) wait to be sent.
+  // Requests that replies asked for (a claim after a flush) wait to be sent,
+  // or requests are out whose replies may ask for some.
   virtual bool has_followups() = 0;
 };
 

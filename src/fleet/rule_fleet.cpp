@@ -436,7 +436,8 @@ std::size_t RuleFleet::restore(const std::vector<engine::FleetUnsent>& unsent) {
 
 bool RuleFleet::has_followups() {
   std::lock_guard lock(batch_mu_);
-  return !to_claim_.empty();
+  // Also while a flush is out: its replies may ask for claims.
+  return !to_claim_.empty() || !sent_.empty();
 }
 
 void RuleFleet::take_claims(std::vector<engine::FleetClaim>& out) {
