@@ -209,8 +209,9 @@ local function touch(ttl, k)
   if k ~= '' then redis.call('HSET', key, 'k', k) end
   redis.call('PEXPIRE', key, S(ttl))
 end
--- The claim's compare-and-set: returns claimed (0/1), suppressed.
-local function claim(t, cooldown, episode)
+-- The claim's compare-and-set: returns claimed (0/1), suppressed. A refused
+-- claim holds back `held` lines (1; a flush: the events it added).
+local function claim(t, cooldown, episode, held)
   local st = redis.call('HMGET', key, 'last', 'sup')
   local last = tonumber(st[1])
   local sup = tonumber(st[2]) or 0
@@ -219,7 +220,7 @@ local function claim(t, cooldown, episode)
     redis.call('HDEL', key, 'sup')
     return 1, sup
   end
-  redis.call('HINCRBY', key, 'sup', 1)
+  redis.call('HINCRBY', key, 'sup', S(held or 1))
   return 0, 0
 end
 )LUA";
@@ -343,12 +344,14 @@ local last_seq = tonumber(redis.call('HGET', key, 'q:' .. host)) or 0
 local dup = seq <= last_seq
 local nb = advance(B, E, target, true)
 local late = 0
+local added = 0
 if not dup then
   for i = 1, #d do
     local b, e, c = d[i][1], d[i][2], d[i][3]
     if b < nb - B + 1 then
       late = late + c
     else
+      added = added + c
       redis.call('HINCRBY', key, S(b) .. ':' .. e, S(c))
       redis.call('HINCRBY', key, 's:' .. e, S(c))
     end
@@ -363,7 +366,7 @@ if limit > 0 then
   else
     local total = 0
     for e = 1, E do total = total + counts[e] end
-    if total >= limit then claimed, sup = claim(t, cooldown, episode) end
+    if total >= limit then claimed, sup = claim(t, cooldown, episode, math.max(1, added)) end
   end
 end
 touch(ttl, k)

@@ -622,6 +622,15 @@ TEST_CASE("fleet scripts: Flush claims at the limit; its retry answers claimed a
   r = host.run(g);
   CHECK_FALSE(r.claimed);
   CHECK(hgetall(server(), key).at("sup") == "1");
+  // A flush of 3 events inside the cooldown holds back 3 lines, not 1.
+  Request h = flush(key, 10, 1, 3, "h3", 1, {{3, 0, 3}});
+  h.limit = 5;
+  h.t_ms = 3700;
+  h.cooldown_ms = 60'000;
+  h.episode = "h3:1";
+  r = host.run(h);
+  CHECK_FALSE(r.claimed);
+  CHECK(hgetall(server(), key).at("sup") == "4");
 }
 
 TEST_CASE("fleet scripts: Lease grants at most Y - sum, takes back unused permits, counts late at nb") {
