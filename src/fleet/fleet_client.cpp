@@ -104,6 +104,12 @@ void FleetClient::add_batch_source(BatchSource* source) {
   sources_.push_back(source);
 }
 
+void FleetClient::remove_batch_source(BatchSource* source) {
+  std::unique_lock lock(mu_);
+  std::erase(sources_, source);
+  done_.wait(lock, [&] { return !flushing_; });
+}
+
 void FleetClient::flush_soon() {
   {
     std::lock_guard lock(mu_);
@@ -136,6 +142,7 @@ void FleetClient::flush_batches() {
     sources = sources_;
     flush_asked_ = false;
     ++flushes_started_;
+    flushing_ = true;
   }
   next_flush_ = Clock::now() + options_.sync;
   std::vector<Request> requests;
@@ -157,6 +164,7 @@ void FleetClient::flush_batches() {
   {
     std::lock_guard lock(mu_);
     ++flushes_done_;
+    flushing_ = false;
   }
   done_.notify_all();
 }

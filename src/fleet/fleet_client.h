@@ -97,8 +97,10 @@ class FleetClient {
   // usable reply (degraded, timed out, or refused; counted).
   bool ask(const Request& request, Reply& reply);
 
-  // Flushed every `sync` from now on; kept until the client ends.
+  // Flushed every `sync` from now on, until removed.
   void add_batch_source(BatchSource* source);
+  // No longer flushed; waits for a flush that may be using it to end.
+  void remove_batch_source(BatchSource* source);
   // Flush the batch sources now (an early flush), without waiting.
   void flush_soon();
   // Flush them now and wait for it, at most `within` (end of input).
@@ -131,6 +133,7 @@ class FleetClient {
   std::vector<BatchSource*> sources_;  // guarded by mu_
   bool flush_asked_ = false;           // guarded by mu_
   uint64_t flushes_started_ = 0;       // guarded by mu_
+  bool flushing_ = false;              // guarded by mu_: a flush is using the sources
   uint64_t flushes_done_ = 0;          // guarded by mu_
   std::chrono::steady_clock::time_point next_flush_{};
 

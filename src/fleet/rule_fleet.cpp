@@ -59,6 +59,8 @@ RuleFleet::RuleFleet(FleetClient& client, const config::RuleSet& rules, std::str
   client_.add_batch_source(this);  // batched rules, and the claims of alerts raised locally
 }
 
+RuleFleet::~RuleFleet() { client_.remove_batch_source(this); }
+
 void RuleFleet::check_lag(uint32_t rule, int64_t own_bucket, const Reply& reply) {
   const RuleInfo& info = rules_[rule];
   const int64_t lag_ms = (reply.newest_bucket - own_bucket) * info.shape.width_ms;

@@ -42,6 +42,9 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
  public:
   // `client` outlives this. `host`: this host's name in episode ids.
   RuleFleet(FleetClient& client, const config::RuleSet& rules, std::string host, int64_t started_ms);
+  ~RuleFleet() override;  // no longer flushed by the client
+  RuleFleet(const RuleFleet&) = delete;
+  RuleFleet& operator=(const RuleFleet&) = delete;
 
   bool throttle(uint32_t rule, std::string_view key, int64_t t_ms, int64_t now_ms, engine::FleetAnswer& out) override;
   bool alert(uint32_t rule, std::string_view key, int64_t t_ms, int64_t now_ms, uint64_t events, bool claim,
