@@ -27,7 +27,7 @@ App::~App() = default;
 
 bool App::attach_fleet(pipeline::Generation& g, std::string* why) {
   const config::RuleSet& rules = *g.rules;
-  if (!uses_fleet(rules)) return true;
+  if (!config::uses_fleet(rules)) return true;
   const config::FleetSettings& f = rules.settings.fleet;
   if (!fleet_) {
     fleet::FleetClientOptions fo;

@@ -16,20 +16,7 @@ bool uses_exec(const config::RuleSet& rules) {
   return std::any_of(rules.rules.begin(), rules.rules.end(), [](const auto& r) { return !r.exec.empty(); });
 }
 
-bool uses_fleet(const config::RuleSet& rules) {
-  return std::any_of(rules.rules.begin(), rules.rules.end(),
-                     [](const auto& r) { return r.fleet != config::FleetMode::Off; });
-}
-
 namespace {
-
-// Names that go into Redis keys and episode ids (as [fleet] checks them).
-bool clean_fleet_name(std::string_view s) {
-  if (s.empty() || s.size() > 64) return false;
-  for (unsigned char c : s)
-    if (c < 0x21 || c == 0x7f || c == '{' || c == '}' || c == ':') return false;
-  return true;
-}
 
 // [fleet] with the command line's overrides, checked against the rules that use it.
 std::optional<Error> check_fleet(const cli::Options& options, config::RuleSet& rules) {
@@ -38,7 +25,7 @@ std::optional<Error> check_fleet(const cli::Options& options, config::RuleSet& r
   if (!options.fleet_namespace.empty()) f.namespace_name = options.fleet_namespace;
   if (!options.fleet_host.empty()) f.host = options.fleet_host;
   for (const auto* flag : {&options.fleet_namespace, &options.fleet_host}) {
-    if (!flag->empty() && !clean_fleet_name(*flag)) {
+    if (!flag->empty() && !config::is_fleet_name(*flag)) {
       return Error{"", 0, 0,
                    fmt::format("--fleet-{} \"{}\": 1 to 64 printable characters without spaces, ':', '{{' or '}}'",
                                flag == &options.fleet_host ? "host" : "namespace", *flag)};
@@ -50,11 +37,11 @@ std::optional<Error> check_fleet(const cli::Options& options, config::RuleSet& r
     f.host = name;
     // A host name may hold what keys cannot: replace it.
     for (char& c : f.host)
-      if (c == ':' || c == '{' || c == '}' || static_cast<unsigned char>(c) < 0x21) c = '_';
+      if (!config::is_fleet_name_char(static_cast<unsigned char>(c))) c = '_';
   }
-  if (!uses_fleet(rules)) return std::nullopt;
   const auto user = std::find_if(rules.rules.begin(), rules.rules.end(),
                                  [](const auto& r) { return r.fleet != config::FleetMode::Off; });
+  if (user == rules.rules.end()) return std::nullopt;
   if (f.redis.empty()) {
     return Error{user->file, user->line, 0,
                  fmt::format("rule \"{}\" has fleet = \"{}\" but no Redis is given: add [fleet] redis = "

@@ -16,7 +16,4 @@ Result<std::unique_ptr<pipeline::Generation>> load_generation(const cli::Options
 // Does any rule run commands of its own (`exec = [...]`)?
 bool uses_exec(const config::RuleSet& rules);
 
-// Does any rule share its windows with the fleet (`fleet = ...`)?
-bool uses_fleet(const config::RuleSet& rules);
-
 }  // namespace swthrottle::app

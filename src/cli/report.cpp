@@ -44,8 +44,7 @@ std::string check_summary(const config::RuleSet& rules) {
   if (s.multiline.kind != config::MultilineSpec::Kind::Off) out += ", multiline " + s.multiline.text;
   out += "\n";
   // [fleet]: shown when given or used, as the rules and the command line set it.
-  if (s.fleet.given || std::any_of(rules.rules.begin(), rules.rules.end(),
-                                   [](const auto& r) { return r.fleet != config::FleetMode::Off; })) {
+  if (s.fleet.given || config::uses_fleet(rules)) {
     const auto& f = s.fleet;
     out += fmt::format("fleet: redis {}, namespace {}, host {}, timeout {}, sync {}, on_unreachable {}",
                        f.redis.empty() ? "(none)" : f.redis, f.namespace_name, f.host.empty() ? "(host name)" : f.host,

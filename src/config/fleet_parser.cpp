@@ -1,22 +1,22 @@
 #include "config/fleet_parser.h"
 
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
 
 namespace swthrottle::config {
 
-namespace {
+bool is_fleet_name_char(unsigned char c) { return c >= 0x21 && c != 0x7f && c != '{' && c != '}' && c != ':'; }
 
-// Names that go into Redis keys: no braces (the hash tag), no control bytes.
-bool clean_name(std::string_view s) {
-  if (s.empty() || s.size() > 64) return false;
-  for (unsigned char c : s)
-    if (c < 0x21 || c == 0x7f || c == '{' || c == '}' || c == ':') return false;
-  return true;
+bool is_fleet_name(std::string_view s) {
+  return !s.empty() && s.size() <= 64 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return is_fleet_name_char(static_cast<unsigned char>(c)); });
 }
 
-}  // namespace
+bool uses_fleet(const RuleSet& rules) {
+  return std::any_of(rules.rules.begin(), rules.rules.end(), [](const Rule& r) { return r.fleet != FleetMode::Off; });
+}
 
 MaybeError parse_fleet(const TomlReader& in, const toml::node& node, FleetSettings& f) {
   const auto* t = node.as_table();
@@ -40,7 +40,7 @@ MaybeError parse_fleet(const TomlReader& in, const toml::node& node, FleetSettin
     } else if (key == "namespace" || key == "host") {
       std::string& out = key == "host" ? f.host : f.namespace_name;
       if (auto e = text(out)) return e;
-      if (!clean_name(out)) {
+      if (!is_fleet_name(out)) {
         return in.err(*v, fmt::format("fleet {} {} must be 1 to 64 printable characters without spaces, ':', "
                                       "'{{' or '}}'",
                                       key, quote(out)));

@@ -97,6 +97,12 @@ constexpr std::string_view to_string(Unreachable u) {
   return u == Unreachable::Local ? "local" : u == Unreachable::Open ? "open" : "closed";
 }
 
+// A byte that may stand in a fleet name (`namespace`, `host`): they go into
+// Redis keys and episode ids, so no blank, control byte, ':' or braces.
+bool is_fleet_name_char(unsigned char c);
+// 1 to 64 such bytes.
+bool is_fleet_name(std::string_view s);
+
 struct FleetSettings {
   bool given = false;  // a [fleet] table was read
   std::string redis;   // redis://HOST[:PORT][/DB] or unix:PATH ("" until given)
@@ -219,6 +225,9 @@ struct RuleSet {
   Settings settings;
   std::vector<Rule> rules;  // file order; across files, in the order given
 };
+
+// Does any rule share its windows with the fleet (`fleet = ...`)?
+bool uses_fleet(const RuleSet& rules);
 
 // Parses one rules file's text. `file_name` is used in error messages.
 Result<RuleSet> parse_rules(std::string_view toml_text, std::string_view file_name);
