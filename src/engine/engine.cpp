@@ -176,17 +176,7 @@ void Engine::check_rule(RuleState& rs, int64_t now, std::vector<Record>& out) {
     } else {
       const window::AlertOutcome o = w.tick_alert(now, rs.policy, counts);
       if (o.action != window::AlertAction::Resolved) return;
-      Record r = make_record(RecordType::Resolved, rs, key, now);
-      fill_counts(r, rs, counts);
-      r.suppressed = o.suppressed;
-      // No line at a boundary check: {line}, {event} and captures are empty.
-      std::array<std::string_view, 64 + config::kFieldFirstCapture> values{};
-      values[config::kFieldRule] = rs.rule->name;
-      values[config::kFieldWindow] = rs.rule->window_text;
-      values[config::kFieldThreshold] = rs.threshold_text;
-      render_message(rs, r, values);
-      rs.stats().resolveds.add();
-      out.push_back(std::move(r));
+      out.push_back(resolved_record(rs, key, now, counts, o.suppressed));
     }
   };
   if (rs.fleet && fleet_ != nullptr && !rs.throttle) check_fleet_episodes(rs, now, out);
@@ -254,18 +244,7 @@ bool Engine::offer_fleet_alert(RuleState& rs, uint64_t events, std::string_view 
     rs.stats().fleet_local.add();  // the count is in; the claim had no answer: no alert from here
   }
   if (a.claimed) {
-    Record r = make_record(RecordType::Alert, rs, key, now);
-    fill_counts(r, rs, c);
-    r.suppressed = a.suppressed;
-    r.line = line.text;
-    r.has_line = true;
-    render_message(rs, r, values);
-    rs.stats().alerts.add();
-    alerts.push_back(std::move(r));
-    if (rule.resolve) {
-      std::lock_guard lock(rs.episodes->mu);
-      rs.episodes->by_key[std::string(key)] = a.episode;
-    }
+    alerts.push_back(claimed_alert(rs, key, now, c, a.suppressed, line.text, true, a.episode, values));
   } else if (holds) {
     rs.stats().suppressed.add();
   }
@@ -288,23 +267,11 @@ void Engine::fleet_alerts(std::vector<FleetClaim>& claims, std::vector<Record>& 
     RuleState& rs = *states_[c.rule];
     const config::Rule& rule = *rs.rule;
     const std::span<const uint64_t> counts(c.counts.data(), rule.events.size());
-    Record r = make_record(RecordType::Alert, rs, c.key, now);
-    fill_counts(r, rs, counts);
-    r.suppressed = c.suppressed;
-    r.line = c.line;
-    r.has_line = !c.line.empty();
+    // Claimed by the fleet thread: the line is one of the key's, without its captures.
     std::array<std::string_view, 64 + config::kFieldFirstCapture> values{};
-    values[config::kFieldRule] = rule.name;
-    values[config::kFieldWindow] = rule.window_text;
-    values[config::kFieldThreshold] = rs.threshold_text;
+    rule_values(rs, values);
     values[config::kFieldLine] = c.line;
-    render_message(rs, r, values);
-    rs.stats().alerts.add();
-    out.push_back(std::move(r));
-    if (rule.resolve) {
-      std::lock_guard lock(rs.episodes->mu);
-      rs.episodes->by_key[c.key] = c.episode;
-    }
+    out.push_back(claimed_alert(rs, c.key, now, counts, c.suppressed, c.line, !c.line.empty(), c.episode, values));
   }
 }
 
@@ -329,17 +296,44 @@ void Engine::check_fleet_episodes(RuleState& rs, int64_t now, std::vector<Record
       rs.episodes->by_key.erase(key);  // resolved, or no longer the fleet's episode (another host's now)
     }
     if (!a.resolved) continue;
-    Record r = make_record(RecordType::Resolved, rs, key, now);
-    fill_counts(r, rs, c);
-    r.suppressed = a.suppressed;
-    std::array<std::string_view, 64 + config::kFieldFirstCapture> values{};
-    values[config::kFieldRule] = rule.name;
-    values[config::kFieldWindow] = rule.window_text;
-    values[config::kFieldThreshold] = rs.threshold_text;
-    render_message(rs, r, values);
-    rs.stats().resolveds.add();
-    out.push_back(std::move(r));
+    out.push_back(resolved_record(rs, key, now, c, a.suppressed));
   }
+}
+
+void Engine::rule_values(const RuleState& rs, std::span<std::string_view> values) const {
+  values[config::kFieldRule] = rs.rule->name;
+  values[config::kFieldWindow] = rs.rule->window_text;
+  values[config::kFieldThreshold] = rs.threshold_text;
+}
+
+Record Engine::resolved_record(RuleState& rs, std::string_view key, int64_t now, std::span<const uint64_t> counts,
+                               uint64_t suppressed) {
+  Record r = make_record(RecordType::Resolved, rs, key, now);
+  fill_counts(r, rs, counts);
+  r.suppressed = suppressed;
+  // No line at a boundary check: {line}, {event} and captures are empty.
+  std::array<std::string_view, 64 + config::kFieldFirstCapture> values{};
+  rule_values(rs, values);
+  render_message(rs, r, values);
+  rs.stats().resolveds.add();
+  return r;
+}
+
+Record Engine::claimed_alert(RuleState& rs, std::string_view key, int64_t now, std::span<const uint64_t> counts,
+                             uint64_t suppressed, std::string_view line, bool has_line, std::string_view episode,
+                             std::span<std::string_view> values) {
+  Record r = make_record(RecordType::Alert, rs, key, now);
+  fill_counts(r, rs, counts);
+  r.suppressed = suppressed;
+  r.line = line;
+  r.has_line = has_line;
+  render_message(rs, r, values);
+  rs.stats().alerts.add();
+  if (rs.rule->resolve) {  // this host opened the episode: it resolves it (check_fleet_episodes)
+    std::lock_guard lock(rs.episodes->mu);
+    rs.episodes->by_key[std::string(key)] = std::string(episode);
+  }
+  return r;
 }
 
 int64_t Engine::next_boundary_after(int64_t now) const {
@@ -417,11 +411,9 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
     const auto first_event = static_cast<std::size_t>(std::countr_zero(hit.events));
     const std::size_t nfields = config::kFieldFirstCapture + std::min<std::size_t>(ncap, 64);
     std::fill(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(nfields), std::string_view());
-    values[config::kFieldRule] = rule.name;
+    rule_values(rs, values);
     values[config::kFieldEvent] =
         first_event < rule.event_names.size() ? std::string_view(rule.event_names[first_event]) : std::string_view();
-    values[config::kFieldWindow] = rule.window_text;
-    values[config::kFieldThreshold] = rs.threshold_text;
     values[config::kFieldLine] = line.text;
     if (have_captures)
       for (std::size_t i = 0; i < ncap && i < 64; ++i)

@@ -114,6 +114,16 @@ class Engine {
   bool offer_fleet_alert(RuleState& rs, uint64_t events, std::string_view key, const LineEvent& line, int64_t t,
                          int64_t now, window::Window& w, std::span<uint64_t> counts, std::span<std::string_view> values,
                          std::vector<Record>& alerts, ExplainEntry* ex);
+  // {rule}, {window} and {threshold} of a rule's templates.
+  void rule_values(const RuleState& rs, std::span<std::string_view> values) const;
+  // A resolved record at a boundary check (no line), counted.
+  Record resolved_record(RuleState& rs, std::string_view key, int64_t now, std::span<const uint64_t> counts,
+                         uint64_t suppressed);
+  // The alert of a fleet claim this host won, counted; with `resolve`, the
+  // episode is this host's to resolve.
+  Record claimed_alert(RuleState& rs, std::string_view key, int64_t now, std::span<const uint64_t> counts,
+                       uint64_t suppressed, std::string_view line, bool has_line, std::string_view episode,
+                       std::span<std::string_view> values);
   // Boundary check of the fleet episodes this host opened: resolved records.
   void check_fleet_episodes(RuleState& rs, int64_t now, std::vector<Record>& out);
   void flush_evicted(RuleState& rs, const SlotRef& evicted, int64_t now, std::vector<Record>& out);
