@@ -110,11 +110,14 @@ std::string RuleFleet::next_episode() {
   return episode_prefix_ + std::to_string(episodes_.fetch_add(1, std::memory_order_relaxed) + 1);
 }
 
+int64_t RuleFleet::bucket_of(uint32_t rule, int64_t ms) const {
+  return std::max<int64_t>(ms, 0) / rules_[rule].shape.width_ms;
+}
+
 bool RuleFleet::throttle(uint32_t rule, std::string_view key, int64_t t_ms, int64_t now_ms, engine::FleetAnswer& out) {
   Request r = request(Op::Throttle, rule, key);
-  const int64_t w = r.shape.width_ms;
-  r.bucket = std::max<int64_t>(t_ms, 0) / w;
-  r.now_bucket = std::max<int64_t>(std::max(now_ms, t_ms), 0) / w;
+  r.bucket = bucket_of(rule, t_ms);
+  r.now_bucket = bucket_of(rule, std::max(now_ms, t_ms));
   Reply reply;
   if (!client_.ask(r, reply)) return false;
   check_lag(rule, r.now_bucket, reply);
@@ -126,9 +129,8 @@ bool RuleFleet::throttle(uint32_t rule, std::string_view key, int64_t t_ms, int6
 bool RuleFleet::alert(uint32_t rule, std::string_view key, int64_t t_ms, int64_t now_ms, uint64_t events, bool claim,
                       std::span<uint64_t> counts, engine::FleetAnswer& out) {
   Request r = request(Op::Alert, rule, key);
-  const int64_t w = r.shape.width_ms;
-  r.bucket = std::max<int64_t>(t_ms, 0) / w;
-  r.now_bucket = std::max<int64_t>(std::max(now_ms, t_ms), 0) / w;
+  r.bucket = bucket_of(rule, t_ms);
+  r.now_bucket = bucket_of(rule, std::max(now_ms, t_ms));
   r.events = events;
   if (!claim) r.limit = 0;
   r.t_ms = std::max<int64_t>(t_ms, 0);
@@ -160,7 +162,7 @@ bool RuleFleet::claim(uint32_t rule, std::string_view key, int64_t t_ms, engine:
 
 bool RuleFleet::read(uint32_t rule, std::string_view key, int64_t now_ms, std::span<uint64_t> counts) {
   Request r = request(Op::Read, rule, key);
-  r.now_bucket = std::max<int64_t>(now_ms, 0) / r.shape.width_ms;
+  r.now_bucket = bucket_of(rule, now_ms);
   Reply reply;
   if (!client_.ask(r, reply)) return false;
   std::fill(counts.begin(), counts.end(), 0);
@@ -194,9 +196,8 @@ constexpr std::size_t kMaxRetry = 10'000;
 bool RuleFleet::add(uint32_t rule, std::string_view key, int64_t t_ms, int64_t now_ms, uint64_t events,
                     std::string_view line) {
   const RuleInfo& info = rules_[rule];
-  const int64_t w = info.shape.width_ms;
-  const int64_t bucket = std::max<int64_t>(t_ms, 0) / w;
-  const int64_t now_bucket = std::max<int64_t>(std::max(now_ms, t_ms), 0) / w;
+  const int64_t bucket = bucket_of(rule, t_ms);
+  const int64_t now_bucket = bucket_of(rule, std::max(now_ms, t_ms));
   bool early = false;
   {
     // Per matched line: the key is built in a buffer of the thread's own,
@@ -494,7 +495,7 @@ void RuleFleet::take_lease(Lease& l, int64_t bucket, const Reply& reply) {
 
 bool RuleFleet::lease(uint32_t rule, std::string_view key, int64_t now_ms, engine::FleetAnswer& out) {
   const RuleInfo& info = rules_[rule];
-  const int64_t bucket = std::max<int64_t>(now_ms, 0) / info.shape.width_ms;
+  const int64_t bucket = bucket_of(rule, now_ms);
   thread_local std::string hk;  // per passed line: no allocation once grown
   Request r;
   bool background = false;

@@ -125,6 +125,7 @@ class RuleFleet final : public engine::FleetLink, public BatchSource {
   // trails the fleet by more than half a window is told once per rule.
   void check_lag(uint32_t rule, int64_t own_bucket, const Reply& reply);
   Request request(Op op, uint32_t rule, std::string_view key) const;
+  int64_t bucket_of(uint32_t rule, int64_t ms) const;  // the absolute bucket of a time (before 1970: 0)
   void done_locked(std::span<const Request> sent, std::span<const Reply> replies, bool answered);  // batch_mu_ held
   bool digested(uint32_t rule, std::string_view key) const;              // the hash names the key by its digest
   Request flush_request(const std::string& hash_key, const Pending& p);  // with batch_mu_ held; a new seq
