@@ -5,12 +5,14 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <thread>
 
 #include "app/app.h"
 #include "app/check_inputs.h"
 #include "app/inputs.h"
 #include "app/load_generation.h"
+#include "backtest/backtest_command.h"
 #include "cli/options.h"
 #include "cli/report.h"
 #include "config/duration.h"
@@ -32,6 +34,8 @@ bool prefilter_wanted() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `swthrottle backtest ...`: history through the engine, reported (man page: BACKTEST).
+  if (argc > 1 && std::string_view(argv[1]) == "backtest") return sw::backtest::backtest_main(argc - 1, argv + 1);
   sw::cli::Parsed parsed = sw::cli::parse_options(argc, argv);
   if (!parsed.options) {
     std::fputs(parsed.text.c_str(), parsed.exit_status == 0 ? stdout : stderr);

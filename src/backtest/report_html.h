@@ -7,10 +7,10 @@
 
 #include <string>
 
-#include "backtest/result.h"
+#include "backtest/report.h"
 
 namespace swthrottle::backtest {
 
-std::string render_html(const Result& result);
+std::string render_html(const Report& result);
 
 }  // namespace swthrottle::backtest

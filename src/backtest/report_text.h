@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "backtest/result.h"
+#include "backtest/report.h"
 
 namespace swthrottle::backtest {
 
@@ -16,6 +16,6 @@ struct TextStyle {
   bool color = false;  // ANSI colours: only on a tty, never with NO_COLOR (the caller decides)
 };
 
-std::string render_text(const Result& result, const TextStyle& style);
+std::string render_text(const Report& result, const TextStyle& style);
 
 }  // namespace swthrottle::backtest

@@ -400,6 +400,7 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
       rule.cooldown_ms = *c;
     }
     out.cooldown_set = true;
+    rule.cooldown_set = true;
   }
   if (const toml::node* resolve = t.get("resolve")) {
     if (!alert) {

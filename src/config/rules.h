@@ -200,6 +200,7 @@ struct Rule {
   std::optional<Template> key;      // fields: rule, event, captures
   std::optional<Template> message;  // fields: all
   int64_t cooldown_ms = 0;          // alert: default = window_ms
+  bool cooldown_set = false;        // the rule set `cooldown` (else it follows the window)
   bool resolve = false;             // alert only
   // alert only: the clear condition of a firing episode (hysteresis). Without
   // it an episode ends when `when` stops holding; with it, only once `when`
@@ -215,6 +216,11 @@ struct Rule {
 
   std::string file;  // where the rule was defined
   int line = 0;
+
+  // `swthrottle backtest`: a candidate copy of rule `matched_as` (another
+  // threshold or window) that the Matcher gives that rule's hits instead
+  // of matching it again (match/matcher.h). Never set by a rules file.
+  std::optional<uint32_t> matched_as;
 
   // fingerprint(*this) (config/rule_identity.h): the --state identity. A
   // SIGHUP reload does not use it (see windows_carry_over() there).

@@ -480,6 +480,11 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
       }
       const window::ThrottleOutcome o = w->offer_throttle(t, now, limit, 0, events, tally);
       if (o.late || fleet_late) rs.stats().late.add();
+      if (observer_ && !o.late) {
+        uint64_t c = 0;
+        w->read(std::span<uint64_t>(&c, 1));
+        observer_->counted(hit.rule, key, t, c);
+      }
       if (o.passed) {
         rs.stats().passed.add();
         if (passed_by == nullptr) passed_by = &rule;
@@ -521,6 +526,11 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
       continue;
     }
     rs.stats().events.add(static_cast<uint64_t>(std::popcount(hit.events)));
+    if (observer_) {
+      uint64_t sum = 0;
+      for (std::size_t i = 0; i < rule.events.size(); ++i) sum += counts[i];
+      observer_->counted(hit.rule, key, t, sum);
+    }
     if (o.firing && slot) rs.keys->mark_active(slot);
     if (o.action == window::AlertAction::Alert || o.action == window::AlertAction::Resolved) {
       const bool alert = o.action == window::AlertAction::Alert;

@@ -16,6 +16,7 @@
 
 #include "config/rules.h"
 #include "engine/boundary_memo.h"
+#include "engine/count_observer.h"
 #include "engine/engine_state.h"
 #include "engine/fleet_link.h"
 #include "engine/keymap.h"
@@ -87,6 +88,10 @@ class Engine {
   // it). Set before the first offer(); the link outlives the engine.
   void attach_fleet(FleetLink* link) { fleet_ = link; }
 
+  // `swthrottle backtest`: told the window count of every counted line. Set
+  // before the first offer(); the observer outlives the engine's use.
+  void observe(CountObserver* observer) { observer_ = observer; }
+
   // The alerts the fleet claimed for batched rules since the last call, as
   // records (written by the App's timer). `claims` holds their lines: keep
   // it until the records are written.
@@ -142,6 +147,7 @@ class Engine {
   std::vector<std::unique_ptr<RuleState>> states_;
   std::atomic<int64_t> now_{-1};
   FleetLink* fleet_ = nullptr;
+  CountObserver* observer_ = nullptr;
   std::shared_ptr<GlobalStats> stats_ = std::make_shared<GlobalStats>();  // shared on adopt()
 };
 

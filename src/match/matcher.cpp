@@ -78,6 +78,9 @@ struct Matcher::Impl {
   Encoding latin1;
   std::vector<Pattern> patterns;  // in rule order, so sorting pattern ids sorts by rule
   std::vector<RuleInfo> rules;
+  // Backtest: by rule, its candidate copies (config::Rule::matched_as), given its hits.
+  std::vector<std::vector<uint32_t>> copies;
+  bool has_copies = false;
   std::vector<EventGroups> groups;              // per pattern (empty for ignore patterns)
   std::vector<std::vector<FieldCheck>> checks;  // per pattern: its event's `fields`
   std::vector<FieldCheck> ignore_checks;        // RuleInfo::ignore_check
@@ -202,6 +205,16 @@ struct Matcher::Impl {
         fill_captures(line, info, events, hit.first_capture, out);
       }
       out.hits.push_back(hit);
+    }
+    // The copies' hits after every rule's (copies are numbered after the
+    // rules they copy, in that order): the hits stay in rule order.
+    if (has_copies) {
+      const std::size_t n = out.hits.size();
+      for (std::size_t h = 0; h < n; ++h) {
+        const RuleHit source = out.hits[h];
+        if (source.rule >= copies.size()) continue;
+        for (uint32_t c : copies[source.rule]) out.hits.push_back(RuleHit{c, source.events, source.first_capture});
+      }
     }
     for (uint32_t p : matched) via[p] = 0;
     keep_owned(out);
@@ -351,6 +364,24 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
     auto fail = [&rule](std::string what) {
       return Error{rule.file, rule.line, 0, fmt::format("rule \"{}\": {}", rule.name, what)};
     };
+    if (rule.matched_as) {
+      // A backtest's candidate copy: no patterns of its own; collect() gives
+      // it the hits (and capture slots) of the rule it copies, which comes
+      // before it, as every copy comes after every rule that is matched.
+      const uint32_t source = *rule.matched_as;
+      if (source >= r || rules.rules[source].matched_as || rules.rules[source].events.size() != rule.events.size())
+        return fail("a candidate copy must follow the rule it copies, with the same events");
+      Impl::RuleInfo info = impl->rules[source];
+      info.num_events = 0;
+      info.ignore_pattern = -1;
+      info.ignore_check.reset();
+      info.json_captures.clear();
+      impl->rules.push_back(info);
+      impl->copies.resize(rules.rules.size());
+      impl->copies[source].push_back(r);
+      impl->has_copies = true;
+      continue;
+    }
     if (rule.events.size() > 64) {
       return fail(fmt::format("{} events; at most 64 are supported", rule.events.size()));
     }

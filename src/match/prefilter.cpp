@@ -254,8 +254,10 @@ Prefilter Prefilter::make(const config::RuleSet& rules) {
   // prefilter off.
   std::vector<std::string> patterns;
   bool from_fields = false;
-  for (const auto& rule : rules.rules)
+  for (const auto& rule : rules.rules) {
+    if (rule.matched_as) continue;  // a backtest's copy: never matched itself (Matcher::make)
     for (const auto& event : rule.events) patterns.push_back(prefilter_pattern(event, from_fields));
+  }
   if (patterns.empty()) return off("no event patterns");
   for (const std::string& p : patterns) {
     int id = 0;

@@ -1,4 +1,4 @@
-// Result: what `swthrottle backtest` found over a history, rule by rule (man
+// Report: what `swthrottle backtest` found over a history, rule by rule (man
 // page: BACKTEST). Plain data: the backtest (backtest/backtest.h) fills it
 // from one real run of the engine; the reports (text, JSON, HTML) only read
 // it. Every list here is bounded (see the limits below), so a report of a
@@ -56,27 +56,27 @@ struct Distribution {
 // A key of a keyed rule, with its highest window count.
 struct KeyPeak {
   std::string key;
-  uint64_t peak = 0;       // highest window count this key reached
-  int64_t peak_t_ms = 0;   // when it first reached it
-  uint64_t events = 0;     // events counted for it (throttle: lines)
-  uint64_t alerts = 0;     // alert records for it (throttle: summaries)
+  uint64_t peak = 0;      // highest window count this key reached
+  int64_t peak_t_ms = 0;  // when it first reached it
+  uint64_t events = 0;    // events counted for it (throttle: lines)
+  uint64_t alerts = 0;    // alert records for it (throttle: summaries)
 };
 
 // The highest window count (of any key) per step of log time, from the
 // first counted event to the last: the timeline's data.
 struct Series {
   int64_t start_ms = 0;
-  int64_t step_ms = 0;          // one bucket of the rule, doubled as needed to fit kMaxSeries
-  std::vector<uint64_t> max;    // max[i]: the highest count in [start + i*step, start + (i+1)*step)
+  int64_t step_ms = 0;        // one bucket of the rule, doubled as needed to fit kMaxSeries
+  std::vector<uint64_t> max;  // max[i]: the highest count in [start + i*step, start + (i+1)*step)
 };
 
 // One candidate of a sweep: the rule with another threshold (and window).
 struct Candidate {
-  std::string value;       // the threshold as written: "12" (Y), or the number a `when` ends in ("0.05")
-  double number = 0;       // the same, as a number (for ordering and charts)
-  std::string window;      // "1m": the window as written (the rule's own unless --sweep-window)
+  std::string value;   // the threshold as written: "12" (Y), or the number a `when` ends in ("0.05")
+  double number = 0;   // the same, as a number (for ordering and charts)
+  std::string window;  // "1m": the window as written (the rule's own unless --sweep-window)
   int64_t window_ms = 0;
-  bool current = false;    // the rule's own threshold and window
+  bool current = false;  // the rule's own threshold and window
   Outcome outcome;
   std::vector<AlertMark> alerts;  // in time order, at most kMaxMarks
 };
@@ -84,14 +84,14 @@ struct Candidate {
 struct RuleResult {
   std::string name;
   config::RuleKind kind = config::RuleKind::Alert;
-  std::string condition;   // "threshold = 5 per 1m", or "when = error >= 3 (window 1m)"
-  std::string window;      // "1m"
+  std::string condition;  // "threshold = 5 per 1m", or "when = error >= 3 (window 1m)"
+  std::string window;     // "1m"
   int64_t window_ms = 0;
   int64_t bucket_ms = 0;
   std::optional<uint64_t> threshold;  // Y, for a rule with `threshold`
   bool keyed = false;
-  uint64_t keys = 0;       // distinct keys seen (keyed rules)
-  Outcome outcome;         // the rule as it is written
+  uint64_t keys = 0;              // distinct keys seen (keyed rules)
+  Outcome outcome;                // the rule as it is written
   std::vector<AlertMark> alerts;  // its alerts, in time order (at most kMaxMarks)
   Distribution distribution;
   std::vector<KeyPeak> top_keys;  // keyed rules: the keys with the highest peaks, highest first (--top)
@@ -128,18 +128,18 @@ struct RuleDiff {
   std::vector<DiffChange> changes;  // in time order, at most kMaxMarks
 };
 
-struct Result {
+struct Report {
   std::vector<std::string> inputs;  // as given ("-": standard input)
   std::vector<std::string> rule_files;
   uint64_t lines = 0;
-  uint64_t matched = 0;             // lines any rule matched
-  uint64_t untimed = 0;             // lines decided without a timestamp (see --stats)
+  uint64_t matched = 0;  // lines any rule matched
+  uint64_t untimed = 0;  // lines decided without a timestamp (see --stats)
   uint64_t untrusted = 0;
-  int64_t first_ms = -1;            // the oldest and newest log time seen (-1: none)
+  int64_t first_ms = -1;  // the oldest and newest log time seen (-1: none)
   int64_t last_ms = -1;
-  std::vector<RuleResult> rules;    // in rule order (the selected rules only)
-  std::string against;              // --against's files, joined by ", " ("": no diff)
-  std::vector<RuleDiff> diff;       // with --against: every rule of either side, in new-rule order
+  std::vector<RuleResult> rules;  // in rule order (the selected rules only)
+  std::string against;            // --against's files, joined by ", " ("": no diff)
+  std::vector<RuleDiff> diff;     // with --against: every rule of either side, in new-rule order
 };
 
 }  // namespace swthrottle::backtest

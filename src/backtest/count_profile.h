@@ -1,0 +1,64 @@
+// CountProfile: what a backtest learns of a rule's window counts while the
+// engine decides (engine/count_observer.h): the distribution of the count at
+// the close of every bucket in which a key had an event, each key's peak,
+// and the highest count per step of log time (the timeline). An alert rule
+// is profiled on its own windows; a throttle, whose windows count only what
+// passed, on its counting copy (backtest/sweep_plan.h), which counts every
+// line it was offered.
+//
+// Bounded: a key's open bucket is kept only while that bucket is the
+// newest; peaks are kept for at most kMaxKeys keys (past that, the half
+// with the lowest peaks is forgotten, and a forgotten key starts again from
+// its next count); the timeline has at most kMaxSeries points.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "backtest/report.h"
+#include "backtest/sweep_plan.h"
+#include "engine/count_observer.h"
+
+namespace swthrottle::backtest {
+
+class CountProfile final : public engine::CountObserver {
+ public:
+  static constexpr std::size_t kMaxKeys = 20'000;
+
+  explicit CountProfile(const SweepPlan& plan);
+  void counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count) override;
+
+  // After the run: each result's distribution, top keys (at most `top`,
+  // highest peak first) and series.
+  void fill(std::vector<RuleResult>& results, std::size_t top);
+  // The oldest time any profiled rule counted (-1: none).
+  int64_t first_ms() const { return first_ms_; }
+
+ private:
+  struct OpenBucket {
+    int64_t bucket = 0;
+    uint64_t count = 0;  // the count after the key's last event in it
+  };
+  struct Profile {
+    int64_t bucket_ms = 1;
+    std::map<uint64_t, uint64_t> samples;  // count -> how many samples
+    std::unordered_map<std::string, OpenBucket> open;
+    int64_t newest_bucket = INT64_MIN;
+    std::unordered_map<std::string, KeyPeak> peaks;
+    Series series;
+  };
+  void close_older(Profile& p, int64_t bucket);  // samples of every open bucket before `bucket`
+  static void add_to_series(Series& s, int64_t t_ms, uint64_t count);
+
+  std::mutex mu_;                    // deciders of several inputs may count at once
+  std::vector<int32_t> profile_of_;  // by engine rule: index into profiles_, or -1
+  std::vector<Profile> profiles_;    // by result
+  int64_t first_ms_ = -1;
+};
+
+}  // namespace swthrottle::backtest

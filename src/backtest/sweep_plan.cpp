@@ -1,0 +1,275 @@
+#include "backtest/sweep_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "config/duration.h"
+#include "config/expr.h"
+#include "config/rule_identity.h"
+
+namespace swthrottle::backtest {
+
+namespace {
+
+// A threshold a counting copy of a throttle never reaches: it passes every
+// line, so its window counts what the throttle was offered.
+constexpr uint64_t kNeverFull = 1'000'000'000'000'000;
+
+// "12", "0.05": a positive decimal number, as the `when` language reads it.
+std::optional<double> positive_number(std::string_view s) {
+  if (s.empty() || s.size() > 32) return std::nullopt;
+  bool dot = false;
+  for (char c : s) {
+    if (c == '.') {
+      if (dot) return std::nullopt;
+      dot = true;
+    } else if (c < '0' || c > '9') {
+      return std::nullopt;
+    }
+  }
+  if (s.front() == '.' || s.back() == '.') return std::nullopt;
+  const double v = std::strtod(std::string(s).c_str(), nullptr);
+  if (!(v > 0) || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+bool is_whole(double v) { return v == std::floor(v) && v < 1e15; }
+
+// The shortest text the `when` language reads back as v.
+std::string number_text(double v) {
+  if (is_whole(v)) return fmt::format("{}", static_cast<uint64_t>(v));
+  return fmt::format("{:.6g}", v);
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Does `word` occur in `text` as a word of its own (not inside a name)?
+bool has_word(std::string_view text, std::string_view word) {
+  auto name_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  };
+  for (std::size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
+    const bool before = at == 0 || !name_char(text[at - 1]);
+    const bool after = at + word.size() == text.size() || !name_char(text[at + word.size()]);
+    if (before && after) return true;
+  }
+  return false;
+}
+
+// The ladder of --sweep auto around a rule's own value: from a quarter to
+// six times it, so that both a noisier and a quieter choice are on it.
+std::vector<double> ladder(double own, bool whole) {
+  static constexpr double kSteps[] = {0.25, 1.0 / 3, 0.5, 2.0 / 3, 1, 1.5, 2, 3, 4, 6};
+  std::vector<double> out;
+  for (double f : kSteps) {
+    double v = own * f;
+    if (whole) v = std::max(1.0, std::round(v));
+    else v = std::stod(fmt::format("{:.3g}", v));
+    if (v > 0 && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<SweepRequest> parse_sweep(std::string_view values, std::string_view windows) {
+  SweepRequest req;
+  auto fail = [](std::string_view option, std::size_t col, std::string what) {
+    return Error{"", 0, 0, fmt::format("{}: column {}: {}", option, col, what)};
+  };
+  values = trim(values);
+  if (values == "auto") {
+    req.automatic = true;
+  } else if (const auto dots = values.find(".."); dots != std::string_view::npos) {
+    const std::string_view lo_text = trim(values.substr(0, dots)), hi_text = trim(values.substr(dots + 2));
+    const auto lo = positive_number(lo_text), hi = positive_number(hi_text);
+    if (!lo) return fail("--sweep", 1, fmt::format("\"{}\" is not a positive number", lo_text));
+    if (!hi) return fail("--sweep", dots + 3, fmt::format("\"{}\" is not a positive number", hi_text));
+    if (*hi <= *lo) return fail("--sweep", 1, fmt::format("the range {} must go up", values));
+    const bool whole = is_whole(*lo) && is_whole(*hi);
+    std::vector<double> got;
+    for (int i = 0; i < 10; ++i) {
+      double v = *lo + (*hi - *lo) * i / 9.0;
+      v = whole ? std::round(v) : std::stod(fmt::format("{:.3g}", v));
+      if (std::find(got.begin(), got.end(), v) == got.end()) got.push_back(v);
+    }
+    for (double v : got) req.values.push_back(number_text(v));
+  } else if (!values.empty()) {
+    std::size_t at = 0;
+    while (at <= values.size()) {
+      const std::size_t comma = std::min(values.find(',', at), values.size());
+      const std::string_view item = trim(values.substr(at, comma - at));
+      if (!positive_number(item))
+        return fail("--sweep", at + 1, fmt::format("\"{}\" is not a positive number (a list is \"5,10,20\")", item));
+      if (std::find(req.values.begin(), req.values.end(), item) == req.values.end()) req.values.emplace_back(item);
+      at = comma + 1;
+    }
+  }
+  windows = trim(windows);
+  if (!windows.empty()) {
+    std::size_t at = 0;
+    while (at <= windows.size()) {
+      const std::size_t comma = std::min(windows.find(',', at), windows.size());
+      const std::string_view item = trim(windows.substr(at, comma - at));
+      auto ms = config::parse_duration(item);
+      if (!ms) return fail("--sweep-window", at + 1, fmt::format("\"{}\": {}", item, ms.error().what));
+      req.windows.emplace_back(*ms, std::string(item));
+      at = comma + 1;
+    }
+  }
+  return req;
+}
+
+std::optional<WhenThreshold> when_threshold(std::string_view when) {
+  const std::string_view text = trim(when);
+  if (has_word(text, "and") || has_word(text, "or") || has_word(text, "not")) return std::nullopt;
+  const std::size_t op = text.find_last_of('>');
+  if (op == std::string_view::npos || text.find('<') != std::string_view::npos) return std::nullopt;
+  // One comparison only: no other operator before this one.
+  const std::string_view left = text.substr(0, op);
+  if (left.find_first_of("<>=!") != std::string_view::npos) return std::nullopt;
+  std::size_t num = op + 1;
+  if (num < text.size() && text[num] == '=') ++num;
+  const std::string_view number = trim(text.substr(num));
+  if (!positive_number(number)) return std::nullopt;
+  return WhenThreshold{std::string(trim(text.substr(0, num))), std::string(number)};
+}
+
+Result<SweepPlan> plan_sweep(config::RuleSet rules, const std::vector<std::string>& only, const SweepRequest& sweep,
+                             bool lenient) {
+  SweepPlan plan;
+  for (const std::string& name : lenient ? std::vector<std::string>{} : only) {
+    if (std::none_of(rules.rules.begin(), rules.rules.end(), [&](const config::Rule& r) { return r.name == name; }))
+      return Error{"", 0, 0, fmt::format("--only {}: no rule of that name", name)};
+  }
+  // No actions, no fleet: a backtest only decides.
+  for (config::Rule& r : rules.rules) {
+    r.exec.clear();
+    r.fleet = config::FleetMode::Off;
+  }
+  const auto loaded = static_cast<uint32_t>(rules.rules.size());
+  plan.slots.resize(loaded);
+  std::vector<config::Rule> copies;
+  for (uint32_t i = 0; i < loaded; ++i) {
+    const config::Rule& rule = rules.rules[i];
+    if (!only.empty() && std::find(only.begin(), only.end(), rule.name) == only.end()) continue;
+    const auto result_index = static_cast<uint32_t>(plan.results.size());
+    plan.slots[i] = PlanSlot{result_index, PlanSlot::Role::Rule, 0};
+    plan.result_rule.push_back(i);
+    RuleResult& rr = plan.results.emplace_back();
+    rr.name = rule.name;
+    rr.kind = rule.kind;
+    rr.window = rule.window_text;
+    rr.window_ms = rule.window_ms;
+    rr.bucket_ms = rule.window_ms / rule.buckets;
+    rr.threshold = rule.threshold;
+    rr.keyed = rule.key.has_value();
+    rr.condition = rule.threshold ? fmt::format("threshold = {} per {}", *rule.threshold, rule.window_text)
+                                  : fmt::format("when = {} (window {})", rule.when_text, rule.window_text);
+
+    auto copy_of = [&](std::string suffix) {
+      config::Rule c = rule;
+      c.name = rule.name + suffix;
+      c.matched_as = i;
+      return c;
+    };
+    if (rule.kind == config::RuleKind::Throttle) {
+      // Counts every line the throttle is offered: its distribution.
+      config::Rule c = copy_of("@offered");
+      c.threshold = kNeverFull;
+      c.when = config::Expr::threshold(kNeverFull, c.events.size());
+      c.fingerprint = config::fingerprint(c);
+      plan.slots.push_back(PlanSlot{result_index, PlanSlot::Role::Counter, 0});
+      copies.push_back(std::move(c));
+    }
+    if (!sweep.any()) continue;
+
+    // The values: a threshold's Y, or the number a `when` ends in.
+    std::optional<WhenThreshold> wt;
+    std::string own;
+    if (rule.threshold) {
+      own = std::to_string(*rule.threshold);
+    } else if ((wt = when_threshold(rule.when_text))) {
+      own = wt->number;
+    } else if (!sweep.values.empty() || sweep.automatic) {
+      rr.not_swept = "its when is not one comparison EXPR >= N or EXPR > N";
+      if (sweep.windows.empty()) continue;
+    }
+    std::vector<std::string> values;
+    if (!rr.not_swept.empty() || (sweep.values.empty() && !sweep.automatic)) {
+      values.push_back(own);
+    } else if (sweep.automatic) {
+      for (double v : ladder(*positive_number(own), rule.threshold.has_value())) values.push_back(number_text(v));
+    } else {
+      values = sweep.values;
+    }
+    if (std::find(values.begin(), values.end(), own) == values.end()) values.push_back(own);
+    std::vector<std::pair<int64_t, std::string>> windows = sweep.windows;
+    if (std::none_of(windows.begin(), windows.end(), [&](const auto& w) { return w.first == rule.window_ms; }))
+      windows.emplace_back(rule.window_ms, rule.window_text);
+
+    std::vector<Candidate> cands;
+    for (const std::string& v : values) {
+      // "": a `when` swept by its window only keeps its condition as written.
+      const double number = v.empty() ? 0 : *positive_number(v);
+      if (rule.threshold && !is_whole(number))
+        return Error{rule.file, rule.line, 0,
+                     fmt::format("--sweep {}: rule \"{}\" has threshold = \"Y per X\", whose Y is a whole number", v,
+                                 rule.name)};
+      for (const auto& [wms, wtext] : windows) {
+        Candidate c;
+        c.value = v.empty() ? "as written" : v;
+        c.number = number;
+        c.window = wtext;
+        c.window_ms = wms;
+        c.current = v == own && wms == rule.window_ms;
+        if (c.current) c.outcome = {};  // filled from the rule itself
+        cands.push_back(std::move(c));
+      }
+    }
+    std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+      return a.number != b.number ? a.number < b.number : a.window_ms < b.window_ms;
+    });
+    for (std::size_t k = 0; k < cands.size(); ++k) {
+      const Candidate& cand = cands[k];
+      if (cand.current) continue;  // the rule itself
+      config::Rule c = copy_of(fmt::format("@{}/{}", cand.value, cand.window));
+      if (cand.window_ms != rule.window_ms) {
+        if (cand.window_ms % rule.buckets != 0 || cand.window_ms / rule.buckets < 1)
+          return Error{rule.file, rule.line, 0,
+                       fmt::format("--sweep-window {}: rule \"{}\" has {} buckets, which {} does not divide into",
+                                   cand.window, rule.name, rule.buckets, cand.window)};
+        c.window_ms = cand.window_ms;
+        c.window_text = cand.window;
+        if (!rule.cooldown_set && rule.kind == config::RuleKind::Alert) c.cooldown_ms = cand.window_ms;
+      }
+      if (rule.threshold) {
+        c.threshold = static_cast<uint64_t>(cand.number);
+        c.when = config::Expr::threshold(*c.threshold, c.events.size());
+      } else if (wt && cand.number > 0) {
+        c.when_text = wt->prefix + " " + cand.value;
+        auto e = config::Expr::parse(c.when_text, c.event_names);
+        if (!e)
+          return Error{rule.file, rule.line, 0,
+                       fmt::format("rule \"{}\": when = {}: {}", rule.name, c.when_text, e.error().what)};
+        c.when = std::move(*e);
+      }
+      c.fingerprint = config::fingerprint(c);
+      plan.slots.push_back(PlanSlot{result_index, PlanSlot::Role::Candidate, static_cast<uint32_t>(k)});
+      copies.push_back(std::move(c));
+    }
+    rr.sweep = std::move(cands);
+  }
+  for (config::Rule& c : copies) rules.rules.push_back(std::move(c));
+  plan.rules = std::move(rules);
+  return plan;
+}
+
+}  // namespace swthrottle::backtest

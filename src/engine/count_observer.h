@@ -1,0 +1,20 @@
+// CountObserver: what `swthrottle backtest` watches of the engine
+// (backtest/count_profile.h): the window count each decision left. The
+// engine calls it only when one is set (Engine::observe), on the deciding
+// thread, for every timed line a rule counted (not late ones).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace swthrottle::engine {
+
+class CountObserver {
+ public:
+  virtual ~CountObserver() = default;
+  // Rule `rule` (an index into the engine's RuleSet) counted a line of `key`
+  // at t_ms; its window now holds `count` (alert rules: all events summed).
+  virtual void counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count) = 0;
+};
+
+}  // namespace swthrottle::engine
