@@ -94,8 +94,9 @@ struct HelpOptions {
 
 // The options of `swthrottle --help`: the first word of every line that starts
 // with '-' after its indentation ("-j,--threads INT:INT in [0 - 1024]").
-HelpOptions help_options() {
-  RunResult r = run({kBinary, "--help"});
+// The options `swthrottle [SUBCOMMAND] --help` prints.
+HelpOptions help_options(const char* subcommand = nullptr) {
+  RunResult r = subcommand ? run({kBinary, subcommand, "--help"}) : run({kBinary, "--help"});
   REQUIRE(r.exit_status == 0);
   HelpOptions out;
   std::size_t start = 0;
@@ -206,7 +207,16 @@ TEST_CASE("man: the page is clean under groff and mandoc lint") {
 }
 
 TEST_CASE("man: every option of --help is in the man page and the completion") {
-  const HelpOptions help = help_options();
+  HelpOptions help = help_options();
+  // `swthrottle backtest --help` too: the page and the completion cover both.
+  const HelpOptions backtest = help_options("backtest");
+  CHECK(std::find(backtest.long_names.begin(), backtest.long_names.end(), "--sweep") != backtest.long_names.end());
+  for (const std::string& n : backtest.long_names)
+    if (std::find(help.long_names.begin(), help.long_names.end(), n) == help.long_names.end())
+      help.long_names.push_back(n);
+  for (const std::string& n : backtest.short_names)
+    if (std::find(help.short_names.begin(), help.short_names.end(), n) == help.short_names.end())
+      help.short_names.push_back(n);
   // Guards the parsing of --help: the options SPEC §6 lists are all there.
   for (const char* name : {"--rule", "--follow", "--from-start", "--time", "--mode", "--format", "--passthrough",
                            "--exec", "--exec-jobs", "--exec-timeout", "--state", "--threads", "--check", "--explain",
