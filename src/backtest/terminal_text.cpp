@@ -70,16 +70,20 @@ std::string terminal_safe(std::string_view text) {
   return out;
 }
 
-namespace {
-
-// fit_columns for text that is already terminal_safe (escaping twice would
-// double its backslashes).
-std::string cut_safe(std::string safe, int columns) {
-  if (display_columns(safe) <= columns) return safe;
-  // Keep the code points that fit in columns - 1, then the ellipsis.
+std::string cut_columns(std::string_view safe, int columns) {
+  if (display_columns(safe) <= columns) return std::string(safe);
+  // Keep what fits in columns - 1, then the ellipsis.
   std::string out;
   int used = 0;
+  bool painted = false;
   for (std::size_t i = 0; i < safe.size();) {
+    if (safe[i] == '\x1b') {
+      const std::size_t end = skip_escape(safe, i);
+      out.append(safe, i, end - i);
+      painted = true;
+      i = end;
+      continue;
+    }
     const auto [cp, len] = decode(safe, i);
     const int w = is_wide(cp) ? 2 : 1;
     if (used + w > columns - 1) break;
@@ -88,12 +92,11 @@ std::string cut_safe(std::string safe, int columns) {
     i += len;
   }
   out += "…";
+  if (painted) out += "\x1b[0m";
   return out;
 }
 
-}  // namespace
-
-std::string fit_columns(std::string_view text, int columns) { return cut_safe(terminal_safe(text), columns); }
+std::string fit_columns(std::string_view text, int columns) { return cut_columns(terminal_safe(text), columns); }
 
 std::string pad_right(std::string_view text, int columns) {
   std::string out(text);
@@ -168,7 +171,7 @@ std::vector<std::string> wrap_words(std::string_view text, int columns, std::str
       line_has_word = false;
     }
     const int left = columns - display_columns(line) - (line_has_word ? 1 : 0);
-    if (display_columns(word) > left) word = cut_safe(std::move(word), left < 1 ? 1 : left);
+    if (display_columns(word) > left) word = cut_columns(word, left < 1 ? 1 : left);
     if (line_has_word) line += ' ';
     line += word;
     line_has_word = true;

@@ -28,6 +28,12 @@ std::string terminal_safe(std::string_view text);
 // boundary, with "…" as the last column when it was cut. columns >= 1.
 std::string fit_columns(std::string_view text, int columns);
 
+// Text that is already safe (terminal_safe, perhaps painted with ANSI
+// sequences) in at most `columns` columns: cut as fit_columns cuts. The
+// sequences are kept and take no column; when a painted text is cut,
+// "\x1b[0m" ends it, so that no colour runs on past the cut.
+std::string cut_columns(std::string_view safe, int columns);
+
 // `text` (already safe) followed, or preceded, by spaces up to `columns`.
 std::string pad_right(std::string_view text, int columns);
 std::string pad_left(std::string_view text, int columns);
