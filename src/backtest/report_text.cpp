@@ -46,9 +46,11 @@ class Page {
     for (std::string& l : wrap_words(text, width_, indent, std::string(indent) + "  ")) line(paint(kBold, l));
   }
 
-  // A line already made to fit (a table row, a chart line).
+  // A line already made to fit (a table row, a chart line). Cut all the
+  // same when it does not: only figures near 2^64 make a table that wide,
+  // and no line may be wider than the terminal.
   void line(std::string_view text) {
-    out_ += text;
+    out_ += cut_columns(text, width_);
     out_ += '\n';
   }
 
@@ -206,16 +208,25 @@ void write_timeline(Page& page, const Result& result, const RuleResult& rule) {
   spec.rows = kTimelineRows;
   for (const std::string& l : timeline_chart(spec, page.ink())) page.line("  " + l);
 
-  // The legend, under the chart where the marks are.
+  // The legend, under the chart where the marks are: wrapped as plain
+  // text, then its symbols painted as the chart paints them.
   std::string legend;
-  if (rule.threshold) legend = page.paint(kYellow, "┄") + fmt::format(" threshold {}", grouped(*rule.threshold));
+  if (rule.threshold) legend = fmt::format("┄ threshold {}", grouped(*rule.threshold));
   if (!is_throttle(rule)) {
     if (!legend.empty()) legend += ", ";
-    legend += page.paint(kRed, "▲") + " " + plural(rule.outcome.alerts, "alert", "alerts");
+    legend += "▲ " + plural(rule.outcome.alerts, "alert", "alerts");
     if (rule.alerts.size() < rule.outcome.alerts)
       legend += fmt::format(" (first {} marked)", grouped(rule.alerts.size()));
   }
-  if (!legend.empty()) page.line("  " + legend);
+  if (legend.empty()) return;
+  for (std::string& l : wrap_words(legend, page.width(), "  ", "    ")) {
+    for (const auto& [symbol, sgr] :
+         {std::pair{std::string_view("┄"), kYellow}, std::pair{std::string_view("▲"), kRed}}) {
+      const std::size_t at = l.find(symbol);
+      if (at != std::string::npos) l.replace(at, symbol.size(), page.paint(sgr, symbol));
+    }
+    page.line(l);
+  }
 }
 
 // What a candidate is called in the sweep's bar chart: its threshold, and

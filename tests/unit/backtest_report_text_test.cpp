@@ -370,3 +370,68 @@ TEST_CASE("backtest render_text: a long key is cut with an ellipsis to keep the 
     CHECK(column_of(*row, " 60 ") + 3 == column_of(*header, "peak") + 4);
   }
 }
+
+TEST_CASE("backtest render_text: the timeline's legend names the threshold and counts the alerts, marked or not") {
+  Result result = sample();
+  CHECK(render_text(result, {80, false}).find("\n  ┄ threshold 50, ▲ 2 alerts\n") != std::string::npos);
+  // More alerts than marks kept (kMaxMarks): the legend says how many are marked.
+  result.rules[0].outcome.alerts = 12'345;
+  CHECK(render_text(result, {80, false}).find("▲ 12,345 alerts (first 2 marked)") != std::string::npos);
+}
+
+TEST_CASE("backtest render_text: a diff change moved earlier shows a negative shift; one on another day its date") {
+  Result result = sample();
+  DiffChange earlier{DiffChange::Kind::Moved, "k", kFirst + 90'000, kFirst};
+  DiffChange next_day{DiffChange::Kind::Moved, "k", kFirst, kFirst + 86'400'000};
+  result.diff[0].changes = {earlier, next_day};
+  const std::string text = render_text(result, {80, false});
+  CHECK(text.find("    ~ k 2026-11-02 04:01:30 -> 04:00:00 (-1m 30s)\n") != std::string::npos);
+  CHECK(text.find("    ~ k 2026-11-02 04:00:00 -> 2026-11-03 04:00:00 (+1d)\n") != std::string::npos);
+}
+
+TEST_CASE("backtest render_text: a sweep over several windows names each candidate's window in its bar") {
+  Result result = sample();
+  result.rules[0].sweep[2].window = "5m";
+  const std::string text = render_text(result, {80, false});
+  CHECK(text.find("    80 per 5m ") != std::string::npos);
+  CHECK(text.find("  * 50 per 1m ") != std::string::npos);
+}
+
+TEST_CASE("backtest render_text: odd results still render within the width") {
+  std::vector<Result> odd(4);
+  // 0: nothing at all. 1: a `when` rule (no threshold) without log times, a one-point series.
+  RuleResult when = alert_rule();
+  when.threshold.reset();
+  when.condition = "when = error >= 3 (window 1m)";
+  when.series.max = {7};
+  odd[1].rules = {when};
+  // 2: counts at the top of uint64_t, every figure large.
+  RuleResult huge = alert_rule();
+  huge.series.max = {UINT64_MAX, 1, UINT64_MAX / 2};
+  huge.threshold = UINT64_MAX / 4;
+  huge.outcome.alerts = UINT64_MAX;
+  huge.top_keys[0].peak = UINT64_MAX;
+  huge.sweep[0].outcome.alerts = UINT64_MAX;
+  odd[2] = sample();
+  odd[2].rules = {huge};
+  // 3: every time at the same instant.
+  odd[3] = sample();
+  odd[3].last_ms = odd[3].first_ms;
+  odd[3].rules[0].alerts = {{kFirst, "k", 1}};
+  for (std::size_t i = 0; i < odd.size(); ++i) {
+    for (int width : {60, 80}) {
+      CAPTURE(i);
+      CAPTURE(width);
+      const std::string text = render_text(odd[i], {width, false});
+      CHECK(text.find("backtest:") == 0);
+      for (const std::string& line : lines_of(text)) {
+        CAPTURE(line);
+        CHECK(columns(line) <= width);
+      }
+    }
+  }
+  const std::string one_point = render_text(odd[1], {80, false});
+  CHECK(one_point.find("log time: none read") != std::string::npos);
+  CHECK(one_point.find("┄") == std::string::npos);  // no threshold, no line
+  CHECK(one_point.find("└") != std::string::npos);
+}
