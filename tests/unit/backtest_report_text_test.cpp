@@ -208,6 +208,29 @@ TEST_CASE("backtest render_text: no line is wider than the style's width, with c
   }
 }
 
+TEST_CASE("backtest render_text: the layout fits by itself; the last-resort cut at the width is not needed") {
+  // A line the layout made too wide is cut at the end with "…": with
+  // ordinary figures and names no line may end so.
+  for (int width : {60, 80, 120}) {
+    for (bool color : {false, true}) {
+      CAPTURE(width);
+      CAPTURE(color);
+      for (const std::string& line : lines_of(render_text(sample(), {width, color}))) {
+        CAPTURE(line);
+        const bool cut = line.ends_with("…") || line.ends_with("…\x1b[0m");
+        CHECK_FALSE(cut);
+      }
+    }
+  }
+}
+
+TEST_CASE("backtest render_text: a rule that could not be swept says why") {
+  Result result = sample();
+  result.rules[1].not_swept = "its condition has no number to sweep";
+  CHECK(render_text(result, {80, false}).find("  not swept: its condition has no number to sweep\n") !=
+        std::string::npos);
+}
+
 TEST_CASE("backtest render_text: no escape byte without colour, not even from a key; escapes with colour") {
   Result result = sample();
   result.rules[0].top_keys[0].key = "evil\x1b[2Jkey";
