@@ -163,8 +163,10 @@ std::vector<std::string> timeline_chart(const TimelineSpec& spec, const ChartInk
     std::string label;
     if (row == 0) label = top_label;
     else if (row == threshold_row) label = threshold_label;
-    lines.push_back(pad_left(label, label_columns) + (label.empty() ? " │" : " ┤") +
-                    bars[static_cast<std::size_t>(row)]);
+    std::string line =
+        pad_left(label, label_columns) + (label.empty() ? " │" : " ┤") + bars[static_cast<std::size_t>(row)];
+    while (line.back() == ' ') line.pop_back();  // blank cells after the last bar: nothing to see
+    lines.push_back(std::move(line));
   }
 
   // Ticks and their labels: as many as fit (4, 3 or 2) with 3 columns
