@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "backtest/terminal_text.h"
+
 namespace swthrottle::backtest {
 
 uint64_t alert_budget(uint64_t per, int64_t duration_ms, int64_t span_ms) {
@@ -12,27 +14,6 @@ uint64_t alert_budget(uint64_t per, int64_t duration_ms, int64_t span_ms) {
   const long double allowed =
       static_cast<long double>(per) * static_cast<long double>(span_ms) / static_cast<long double>(duration_ms);
   return std::max<uint64_t>(1, static_cast<uint64_t>(allowed));
-}
-
-std::string span_text(int64_t ms) {
-  struct Unit {
-    int64_t ms;
-    const char* name;
-  };
-  static constexpr Unit kUnits[] = {{86'400'000, "d"}, {3'600'000, "h"}, {60'000, "m"}, {1'000, "s"}};
-  if (ms < 1000) return fmt::format("{}ms", std::max<int64_t>(ms, 0));
-  std::string out;
-  int parts = 0;
-  for (const Unit& u : kUnits) {
-    if (ms >= u.ms && parts < 2) {
-      out += fmt::format("{}{}{}", out.empty() ? "" : " ", ms / u.ms, u.name);
-      ms %= u.ms;
-      ++parts;
-    } else if (parts > 0) {
-      ++parts;  // the two largest units only, adjacent: "1d 3h", not "1d 4s"
-    }
-  }
-  return out;
 }
 
 namespace {

@@ -20,7 +20,4 @@ uint64_t alert_budget(uint64_t per, int64_t duration_ms, int64_t span_ms);
 // "" when the rule has no sweep or is a throttle.
 std::string suggest(const RuleResult& rule, uint64_t budget, int64_t span_ms, const std::string& target_text);
 
-// "4h 8m", "3d 2h", "45s": a length of log time, to the two largest units.
-std::string span_text(int64_t ms);
-
 }  // namespace swthrottle::backtest
