@@ -88,6 +88,7 @@ struct RuleResult {
   std::string window;     // "1m"
   int64_t window_ms = 0;
   int64_t bucket_ms = 0;
+  int64_t cooldown_ms = 0;  // alert rules
   std::optional<uint64_t> threshold;  // Y, for a rule with `threshold`
   bool keyed = false;
   uint64_t keys = 0;              // distinct keys seen (keyed rules)
@@ -105,9 +106,10 @@ struct RuleResult {
 
 // Rule diff (--against OLD): one rule's alerts under the old rules against
 // the new, key by key. An old and a new alert of the same rule and key pair
-// up when they are less than the new rule's window apart (nearest first, in
-// time order): same time = unchanged, else moved; the rest are removed (old
-// only) or added (new only).
+// up when they are less than the new rule's window or cooldown (the longer)
+// apart, in time order: the same episode, raised at the same time
+// (unchanged) or not (moved); the rest are removed (old only) or added (new
+// only).
 struct DiffChange {
   enum class Kind { Added, Removed, Moved };
   Kind kind = Kind::Added;

@@ -25,7 +25,8 @@ RuleDiff diff_one(const std::string& name, const RuleResult* older, const RuleRe
     (older ? d.removed : d.added) = side.outcome.alerts;
     return d;
   }
-  const int64_t near = std::max<int64_t>(1, newer->window_ms);
+  // Within a window or a cooldown of each other: the same episode.
+  const int64_t near = std::max<int64_t>({1, newer->window_ms, newer->cooldown_ms});
   std::map<std::string, std::pair<std::vector<int64_t>, std::vector<int64_t>>> by_key;
   for (const AlertMark& m : older->alerts) by_key[m.key].first.push_back(m.t_ms);
   for (const AlertMark& m : newer->alerts) by_key[m.key].second.push_back(m.t_ms);

@@ -169,6 +169,7 @@ Result<SweepPlan> plan_sweep(config::RuleSet rules, const std::vector<std::strin
     rr.window = rule.window_text;
     rr.window_ms = rule.window_ms;
     rr.bucket_ms = rule.window_ms / rule.buckets;
+    rr.cooldown_ms = rule.kind == config::RuleKind::Alert ? rule.cooldown_ms : 0;
     rr.threshold = rule.threshold;
     rr.keyed = rule.key.has_value();
     rr.condition = rule.threshold ? fmt::format("threshold = {} per {}", *rule.threshold, rule.window_text)
