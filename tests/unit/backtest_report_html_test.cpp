@@ -235,7 +235,7 @@ TEST_CASE("html_escaped: entities, repaired UTF-8, no forbidden controls") {
   for (const Case& c : cases) CHECK_MESSAGE(html_escaped(c.in) == c.out, c.in);
 }
 
-TEST_CASE("timeline: one alert mark per alert") {
+TEST_CASE("html timeline: one alert mark per alert") {
   for (const std::size_t n : {0, 1, 7, 250}) {
     Result r = sample_backtest();
     auto& rule = r.rules[0];
@@ -266,7 +266,7 @@ TEST_CASE("timeline: one alert mark per alert") {
   CHECK(render_html(many).find("The first 3 of 12345 alerts are marked.") != std::string::npos);
 }
 
-TEST_CASE("timeline: the threshold line, exactly when there is a threshold, where the axis puts it") {
+TEST_CASE("html timeline: the threshold line, exactly when there is a threshold, where the axis puts it") {
   struct Case {
     uint64_t peak;
     uint64_t threshold;
@@ -312,7 +312,7 @@ TEST_CASE("timeline: the threshold line, exactly when there is a threshold, wher
   CHECK(render_html(sample_backtest(false)).find("#d62728") == std::string::npos);
 }
 
-TEST_CASE("timeline: the series as a blue step area; UTC time labels") {
+TEST_CASE("html timeline: the series as a blue step area; UTC time labels") {
   const std::vector<uint64_t> max = {0, 4, 8};
   TimelineChart chart;
   chart.start_ms = kT0;
@@ -332,14 +332,14 @@ TEST_CASE("timeline: the series as a blue step area; UTC time labels") {
   CHECK(empty.find("class=\"series\"") == std::string::npos);
 }
 
-TEST_CASE("time_label: the axis' precision follows the span") {
+TEST_CASE("html time_label: the axis' precision follows the span") {
   CHECK(swthrottle::backtest::time_label(kT0, 60'000) == "10:00:05");
   CHECK(swthrottle::backtest::time_label(kT0, 6 * 3'600'000) == "10:00");
   CHECK(swthrottle::backtest::time_label(kT0, 2 * 86'400'000) == "10:00");
   CHECK(swthrottle::backtest::time_label(kT0, 3 * 86'400'000) == "11-21 10:00");
 }
 
-TEST_CASE("count_scale: 0 to 4 steps of 1, 2, 5 x 10^k") {
+TEST_CASE("html count_scale: 0 to 4 steps of 1, 2, 5 x 10^k") {
   struct Case {
     uint64_t max, step, top;
   };
@@ -363,7 +363,7 @@ TEST_CASE("count_scale: 0 to 4 steps of 1, 2, 5 x 10^k") {
   }
 }
 
-TEST_CASE("sweep: the current candidate's bar in orange, the others grey-blue") {
+TEST_CASE("html sweep: the current candidate's bar in orange, the others grey-blue") {
   for (std::size_t current = 0; current < 5; ++current) {
     Result r = sample_backtest();
     for (std::size_t i = 0; i < r.rules[0].sweep.size(); ++i) r.rules[0].sweep[i].current = i == current;
@@ -391,7 +391,7 @@ TEST_CASE("sweep: the current candidate's bar in orange, the others grey-blue") 
   CHECK(render_html(w).find("data-label=\"30/10m\"") != std::string::npos);
 }
 
-TEST_CASE("diff: per rule counts, the changes, and \"N more\" over the cap") {
+TEST_CASE("html diff: per rule counts, the changes, and \"N more\" over the cap") {
   const std::string small = render_html(with_diff(sample_backtest(), 3, 3));
   CHECK(small.find("<h2>Rule diff against <code>old/rules.toml</code></h2>") != std::string::npos);
   CHECK(small.find("<tr><td>api-errors</td><td class=\"text\">changed</td><td>2</td><td>3</td>") != std::string::npos);
