@@ -177,8 +177,18 @@ std::string bar_chart_svg(std::span<const Bar> bars, std::string_view value_name
   const double slot = kPlotWidth / static_cast<double>(bars.size());
   const double width = std::min(slot * 0.7, 60.0);
   // With many candidates, every k-th label only, so labels never overlap
-  // (about 48 px for each).
+  // (about 48 px for each); the current one always, in place of those it
+  // would overlap.
   const std::size_t label_every = std::max<std::size_t>(1, static_cast<std::size_t>(48 / slot) + 1);
+  std::size_t current = bars.size();
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    if (bars[i].current) current = i;
+  }
+  const auto labelled = [&](std::size_t i) {
+    if (i == current) return true;
+    const bool near_current = current < bars.size() && (i > current ? i - current : current - i) < label_every;
+    return i % label_every == 0 && !near_current;
+  };
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const Bar& b = bars[i];
     const double cx = kLeft + slot * (static_cast<double>(i) + 0.5);
@@ -193,7 +203,7 @@ std::string bar_chart_svg(std::span<const Bar> bars, std::string_view value_name
       out += fmt::format("<text class=\"value\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", cx,
                          y - 4, b.value);
     }
-    if (i % label_every == 0 || b.current) {
+    if (labelled(i)) {
       out += fmt::format("<text class=\"xlabel{}\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">",
                          b.current ? " current" : "", cx, kAxis + 18);
       append_html_escaped(out, b.label);

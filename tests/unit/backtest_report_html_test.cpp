@@ -385,6 +385,18 @@ TEST_CASE("html sweep: the current candidate's bar in orange, the others grey-bl
   REQUIRE(rects.size() == 3);
   CHECK(num_attr(rects[0], "height") == doctest::Approx(2 * num_attr(rects[1], "height")));
   CHECK(num_attr(rects[2], "height") == doctest::Approx(2));
+  // Many bars: every third labelled (20.5 px each), and the current one in
+  // place of the labels it would overlap.
+  std::vector<Bar> many;
+  for (int i = 0; i < 40; ++i) many.push_back(Bar{"c" + std::to_string(i), 1, i == 13, ""});
+  const std::string crowded = swthrottle::backtest::bar_chart_svg(many, "alerts");
+  CHECK(count(crowded, "<text class=\"xlabel") == 13);
+  CHECK(crowded.find(">c13</text>") != std::string::npos);
+  CHECK(crowded.find(">c12</text>") == std::string::npos);
+  CHECK(crowded.find(">c15</text>") == std::string::npos);
+  CHECK(crowded.find(">c9</text>") != std::string::npos);
+  CHECK(crowded.find(">c18</text>") != std::string::npos);
+  CHECK(crowded.find(">c10</text>") == std::string::npos);
   // With --sweep-window the labels name the window too.
   Result w = sample_backtest();
   w.rules[0].sweep[4].window = "10m";
