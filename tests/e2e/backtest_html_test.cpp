@@ -53,7 +53,8 @@ std::string find_program(const std::string& name) {
 
 // The first kWidth x kHeight pixels of `html` as Chromium draws them. Its
 // profile and everything else it writes stay in `dir` (HOME and
-// --user-data-dir), never in the real home.
+// --user-data-dir), never in the real home. --disable-dev-shm-usage: a
+// container's small /dev/shm would crash its renderer.
 Image screenshot(const TempDir& dir, const std::string& html) {
   const std::string chromium = find_program("chromium");
   REQUIRE_MESSAGE(!chromium.empty(), "chromium not found in PATH: apt-get install chromium (.ci/setup does)");
@@ -62,7 +63,8 @@ Image screenshot(const TempDir& dir, const std::string& html) {
   const swthrottle::test::RunResult r = swthrottle::test::run_process(
       {chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
        "--window-size=" + std::to_string(kWidth) + "," + std::to_string(kHeight), "--no-first-run",
-       "--user-data-dir=" + dir.file("chromium-profile"), "--screenshot=" + png, "file://" + page},
+       "--disable-dev-shm-usage", "--user-data-dir=" + dir.file("chromium-profile"), "--screenshot=" + png,
+       "file://" + page},
       "", std::chrono::seconds(25), {{"HOME", dir.path()}});
   REQUIRE_MESSAGE(!r.timed_out, "chromium did not finish in 25 s: " << r.err);
   REQUIRE_MESSAGE(r.exit_status == 0, "chromium failed: " << r.err);
