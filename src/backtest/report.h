@@ -88,7 +88,7 @@ struct RuleResult {
   std::string window;     // "1m"
   int64_t window_ms = 0;
   int64_t bucket_ms = 0;
-  int64_t cooldown_ms = 0;  // alert rules
+  int64_t cooldown_ms = 0;            // alert rules
   std::optional<uint64_t> threshold;  // Y, for a rule with `threshold`
   bool keyed = false;
   uint64_t keys = 0;              // distinct keys seen (keyed rules)
