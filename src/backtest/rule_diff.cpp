@@ -35,10 +35,15 @@ RuleDiff diff_one(const std::string& name, const RuleResult* older, const RuleRe
     std::sort(o.begin(), o.end());
     std::sort(n.begin(), n.end());
     // In time order: an old and a new alert less than a window apart pair
-    // up; otherwise the earlier of the two has no partner.
+    // up, unless the next alert after the earlier of the two is nearer to
+    // the later (nearest first); otherwise the earlier has no partner.
     std::size_t i = 0, j = 0;
+    auto nearer_next = [&] {
+      if (o[i] < n[j]) return i + 1 < o.size() && std::llabs(o[i + 1] - n[j]) < n[j] - o[i];
+      return j + 1 < n.size() && std::llabs(n[j + 1] - o[i]) < o[i] - n[j];
+    };
     while (i < o.size() || j < n.size()) {
-      if (i < o.size() && j < n.size() && std::llabs(o[i] - n[j]) < near) {
+      if (i < o.size() && j < n.size() && std::llabs(o[i] - n[j]) < near && !nearer_next()) {
         if (o[i] == n[j]) {
           ++d.unchanged;
         } else {

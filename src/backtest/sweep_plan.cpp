@@ -51,9 +51,11 @@ std::string_view trim(std::string_view s) {
 }
 
 // Does `word` occur in `text` as a word of its own (not inside a name)?
+// Names are made of letters, digits and '_' (config/expr.cpp); "-" is the
+// operator, so "not-a" is `not` then `-a`.
 bool has_word(std::string_view text, std::string_view word) {
   auto name_char = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
   };
   for (std::size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
     const bool before = at == 0 || !name_char(text[at - 1]);
@@ -84,6 +86,11 @@ Result<SweepRequest> parse_sweep(std::string_view values, std::string_view windo
   auto fail = [](std::string_view option, std::size_t col, std::string what) {
     return Error{"", 0, 0, fmt::format("{}: column {}: {}", option, col, what)};
   };
+  // The 1-based column of `item` (trimmed) of the list item at `at`: its
+  // first character, past the spaces before it.
+  auto column = [](std::string_view list, std::size_t at, std::string_view item) {
+    return item.empty() ? at + 1 : static_cast<std::size_t>(item.data() - list.data()) + 1;
+  };
   values = trim(values);
   if (values == "auto") {
     req.automatic = true;
@@ -91,7 +98,9 @@ Result<SweepRequest> parse_sweep(std::string_view values, std::string_view windo
     const std::string_view lo_text = trim(values.substr(0, dots)), hi_text = trim(values.substr(dots + 2));
     const auto lo = positive_number(lo_text), hi = positive_number(hi_text);
     if (!lo) return fail("--sweep", 1, fmt::format("\"{}\" is not a positive number", lo_text));
-    if (!hi) return fail("--sweep", dots + 3, fmt::format("\"{}\" is not a positive number", hi_text));
+    if (!hi)
+      return fail("--sweep", column(values, dots + 2, hi_text),
+                  fmt::format("\"{}\" is not a positive number", hi_text));
     if (*hi <= *lo) return fail("--sweep", 1, fmt::format("the range {} must go up", values));
     const bool whole = is_whole(*lo) && is_whole(*hi);
     std::vector<double> got;
@@ -107,7 +116,8 @@ Result<SweepRequest> parse_sweep(std::string_view values, std::string_view windo
       const std::size_t comma = std::min(values.find(',', at), values.size());
       const std::string_view item = trim(values.substr(at, comma - at));
       if (!positive_number(item))
-        return fail("--sweep", at + 1, fmt::format("\"{}\" is not a positive number (a list is \"5,10,20\")", item));
+        return fail("--sweep", column(values, at, item),
+                    fmt::format("\"{}\" is not a positive number (a list is \"5,10,20\")", item));
       if (std::find(req.values.begin(), req.values.end(), item) == req.values.end()) req.values.emplace_back(item);
       at = comma + 1;
     }
@@ -119,8 +129,11 @@ Result<SweepRequest> parse_sweep(std::string_view values, std::string_view windo
       const std::size_t comma = std::min(windows.find(',', at), windows.size());
       const std::string_view item = trim(windows.substr(at, comma - at));
       auto ms = config::parse_duration(item);
-      if (!ms) return fail("--sweep-window", at + 1, fmt::format("\"{}\": {}", item, ms.error().what));
-      req.windows.emplace_back(*ms, std::string(item));
+      if (!ms)
+        return fail("--sweep-window", column(windows, at, item), fmt::format("\"{}\": {}", item, ms.error().what));
+      // "1m,60s": one window, one candidate (as first written).
+      if (std::none_of(req.windows.begin(), req.windows.end(), [&](const auto& w) { return w.first == *ms; }))
+        req.windows.emplace_back(*ms, std::string(item));
       at = comma + 1;
     }
   }
