@@ -10,6 +10,7 @@
 #include "backtest/report.h"
 #include "backtest/rule_diff.h"
 #include "backtest/suggestion.h"
+#include "backtest/terminal_text.h"
 
 namespace {
 
