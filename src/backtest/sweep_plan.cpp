@@ -118,7 +118,11 @@ Result<SweepRequest> parse_sweep(std::string_view values, std::string_view windo
       if (!positive_number(item))
         return fail("--sweep", column(values, at, item),
                     fmt::format("\"{}\" is not a positive number (a list is \"5,10,20\")", item));
-      if (std::find(req.values.begin(), req.values.end(), item) == req.values.end()) req.values.emplace_back(item);
+      // The same number written twice ("5", "5.0", "05") is one candidate.
+      const double v = *positive_number(item);
+      if (std::none_of(req.values.begin(), req.values.end(),
+                       [&](const std::string& x) { return *positive_number(x) == v; }))
+        req.values.emplace_back(item);
       at = comma + 1;
     }
   }
@@ -224,7 +228,14 @@ Result<SweepPlan> plan_sweep(config::RuleSet rules, const std::vector<std::strin
     } else {
       values = sweep.values;
     }
+    // Values are numbers: the rule's own, written another way, is the rule itself.
+    auto same = [&](const std::string& a, const std::string& b) {
+      return a == b || (!a.empty() && !b.empty() && *positive_number(a) == *positive_number(b));
+    };
+    for (std::string& v : values)
+      if (same(v, own)) v = own;
     if (std::find(values.begin(), values.end(), own) == values.end()) values.push_back(own);
+    values.erase(std::unique(values.begin(), values.end()), values.end());
     std::vector<std::pair<int64_t, std::string>> windows = sweep.windows;
     if (std::none_of(windows.begin(), windows.end(), [&](const auto& w) { return w.first == rule.window_ms; }))
       windows.emplace_back(rule.window_ms, rule.window_text);
