@@ -57,6 +57,13 @@ std::string suggest(const RuleResult& rule, uint64_t budget, int64_t span_ms, co
     return fmt::format("the current {} fired {} {}, within the target ({})", value_text(rule, *current, windows),
                        times(current->outcome.alerts), over, goal);
   }
+  if (current->outcome.alerts <= budget) {
+    // Within the target already: a smaller value would be more sensitive
+    // and stay within it too; said, not pressed.
+    return fmt::format("the current {} fired {} {}, within the target ({}); {}, more sensitive, would have too ({})",
+                       value_text(rule, *current, windows), times(current->outcome.alerts), over, goal,
+                       value_text(rule, *best, windows), times(best->outcome.alerts));
+  }
   return fmt::format("{} would have fired {} {}; the current {} fired {} ({})", value_text(rule, *best, windows),
                      times(best->outcome.alerts), over, value_text(rule, *current, windows),
                      times(current->outcome.alerts), goal);

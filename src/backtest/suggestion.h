@@ -2,8 +2,10 @@
 // "Suggestion"): the smallest candidate threshold that would have fired at
 // most the target's number of alerts over the history (target: N per
 // DURATION, scaled to the history's length, at least 1), against what the
-// rule's own threshold fired. Throttles get none: a throttle's Y is a
-// budget the user sets, not a level to find.
+// rule's own threshold fired. When the rule's own is within the target, it
+// says so, and names a smaller value that would be too (more sensitive).
+// Throttles get none: a throttle's Y is a budget the user sets, not a level
+// to find.
 #pragma once
 
 #include <cstdint>

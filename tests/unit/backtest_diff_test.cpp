@@ -243,7 +243,11 @@ TEST_CASE("backtest suggestion: the smallest value within the budget") {
         "Y = 10 would have fired 4 times over these 7d; the current Y = 5 fired 12 times (target: at most 7 (1/1d))");
   CHECK(suggest(r, 4, 7 * kDay, "1/1d").rfind("Y = 10 would have fired 4 times", 0) == 0);
   CHECK(suggest(r, 3, 7 * kDay, "1/1d").rfind("Y = 20 would have fired once", 0) == 0);
-  CHECK(suggest(r, 30, 7 * kDay, "1/1d").rfind("Y = 2 would have fired 30 times", 0) == 0);
+  // The current value within the target: said so; the smaller value that
+  // also stays within it is named, not pressed.
+  CHECK(suggest(r, 30, 7 * kDay, "1/1d") ==
+        "the current Y = 5 fired 12 times over these 7d, within the target (target: at most 30 (1/1d)); Y = 2, more "
+        "sensitive, would have too (30 times)");
 }
 
 TEST_CASE("backtest suggestion: the current value when it is within") {
