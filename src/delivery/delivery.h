@@ -1,0 +1,23 @@
+// Delivery: one record on its way to one destination (a webhook or an
+// Alertmanager), from the moment it is decided until it is delivered or
+// given up on (man page: DELIVERY). Plain data: the outbox stores it, the
+// delivery pool sends it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace swthrottle::delivery {
+
+struct Delivery {
+  // Stable for the record's whole life, across restarts (the outbox keeps
+  // it): sent as the Idempotency-Key header and as "id" in the body, so that
+  // a receiver can drop a duplicate after an at-least-once redelivery.
+  std::string id;
+  uint32_t destination = 0;  // index into the run's destinations
+  std::string body;          // the JSON body to POST, as it will be sent
+  int64_t created_ms = 0;    // wall clock when the record was decided
+  uint32_t attempts = 0;     // attempts made so far (kept by the outbox)
+};
+
+}  // namespace swthrottle::delivery
