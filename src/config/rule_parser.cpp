@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "config/delivery_parser.h"
 #include "config/duration.h"
 #include "config/fleet_parser.h"
 #include "config/regex_lint.h"
@@ -447,6 +448,13 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
       if (!arg.is_string()) return in.err(arg, fmt::format("exec[{}] must be a string, not {}", i, describe(arg)));
       if (i == 0 && arg.as_string()->get().empty()) return in.err(arg, "exec[0] (the program) must not be empty");
       rule.exec.push_back(arg.as_string()->get());
+    }
+  }
+  for (const char* key : {"webhook", "alertmanager"}) {
+    if (const toml::node* v = t.get(key)) {
+      if (key[0] == 'a' && !alert)
+        return in.err(*v, fmt::format("{} is a throttle rule; alertmanager takes alerts", label));
+      if (auto e = read_urls(in, *v, key, key[0] == 'w' ? rule.webhooks : rule.alertmanagers)) return e;
     }
   }
   if (const toml::node* mode = t.get("mode")) {

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "config/delivery_parser.h"
 #include "config/fleet_parser.h"
 #include "config/rule_parser.h"
 #include "config/settings_parser.h"
@@ -28,7 +29,7 @@
 namespace swthrottle::config {
 namespace {
 
-const std::vector<std::string> kTopKeys{"settings", "rule", "fleet"};
+const std::vector<std::string> kTopKeys{"settings", "rule", "fleet", "delivery"};
 
 struct ParsedFile {
   std::string file;
@@ -57,7 +58,7 @@ Result<ParsedFile> parse_file(std::string_view text, std::string_view file) {
   out.file = in.file();
   for (auto [k, v] : ordered(root)) {
     const std::string key(k->str());
-    if (key == "settings" || key == "rule" || key == "fleet") continue;
+    if (key == "settings" || key == "rule" || key == "fleet" || key == "delivery") continue;
     bool settings_key = std::find(kSettingsKeys.begin(), kSettingsKeys.end(), key) != kSettingsKeys.end();
     bool rule_key = std::find(kRuleKeys.begin(), kRuleKeys.end(), key) != kRuleKeys.end();
     if (settings_key && rule_key && !v->is_table()) {
@@ -72,8 +73,9 @@ Result<ParsedFile> parse_file(std::string_view text, std::string_view file) {
       return in.err(*k, fmt::format("key {} belongs in a rule; put it below a [[rule]] line", quote(key)));
     }
     return in.err(
-        *k, fmt::format("unknown {} {} at the top level{}; only [settings], [fleet] and [[rule]] may appear there",
-                        v->is_table() || v->is_array() ? "table" : "key", quote(key), did_you_mean(key, kTopKeys)));
+        *k, fmt::format(
+                "unknown {} {} at the top level{}; only [settings], [fleet], [delivery] and [[rule]] may appear there",
+                v->is_table() || v->is_array() ? "table" : "key", quote(key), did_you_mean(key, kTopKeys)));
   }
 
   if (const toml::node* settings = root.get("settings")) {
@@ -86,6 +88,9 @@ Result<ParsedFile> parse_file(std::string_view text, std::string_view file) {
 
   if (const toml::node* fleet = root.get("fleet")) {
     if (auto e = parse_fleet(in, *fleet, out.settings.fleet)) return *e;
+  }
+  if (const toml::node* delivery = root.get("delivery")) {
+    if (auto e = parse_delivery(in, *delivery, out.settings.delivery)) return *e;
   }
 
   if (const toml::node* rules = root.get("rule")) {
@@ -222,6 +227,14 @@ Result<RuleSet> load_rules(std::span<const std::string> paths) {
                                  merged.fleet.file, merged.fleet.line, merged.fleet.col)};
       }
       merged.fleet = f.settings.fleet;
+    }
+    if (f.settings.delivery.given) {
+      if (merged.delivery.given) {
+        return Error{f.file, f.settings.delivery.line, f.settings.delivery.col,
+                     fmt::format("[delivery] is already given in {}:{}:{}; write it in one rules file only",
+                                 merged.delivery.file, merged.delivery.line, merged.delivery.col)};
+      }
+      merged.delivery = f.settings.delivery;
     }
     for (const auto& p : f.rules) {
       auto [it, fresh] = first_rule.emplace(p.rule.name, std::make_pair(&f.file, p.name_pos));

@@ -116,6 +116,27 @@ struct FleetSettings {
   int col = 0;
 };
 
+// [delivery] (man page: DELIVERY): where records go besides stdout, and how
+// hard to try.
+struct DeliverySettings {
+  bool given = false;
+  std::vector<std::string> webhooks;                        // every rule's alert, resolved and summary records
+  std::vector<std::string> alertmanagers;                   // every alert rule's alerts
+  int64_t timeout_ms = 10'000;                              // one request
+  int64_t retry_for_ms = 2 * 86'400'000;                    // then dead-lettered
+  std::size_t batch = 1;                                    // webhook records per POST
+  std::string token_file;                                   // "Authorization: Bearer <its text>" for webhooks
+  std::string basic_auth_file;                              // "user:password" for webhooks
+  std::vector<std::pair<std::string, std::string>> labels;  // extra Alertmanager labels
+  int64_t repost_ms = 60'000;                               // a firing alert, posted again
+  std::size_t outbox_max = 10'000;                          // --state: records waiting, at most
+  bool outbox_drop_oldest = false;                          // when full: drop the oldest (else the input waits)
+  int64_t drain_ms = 30'000;                                // at exit: how long to keep trying
+  std::string file;
+  int line = 0;
+  int col = 0;
+};
+
 struct Settings {
   Mode mode = Mode::Efficient;
   uint32_t buckets = 10;
@@ -137,6 +158,7 @@ struct Settings {
   std::vector<InputTime> inputs;  // [[settings.input]], in file order
   MultilineSpec multiline;        // for inputs whose [[settings.input]] sets none
   FleetSettings fleet;            // [fleet]
+  DeliverySettings delivery;      // [delivery]
   // --input journal (set by app::load_generation, never by a rules file):
   // arrays of bytes are text, and `match`/`ignore` apply to MESSAGE.
   bool journal = false;
@@ -206,10 +228,12 @@ struct Rule {
   // it an episode ends when `when` stops holding; with it, only once `when`
   // is false and resolve_when holds (`when` wins where both hold).
   std::optional<Expr> resolve_when;
-  std::string resolve_when_text;     // as written ("" without resolve_when)
-  std::vector<std::string> exec;     // argv, empty = none
-  std::string ignore;                // RE2 pattern, empty = none
-  FleetMode fleet = FleetMode::Off;  // shared through [fleet]'s Redis
+  std::string resolve_when_text;           // as written ("" without resolve_when)
+  std::vector<std::string> exec;           // argv, empty = none
+  std::vector<std::string> webhooks;       // this rule's records also go here
+  std::vector<std::string> alertmanagers;  // this rule's alerts also go here
+  std::string ignore;                      // RE2 pattern, empty = none
+  FleetMode fleet = FleetMode::Off;        // shared through [fleet]'s Redis
   // Where `ignore` looks: "" the raw line; else the text of this JSON field
   // (--input journal: "MESSAGE"; see use_journal()).
   std::string ignore_field;

@@ -26,8 +26,8 @@ namespace swthrottle::delivery {
 
 struct AlertmanagerOptions {
   std::vector<std::pair<std::string, std::string>> labels;  // extra labels, every alert
-  int64_t repost_ms = 60'000;                                // how often a firing alert is posted again
-  std::string generator_url;                                 // "" : none
+  int64_t repost_ms = 60'000;                               // how often a firing alert is posted again
+  std::string generator_url;                                // "" : none
 };
 
 // One alert as Alertmanager's API takes it.

@@ -14,10 +14,13 @@ struct Delivery {
   // it): sent as the Idempotency-Key header and as "id" in the body, so that
   // a receiver can drop a duplicate after an at-least-once redelivery.
   std::string id;
-  uint32_t destination = 0;  // index into the run's destinations
-  std::string body;          // the JSON body to POST, as it will be sent
-  int64_t created_ms = 0;    // wall clock when the record was decided
-  uint32_t attempts = 0;     // attempts made so far (kept by the outbox)
+  uint32_t destination = 0;  // index into the run's destinations (not kept: `target` is)
+  // Where it goes, kept across restarts: "webhook URL" or "alertmanager URL"
+  // (a restart with other destinations still delivers what was decided).
+  std::string target;
+  std::string body;        // the JSON body to POST, as it will be sent
+  int64_t created_ms = 0;  // wall clock when the record was decided
+  uint32_t attempts = 0;   // attempts made so far (kept by the outbox)
 };
 
 }  // namespace swthrottle::delivery

@@ -19,9 +19,9 @@ enum class Verdict { Delivered, Retry, GiveUp };
 Verdict classify(const HttpResponse& response);
 
 struct RetryPolicy {
-  int64_t first_delay_ms = 1'000;              // before the 2nd attempt, at most (full jitter)
-  int64_t max_delay_ms = 5 * 60'000;           // the backoff's cap (a Retry-After may ask for more)
-  int64_t give_up_after_ms = 2 * 86'400'000;   // a record this old is dead-lettered instead of retried
+  int64_t first_delay_ms = 1'000;             // before the 2nd attempt, at most (full jitter)
+  int64_t max_delay_ms = 5 * 60'000;          // the backoff's cap (a Retry-After may ask for more)
+  int64_t give_up_after_ms = 2 * 86'400'000;  // a record this old is dead-lettered instead of retried
 };
 
 // The wait before attempt `attempt + 1` (attempt >= 1 made so far):

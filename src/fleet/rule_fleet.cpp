@@ -12,21 +12,9 @@ namespace {
 
 constexpr std::size_t kMaxKeyBytes = 200;
 
-uint64_t fnv1a(std::string_view s, uint64_t h) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 bool needs_digest(std::string_view s) { return s.find_first_of("{}") != std::string_view::npos; }
 
 }  // namespace
-
-std::string digest(std::string_view text) {
-  return fmt::format("{:016x}{:016x}", fnv1a(text, 0xcbf29ce484222325ULL), fnv1a(text, 0x84222325cbf29ce4ULL));
-}
 
 RuleFleet::RuleFleet(FleetClient& client, const config::RuleSet& rules, std::string host, int64_t started_ms)
     : client_(client),

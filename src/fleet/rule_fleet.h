@@ -25,12 +25,9 @@
 #include "engine/fleet_link.h"
 #include "fleet/fleet_client.h"
 #include "fleet/request.h"
+#include "util/digest.h"
 
 namespace swthrottle::fleet {
-
-// 32 hex digits: two FNV-1a 64-bit hashes of `text` (stable on every host
-// and build; not a security boundary).
-std::string digest(std::string_view text);
 
 // fleet = "batched" (../FLEET.md §3.5, §3.6): alert rules keep their
 // counts here and the fleet thread flushes them every `sync` (this is its

@@ -1,0 +1,332 @@
+#include "delivery/delivery_pool.h"
+
+#include <algorithm>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "delivery/http_client.h"
+#include "delivery/record_body.h"
+
+namespace swthrottle::delivery {
+
+namespace {
+
+using std::chrono::milliseconds;
+using Steady = std::chrono::steady_clock;
+
+// Alertmanager alerts per POST, at most (its API takes an array).
+constexpr std::size_t kAlertmanagerBatch = 64;
+// How often a failing destination says so on stderr, at most.
+constexpr int64_t kReportEveryMs = 60'000;
+
+std::string outcome_text(const HttpResponse& r) {
+  if (r.status == 0) return r.error.empty() ? std::string("no response") : r.error;
+  std::string body = r.body.substr(0, std::min<std::size_t>(r.body.find('\n'), 120));
+  return body.empty() ? fmt::format("HTTP {}", r.status) : fmt::format("HTTP {}: {}", r.status, body);
+}
+
+std::string seconds(int64_t ms) { return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000.0); }
+
+}  // namespace
+
+struct DeliveryPool::Worker {
+  Destination dest;
+  uint32_t index = 0;
+  std::mutex mu;
+  std::condition_variable work;     // something queued, or stop
+  std::condition_variable changed;  // the queue shrank (room, drained)
+  std::deque<Delivery> queue;
+  bool stop = false;
+  DestinationStats stats;
+  std::unique_ptr<FiringAlerts> firing;  // Alertmanager
+  Circuit circuit;
+  int64_t reported_ms = INT64_MIN;  // the last failure line
+  uint64_t unreported = 0;          // failures since
+  bool failing = false;
+  std::thread thread;
+
+  Worker(Destination d, uint32_t i, const DeliveryOptions& o)
+      : dest(std::move(d)), index(i), circuit(o.circuit_failures, o.circuit_open_ms) {
+    stats.url = dest.target();
+    if (dest.kind == DestinationKind::Alertmanager) firing = std::make_unique<FiringAlerts>(o.alertmanager);
+  }
+};
+
+DeliveryPool::DeliveryPool(DeliveryOptions options, Outbox* outbox, Report report)
+    : options_(std::move(options)), outbox_(outbox), report_(std::move(report)) {
+  if (!options_.wall_ms) {
+    options_.wall_ms = [] {
+      return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    };
+  }
+  if (options_.seed == 0) options_.seed = (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+  options_.batch = std::max<std::size_t>(1, options_.batch);
+  options_.queue_capacity = std::max<std::size_t>(1, options_.queue_capacity);
+  auto add_worker = [&](Destination d) {
+    const auto i = static_cast<uint32_t>(workers_.size());
+    workers_.push_back(std::make_unique<Worker>(std::move(d), i, options_));
+  };
+  for (Destination& d : options_.destinations) add_worker(d);
+  if (outbox_) {
+    // A previous run's deliveries go first, to where they were meant to go
+    // (a destination not configured now still gets what was decided for it).
+    for (Delivery& d : outbox_->recovered()) {
+      auto it =
+          std::find_if(workers_.begin(), workers_.end(), [&](const auto& w) { return w->dest.target() == d.target; });
+      if (it == workers_.end()) {
+        Destination dest;
+        dest.kind = d.target.starts_with("alertmanager ") ? DestinationKind::Alertmanager : DestinationKind::Webhook;
+        dest.url = d.target.substr(d.target.find(' ') + 1);
+        for (const Destination& like : options_.destinations)
+          if (like.kind == dest.kind) {
+            dest.headers = like.headers;
+            dest.basic_auth = like.basic_auth;
+            break;
+          }
+        add_worker(std::move(dest));
+        it = std::prev(workers_.end());
+      }
+      d.destination = (*it)->index;
+      ++(*it)->stats.queued;
+      (*it)->queue.push_back(std::move(d));
+    }
+  }
+  for (auto& w : workers_) {
+    Worker* raw = w.get();
+    raw->thread = std::thread([this, raw] { run(*raw); });
+  }
+}
+
+DeliveryPool::~DeliveryPool() {
+  for (auto& w : workers_) {
+    {
+      std::lock_guard lock(w->mu);
+      w->stop = true;
+    }
+    w->work.notify_all();
+    w->changed.notify_all();
+  }
+  for (auto& w : workers_)
+    if (w->thread.joinable()) w->thread.join();
+}
+
+std::vector<uint32_t> DeliveryPool::route(const engine::Record& r) {
+  std::lock_guard lock(route_mu_);
+  auto found = routes_.find(r.rule);
+  if (found != routes_.end()) return found->second;
+  std::vector<uint32_t> out;
+  for (const auto& w : workers_) {
+    const Destination& d = w->dest;
+    const auto& own = d.kind == DestinationKind::Webhook ? r.rule->webhooks : r.rule->alertmanagers;
+    if (d.every_rule || std::find(own.begin(), own.end(), d.url) != own.end()) out.push_back(w->index);
+  }
+  routes_.emplace(r.rule, out);
+  return out;
+}
+
+void DeliveryPool::submit(std::span<const engine::Record> records) {
+  std::vector<Delivery> batch;
+  const int64_t t = now();
+  for (const engine::Record& r : records) {
+    if (r.type == engine::RecordType::Line || r.rule == nullptr) continue;
+    const std::vector<uint32_t> to = route(r);
+    if (to.empty()) continue;
+    const std::string id = record_id(r);
+    for (uint32_t i : to) {
+      Worker& w = *workers_[i];
+      Delivery d;
+      d.id = id;
+      d.destination = i;
+      d.target = w.dest.target();
+      d.created_ms = t;
+      if (w.dest.kind == DestinationKind::Webhook) {
+        d.body = webhook_body(r, id);
+      } else {
+        AmAlert alert;
+        {
+          std::lock_guard lock(w.mu);
+          if (!w.firing->on_record(r, t, alert)) continue;  // summaries are not alerts
+        }
+        d.body = alertmanager_body({alert}, options_.alertmanager.generator_url);
+      }
+      batch.push_back(std::move(d));
+    }
+  }
+  if (batch.empty()) return;
+  // Durable first: once submit() returns, a crash cannot lose them.
+  if (outbox_ && !outbox_->add(batch)) {
+    report_(fmt::format("delivery: the outbox did not take {} records ({}); they are sent without it", batch.size(),
+                        outbox_->last_error().empty() ? "closed" : outbox_->last_error()));
+  }
+  for (Delivery& d : batch) {
+    Worker& w = *workers_[d.destination];
+    std::unique_lock lock(w.mu);
+    // Back-pressure: a full queue slows the input down; nothing is dropped.
+    w.changed.wait(lock, [&] { return w.stop || w.queue.size() < options_.queue_capacity; });
+    if (w.stop) continue;  // shutting down: the outbox keeps it
+    ++w.stats.queued;
+    w.queue.push_back(std::move(d));
+    w.work.notify_one();
+  }
+}
+
+void DeliveryPool::run(Worker& w) {
+  HttpClient http;
+  std::mt19937_64 jitter(options_.seed + w.index);
+  const bool alertmanager = w.dest.kind == DestinationKind::Alertmanager;
+  const int64_t repost = std::max<int64_t>(1000, options_.alertmanager.repost_ms);
+  HttpRequest req;
+  req.url = w.dest.endpoint();
+  req.timeout = options_.timeout;
+  req.basic_auth = w.dest.basic_auth;
+
+  std::unique_lock lock(w.mu);
+  while (!w.stop) {
+    const int64_t t = now();
+    if (alertmanager) {
+      // Firing alerts, again before their endsAt passes (best effort: a
+      // failed repost is replaced by the next one).
+      std::vector<AmAlert> due = w.firing->due(t);
+      if (!due.empty()) {
+        req.headers = {"Content-Type: application/json"};
+        req.body = alertmanager_body(due, options_.alertmanager.generator_url);
+        lock.unlock();
+        const HttpResponse resp = http.post(req, t);
+        lock.lock();
+        ++w.stats.attempts;
+        if (classify(resp) == Verdict::Delivered) {
+          w.stats.reposts += due.size();
+        } else {
+          ++w.stats.failed_attempts;
+        }
+        continue;
+      }
+    }
+    if (w.queue.empty()) {
+      w.work.wait_for(lock, milliseconds(alertmanager ? repost / 4 : 60'000),
+                      [&] { return w.stop || !w.queue.empty(); });
+      continue;
+    }
+    if (!w.circuit.allow(t)) {
+      w.stats.circuit_open = true;
+      w.work.wait_for(lock, milliseconds(std::max<int64_t>(1, w.circuit.reopens_at() - t)), [&] { return w.stop; });
+      continue;
+    }
+    w.stats.circuit_open = false;
+    const std::size_t n = std::min(w.queue.size(), alertmanager ? kAlertmanagerBatch : options_.batch);
+    std::vector<std::string_view> bodies, ids;
+    for (std::size_t i = 0; i < n; ++i) {
+      bodies.push_back(w.queue[i].body);
+      ids.push_back(w.queue[i].id);
+    }
+    if (alertmanager) {
+      // Each body is a one-alert array: one array of them all.
+      std::string all = "[";
+      for (std::size_t i = 0; i < n; ++i) {
+        std::string_view b = bodies[i];
+        if (b.size() >= 2) b = b.substr(1, b.size() - 2);
+        if (i > 0 && !b.empty()) all += ',';
+        all += b;
+      }
+      req.body = all + "]";
+      req.headers = {"Content-Type: application/json"};
+    } else {
+      req.body = n == 1 ? std::string(bodies[0]) : json_array(bodies);
+      req.headers = w.dest.headers;
+      req.headers.push_back("Content-Type: application/json");
+      req.headers.push_back("Idempotency-Key: " + batch_key(ids));
+    }
+    lock.unlock();
+    const HttpResponse resp = http.post(req, t);
+    lock.lock();
+    ++w.stats.attempts;
+    const Verdict v = classify(resp);
+    const int64_t after = now();
+    auto finish = [&](bool delivered, const std::string& why) {
+      for (std::size_t i = 0; i < n && !w.queue.empty(); ++i) {
+        Delivery& d = w.queue.front();
+        if (delivered) {
+          ++w.stats.delivered;
+          if (outbox_) outbox_->done(d.id, d.destination);
+        } else {
+          ++w.stats.dead_letters;
+          dead_letters_.fetch_add(1, std::memory_order_relaxed);
+          if (outbox_) outbox_->dead_letter(d, why, after);
+        }
+        w.queue.pop_front();
+      }
+      w.changed.notify_all();
+    };
+    if (v == Verdict::Delivered) {
+      w.circuit.success();
+      if (w.failing) {
+        report_(fmt::format("delivery: {}: delivering again", w.dest.target()));
+        w.failing = false;
+      }
+      finish(true, "");
+      continue;
+    }
+    ++w.stats.failed_attempts;
+    const std::string what = outcome_text(resp);
+    if (v == Verdict::GiveUp) {
+      w.circuit.success();  // it answered: the receiver is up, the request is what it refuses
+      report_(fmt::format("delivery: {}: {}; not retried (a {} will not change): {} record{} dead-lettered",
+                          w.dest.target(), what, resp.status, n, n == 1 ? "" : "s"));
+      finish(false, what);
+      continue;
+    }
+    w.circuit.failure(after);
+    uint32_t attempts = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      Delivery& d = w.queue[i];
+      ++d.attempts;
+      attempts = std::max(attempts, d.attempts);
+      if (outbox_) outbox_->tried(d);
+    }
+    if (after - w.queue.front().created_ms >= options_.retry.give_up_after_ms) {
+      report_(fmt::format("delivery: {}: {}; gave up after {} attempts over {}: {} record{} dead-lettered",
+                          w.dest.target(), what, attempts, seconds(after - w.queue.front().created_ms), n,
+                          n == 1 ? "" : "s"));
+      finish(false, fmt::format("{} (gave up after {} attempts)", what, attempts));
+      continue;
+    }
+    const int64_t delay = next_delay_ms(options_.retry, attempts, resp.retry_after_ms, jitter());
+    ++w.unreported;
+    if (!w.failing || after - w.reported_ms >= kReportEveryMs) {
+      report_(fmt::format("delivery: {}: {}; retrying in {} ({} failed attempt{} so far){}", w.dest.target(), what,
+                          seconds(delay), w.unreported, w.unreported == 1 ? "" : "s",
+                          outbox_ ? "" : "; without --state, a restart loses what waits"));
+      w.reported_ms = after;
+      w.unreported = 0;
+      w.failing = true;
+    }
+    w.work.wait_for(lock, milliseconds(delay), [&] { return w.stop; });
+  }
+}
+
+std::size_t DeliveryPool::drain(std::chrono::milliseconds within) {
+  const auto deadline = Steady::now() + within;
+  std::size_t left = 0;
+  for (auto& w : workers_) {
+    std::unique_lock lock(w->mu);
+    w->changed.wait_until(lock, deadline, [&] { return w->queue.empty() || w->stop; });
+    left += w->queue.size();
+  }
+  return left;
+}
+
+std::vector<DestinationStats> DeliveryPool::stats() const {
+  std::vector<DestinationStats> out;
+  for (const auto& w : workers_) {
+    std::lock_guard lock(w->mu);
+    DestinationStats s = w->stats;
+    s.pending = w->queue.size();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+uint64_t DeliveryPool::dead_letters() const { return dead_letters_.load(std::memory_order_relaxed); }
+
+}  // namespace swthrottle::delivery

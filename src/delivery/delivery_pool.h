@@ -1,0 +1,116 @@
+// DeliveryPool: records on their way to webhooks and Alertmanagers (man
+// page: DELIVERY). One worker thread per destination, each with its own
+// queue, HTTP client, retry schedule and circuit, so that a dead receiver
+// holds up nobody else.
+//
+// Contract:
+// - submit() routes each alert, resolved and summary record to the
+//   destinations that take it (every_rule ones, and those the record's rule
+//   names; an Alertmanager takes alerts and resolved records only). With an
+//   outbox, the deliveries are in it, fsync'd, before submit() returns.
+// - Each delivery ends once: delivered (2xx), or dead-lettered (another
+//   4xx, or still failing after retry_for) with one stderr line per
+//   destination and minute. Connection errors, 5xx, 408 and 429 are retried
+//   with backoff and jitter, honouring Retry-After.
+// - Bounded: at most queue_capacity deliveries wait per destination;
+//   submit() blocks while a destination's queue is full (the input is
+//   slowed, nothing dropped). With an outbox, its own bound applies too.
+// - Order: per destination, deliveries go in submit order; a retried one
+//   holds up those behind it (a webhook that reorders alerts and their
+//   resolves would mislead).
+// - Alertmanager: firing alerts are posted again every `repost`
+//   (alertmanager_alert.h), outside the outbox: a lost repost is replaced by
+//   the next.
+//
+// Thread-safety: submit() from any thread (deciders, the timer); stats() and
+// drain() from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "delivery/alertmanager_alert.h"
+#include "delivery/circuit.h"
+#include "delivery/delivery.h"
+#include "delivery/destination.h"
+#include "delivery/outbox.h"
+#include "delivery/retry_policy.h"
+#include "engine/record.h"
+
+namespace swthrottle::delivery {
+
+struct DeliveryOptions {
+  std::vector<Destination> destinations;
+  RetryPolicy retry;
+  std::chrono::milliseconds timeout{10'000};  // one request
+  std::size_t batch = 1;                      // webhook records per POST (> 1: a JSON array)
+  std::size_t queue_capacity = 10'000;        // per destination
+  uint32_t circuit_failures = 5;              // failed attempts in a row that open a circuit
+  int64_t circuit_open_ms = 10'000;
+  AlertmanagerOptions alertmanager;
+  // Wall clock in ms (tests inject one), and the seed of the jitter.
+  std::function<int64_t()> wall_ms;
+  uint64_t seed = 0;  // 0: from std::random_device
+};
+
+struct DestinationStats {
+  std::string url;
+  uint64_t queued = 0;           // deliveries submitted (recovered ones included)
+  uint64_t delivered = 0;        // deliveries acknowledged with a 2xx
+  uint64_t attempts = 0;         // POSTs made (batches count once)
+  uint64_t failed_attempts = 0;  // POSTs that got no 2xx
+  uint64_t dead_letters = 0;     // deliveries given up
+  uint64_t reposts = 0;          // Alertmanager: firing alerts posted again
+  uint64_t pending = 0;          // waiting now
+  bool circuit_open = false;
+};
+
+class DeliveryPool {
+ public:
+  using Report = std::function<void(const std::string&)>;  // one stderr line, without "swthrottle: "
+
+  // `outbox` (null: none) outlives the pool. Deliveries the outbox recovered
+  // from a previous run are queued first, in their order.
+  DeliveryPool(DeliveryOptions options, Outbox* outbox, Report report);
+  ~DeliveryPool();  // stops the workers; what is undelivered stays in the outbox
+  DeliveryPool(const DeliveryPool&) = delete;
+  DeliveryPool& operator=(const DeliveryPool&) = delete;
+
+  void submit(std::span<const engine::Record> records);
+
+  // End of the run: waits until every queue is empty, or `within` passes.
+  // Returns the deliveries still pending (kept by the outbox for the next
+  // run; lost without one).
+  std::size_t drain(std::chrono::milliseconds within);
+
+  std::vector<DestinationStats> stats() const;
+  uint64_t dead_letters() const;
+
+ private:
+  struct Worker;
+  void run(Worker& w);
+  // The destinations a record goes to (indices), from its rule.
+  std::vector<uint32_t> route(const engine::Record& r);
+  int64_t now() const { return options_.wall_ms(); }
+
+  DeliveryOptions options_;
+  Outbox* outbox_;
+  Report report_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::mutex route_mu_;
+  std::map<const config::Rule*, std::vector<uint32_t>> routes_;  // guarded by route_mu_
+  std::atomic<uint64_t> dead_letters_{0};
+};
+
+}  // namespace swthrottle::delivery
