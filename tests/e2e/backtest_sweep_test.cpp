@@ -232,34 +232,31 @@ struct Separate {
   }
 };
 
-// `swthrottle: stats: rule NAME: lines 1 events 2 ...` -> {lines: 1, events: 2, ...}
-std::map<std::string, uint64_t> stats_of(const std::string& err, const std::string& rule) {
-  std::map<std::string, uint64_t> out;
-  const std::string head = "swthrottle: stats: rule " + rule + ": ";
-  std::istringstream lines(err);
-  for (std::string l; std::getline(lines, l);) {
-    if (l.rfind(head, 0) != 0) continue;
-    std::istringstream words(l.substr(head.size()));
-    std::string name;
-    uint64_t n = 0;
-    while (words >> name >> n) out[name] = n;
-  }
-  return out;
-}
-
-Separate separate_run(const TempDir& dir, const std::string& log, const std::string& rules_text,
-                      const std::string& rule) {
+// A run of `rules_text` over `log`: every rule's figures, by rule name.
+std::map<std::string, Separate> separate_runs(const TempDir& dir, const std::string& log,
+                                              const std::string& rules_text) {
   const std::string rules = dir.write("one.toml", rules_text);
   RunResult r = swt({"-r", rules, "--format", "json", "--stats", log});
   REQUIRE_MESSAGE(r.exit_status == 0, r.err);
-  Separate s;
-  s.stats = stats_of(r.err, rule);
-  REQUIRE_MESSAGE(!s.stats.empty(), "no stats line for " << rule << ": " << r.err);
+  std::map<std::string, Separate> out;
+  const std::string head = "swthrottle: stats: rule ";
+  std::istringstream err(r.err);
+  for (std::string l; std::getline(err, l);) {
+    if (l.rfind(head, 0) != 0) continue;
+    const std::size_t colon = l.find(": ", head.size());
+    REQUIRE(colon != std::string::npos);
+    Separate& s = out[l.substr(head.size(), colon - head.size())];
+    std::istringstream words(l.substr(colon + 2));
+    std::string name;
+    uint64_t n = 0;
+    while (words >> name >> n) s.stats[name] = n;
+  }
   std::istringstream lines(r.out);
   for (std::string l; std::getline(lines, l);) {
     auto j = swthrottle::test::parse_json(l);
     if (!j) FAIL("not a JSON record: " << l);
-    if (!j->contains("rule") || (*j)["rule"] != rule) continue;
+    if (!j->contains("rule") || !out.count((*j)["rule"].get<std::string>())) continue;
+    Separate& s = out[(*j)["rule"].get<std::string>()];
     const std::string type = (*j)["type"];
     if (type == "alert") {
       s.alerts.emplace_back((*j)["time"].get<std::string>(), (*j)["key"].get<std::string>(),
@@ -271,8 +268,16 @@ Separate separate_run(const TempDir& dir, const std::string& log, const std::str
       s.summary_suppressed += (*j)["suppressed"].get<uint64_t>();
     }
   }
-  std::sort(s.alerts.begin(), s.alerts.end());
-  return s;
+  for (auto& [name, s] : out) std::sort(s.alerts.begin(), s.alerts.end());
+  return out;
+}
+
+// The same, for one rule (whose stats line must be there).
+Separate separate_run(const TempDir& dir, const std::string& log, const std::string& rules_text,
+                      const std::string& rule) {
+  auto all = separate_runs(dir, log, rules_text);
+  REQUIRE_MESSAGE(all.count(rule) == 1, "no stats line for " << rule);
+  return all[rule];
 }
 
 std::vector<Mark> marks_of(const json& alert_times) {
@@ -436,23 +441,31 @@ TEST_CASE("backtest e2e: --sweep auto, each rule's ladder against separate runs"
 
 TEST_CASE("backtest e2e: --against counts the alerts of both rule sets as their separate runs, paired") {
   Fixture f;
+  // Old: every Y (and when's N) 5; new: 8, and one rule the old file has not.
   std::vector<RuleDef> older = f.rules, newer = f.rules;
   for (RuleDef& d : older) d.value = "5";
   for (RuleDef& d : newer) d.value = "8";
-  const std::string old_path = f.dir.write("old.toml", rules_file(older));
-  const std::string new_path = f.dir.write("new.toml", rules_file(newer));
+  const std::string added_rule = "err-when-efficient";
+  older.erase(std::find_if(older.begin(), older.end(), [&](const RuleDef& d) { return d.name == added_rule; }));
+  const std::string old_text = rules_file(older), new_text = rules_file(newer);
+  const std::string old_path = f.dir.write("old.toml", old_text);
+  const std::string new_path = f.dir.write("new.toml", new_text);
   RunResult r = swt({"backtest", "-r", new_path, "--against", old_path, "--format", "json", f.log});
   REQUIRE_MESSAGE(r.exit_status == 0, r.err);
   auto report = swthrottle::test::parse_json(r.out);
   REQUIRE(report.has_value());
+  // The two rule sets, each run on its own.
+  auto old_runs = separate_runs(f.dir, f.log, old_text);
+  auto new_runs = separate_runs(f.dir, f.log, new_text);
+  REQUIRE(old_runs.size() == f.rules.size() - 1);
+  REQUIRE(new_runs.size() == f.rules.size());
   REQUIRE((*report)["diff"].size() == f.rules.size());
   uint64_t changed = 0;
   for (const json& d : (*report)["diff"]) {
     const std::string name = d["rule"];
     INFO("rule ", name);
-    const RuleDef& def = def_of(f.rules, name);
-    const Separate& o = f.run(def, "5", def.window);
-    const Separate& n = f.run(def, "8", def.window);
+    const Separate& o = old_runs[name];  // empty for the added rule
+    const Separate& n = new_runs[name];
     const uint64_t old_alerts = d["old_alerts"], new_alerts = d["new_alerts"];
     CHECK(old_alerts == o.alerts.size());
     CHECK(new_alerts == n.alerts.size());
@@ -490,6 +503,11 @@ TEST_CASE("backtest e2e: --against counts the alerts of both rule sets as their 
     CHECK(moved == m);
     CHECK(added == a);
     CHECK(removed == rm);
+    if (name == added_rule) {
+      CHECK(d["status"] == "new rule");
+      CHECK(added > 0);
+      continue;
+    }
     CHECK(d["status"] == (old_alerts == new_alerts && a + rm + m == 0 ? "unchanged" : "changed"));
     if (d["status"] == "changed") ++changed;
   }
