@@ -5,6 +5,10 @@
 // row it opens: no attempt for `open_ms`, then half-open: one trial attempt;
 // its success closes the circuit, its failure opens it again for twice as
 // long (at most max_open_ms).
+//
+// A success closes the circuit whatever its state (the receiver answered). A
+// failure reported while it is Open (an attempt that went before it opened)
+// changes nothing. failures_to_open 0 counts as 1.
 #pragma once
 
 #include <cstdint>

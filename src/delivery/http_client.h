@@ -20,7 +20,8 @@ struct HttpRequest {
   std::string url;
   std::vector<std::string> headers;  // "Name: value" each (Content-Type included by the caller)
   std::string body;
-  std::chrono::milliseconds timeout{10'000};  // the whole request: connect, send, response
+  // The whole request: connect, send, response (at least 1 ms: libcurl takes 0 as "none").
+  std::chrono::milliseconds timeout{10'000};
   // Basic auth "user:password" ("" : none); never logged.
   std::string basic_auth;
 };
@@ -43,7 +44,8 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   // POSTs `request`. `now_wall_ms`: the wall clock now, to turn a Retry-After
-  // date into a delay. Never throws.
+  // date into a delay. Never throws. Only http:// and https:// URLs; without
+  // a Content-Type header libcurl sends application/x-www-form-urlencoded.
   HttpResponse post(const HttpRequest& request, int64_t now_wall_ms);
 
  private:

@@ -4,7 +4,8 @@
 // Retried: no response at all (connection refused or reset, DNS, timeout),
 // 5xx, 408 and 429. Never retried: any other 4xx (the request itself is
 // wrong: retrying cannot help), and 3xx (we do not follow redirects for a
-// POST). 2xx is delivered.
+// POST). 2xx is delivered. Anything else (a final 1xx, a status >= 600) is
+// not HTTP we understand, and is given up on too.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +29,8 @@ struct RetryPolicy {
 // "full jitter" exponential backoff, a uniform draw in
 // [0, min(max_delay, first_delay * 2^(attempt-1))] from `random` (any 64-bit
 // value), but never less than a Retry-After the receiver asked for (capped
-// at give_up_after_ms).
+// at give_up_after_ms). An attempt of 0 counts as 1, and a negative
+// Retry-After asks for nothing.
 int64_t next_delay_ms(const RetryPolicy& policy, uint32_t attempt, std::optional<int64_t> retry_after_ms,
                       uint64_t random);
 
