@@ -28,8 +28,10 @@
 // endsAt passes. A resolved record posts the same labels with endsAt = its
 // time, which closes the alert; a log clock behind startsAt gives endsAt =
 // startsAt (equal is accepted, earlier is not). A rule without `resolve`
-// ends its alert once its cooldown has passed: endsAt = startsAt + cooldown,
-// counted in record time as the engine counts the cooldown.
+// ends its alert once its cooldown has passed: endsAt = the last alert
+// record's time + cooldown, counted in record time as the engine counts the
+// cooldown (and compared with due()'s now: with time = "log" on old logs,
+// the alert ends at the next due()).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +40,7 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
 #include "engine/record.h"
 
 namespace swthrottle::delivery {
@@ -51,8 +54,10 @@ struct AlertmanagerOptions {
 };
 
 // Is `name` a label name Alertmanager takes: [a-zA-Z_][a-zA-Z0-9_]* (the
-// Prometheus data model)? Names starting with "__" match too; Prometheus
-// keeps them for itself, Alertmanager does not refuse them.
+// Prometheus data model)? Alertmanager drops an alert with any other name
+// and answers the POST with 400 (storing the batch's other alerts). Names
+// starting with "__" match too: Prometheus keeps them for itself, but
+// Alertmanager 0.25 takes them.
 bool valid_label_name(std::string_view name);
 
 // One alert as Alertmanager's API takes it.
