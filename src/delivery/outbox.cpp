@@ -1,0 +1,617 @@
+#include "delivery/outbox.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "util/atomic_file.h"
+#include "util/base64.h"
+#include "util/clock.h"
+#include "util/json.h"
+#include "util/utf8.h"
+#include "util/write_all.h"
+
+namespace swthrottle::delivery {
+namespace {
+
+using nlohmann::json;          // reading: member order does not matter
+using nlohmann::ordered_json;  // writing: members in the documented order
+
+// Compaction waits for a journal of at least this size: below it, a rewrite
+// saves less than it costs (an fsync of the new file and of the directory).
+constexpr uint64_t kCompactMinBytes = 64 * 1024;
+
+// strerror is not thread-safe; this is.
+std::string reason(int err) { return std::generic_category().message(err); }
+
+// ------------------------------------------------------------ the crash hook
+
+enum class CrashPhase { None, BeforeWrite, MidWrite, AfterWrite, AfterFsync, MidCompaction };
+
+struct CrashHook {
+  CrashPhase phase = CrashPhase::None;
+  uint64_t at = 1;  // the at-th add() write (or compaction) dies
+};
+
+// SWTHROTTLE_OUTBOX_CRASH=PHASE[:N] (see outbox.h). An unknown value is an
+// error at open: a test with a typo must not pass for the wrong reason.
+std::optional<CrashHook> crash_hook_from_env() {
+  CrashHook hook;
+  const char* env = std::getenv("SWTHROTTLE_OUTBOX_CRASH");
+  if (env == nullptr || *env == '\0') return hook;
+  std::string_view v(env);
+  if (auto colon = v.find(':'); colon != std::string_view::npos) {
+    std::string_view n = v.substr(colon + 1);
+    if (n.empty() || n.size() > 9 || n.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+    hook.at = std::stoull(std::string(n));
+    if (hook.at == 0) return std::nullopt;
+    v = v.substr(0, colon);
+  }
+  if (v == "before-write") {
+    hook.phase = CrashPhase::BeforeWrite;
+  } else if (v == "mid-write") {
+    hook.phase = CrashPhase::MidWrite;
+  } else if (v == "after-write") {
+    hook.phase = CrashPhase::AfterWrite;
+  } else if (v == "after-fsync") {
+    hook.phase = CrashPhase::AfterFsync;
+  } else if (v == "mid-compaction") {
+    hook.phase = CrashPhase::MidCompaction;
+  } else {
+    return std::nullopt;
+  }
+  return hook;
+}
+
+[[noreturn]] void die() {
+  ::raise(SIGKILL);
+  ::_exit(137);  // not reached: SIGKILL cannot be caught or blocked
+}
+
+// ------------------------------------------------------------ the journal's lines
+
+// Compact, values as raw UTF-8. `strict` cannot throw: every string in an
+// entry passed is_valid_utf8 (the rest went to base64), which is exactly what
+// nlohmann's serializer accepts.
+std::string dump_line(const ordered_json& j) {
+  std::string s = j.dump(-1, ' ', false, ordered_json::error_handler_t::strict);
+  s += '\n';
+  return s;
+}
+
+// Bytes as a JSON value: a string when valid UTF-8 (a body, as it will be
+// sent, nearly always is), else {"base64":"..."}, as the state file does.
+ordered_json bytes_value(std::string_view s) {
+  if (is_valid_utf8(s)) return std::string(s);
+  std::string b64;
+  append_base64(b64, s);
+  ordered_json j = ordered_json::object();
+  j["base64"] = std::move(b64);
+  return j;
+}
+
+bool read_bytes(const json& j, std::string& out) {
+  if (j.is_string()) {
+    out = j.get_ref<const std::string&>();
+    return true;
+  }
+  if (!j.is_object() || j.size() != 1) return false;
+  auto it = j.find("base64");
+  return it != j.end() && it->is_string() && decode_base64(it->get_ref<const std::string&>(), out);
+}
+
+bool read_u32(const json& j, const char* name, uint32_t& out) {
+  auto it = j.find(name);
+  if (it == j.end() || !it->is_number_unsigned()) return false;
+  const auto v = it->get<uint64_t>();
+  if (v > UINT32_MAX) return false;
+  out = static_cast<uint32_t>(v);
+  return true;
+}
+
+std::string add_line(const Delivery& d) {
+  ordered_json e = ordered_json::object();
+  e["id"] = bytes_value(d.id);
+  e["dest"] = d.destination;
+  e["created"] = d.created_ms;
+  e["attempts"] = d.attempts;
+  e["body"] = bytes_value(d.body);
+  ordered_json j = ordered_json::object();
+  j["add"] = std::move(e);
+  return dump_line(j);
+}
+
+std::string done_line(const std::string& id, uint32_t dest) {
+  ordered_json e = ordered_json::object();
+  e["id"] = bytes_value(id);
+  e["dest"] = dest;
+  ordered_json j = ordered_json::object();
+  j["done"] = std::move(e);
+  return dump_line(j);
+}
+
+std::string try_line(const Delivery& d) {
+  ordered_json e = ordered_json::object();
+  e["id"] = bytes_value(d.id);
+  e["dest"] = d.destination;
+  e["attempts"] = d.attempts;
+  ordered_json j = ordered_json::object();
+  j["try"] = std::move(e);
+  return dump_line(j);
+}
+
+enum class EntryKind { Add, Done, Try };
+
+struct Entry {
+  EntryKind kind;
+  Delivery d;  // id and destination always; the rest as the kind has them
+};
+
+// One journal line (without its "\n"), or nullopt when it is not an entry:
+// not JSON, or not one of the three shapes with every member it needs.
+std::optional<Entry> parse_entry(std::string_view line) {
+  const json j = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || j.size() != 1) return std::nullopt;
+  const std::string& name = j.begin().key();
+  const json& e = j.begin().value();
+  Entry out{};
+  if (name == "add") {
+    out.kind = EntryKind::Add;
+  } else if (name == "done") {
+    out.kind = EntryKind::Done;
+  } else if (name == "try") {
+    out.kind = EntryKind::Try;
+  } else {
+    return std::nullopt;
+  }
+  if (!e.is_object()) return std::nullopt;
+  auto id = e.find("id");
+  if (id == e.end() || !read_bytes(*id, out.d.id) || !read_u32(e, "dest", out.d.destination)) return std::nullopt;
+  if (out.kind == EntryKind::Done) return out;
+  if (!read_u32(e, "attempts", out.d.attempts)) return std::nullopt;
+  if (out.kind == EntryKind::Try) return out;
+  auto created = e.find("created");
+  auto body = e.find("body");
+  if (created == e.end() || !created->is_number_integer() || body == e.end() || !read_bytes(*body, out.d.body))
+    return std::nullopt;
+  if (created->is_number_unsigned() && created->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  out.d.created_ms = created->get<int64_t>();
+  return out;
+}
+
+// A dead letter: for people and tools, so every field is readable text. The
+// body is a string always, with invalid UTF-8 shown as U+FFFD (the `replace`
+// handler); when that changed it, "body_base64" also holds its exact bytes.
+std::string dead_line(const Delivery& d, const std::string& why, int64_t now_wall_ms) {
+  ordered_json j = ordered_json::object();
+  j["id"] = d.id;
+  j["dest"] = d.destination;
+  std::string t;
+  append_rfc3339_ms(t, d.created_ms);
+  j["created"] = t;
+  j["attempts"] = d.attempts;
+  j["why"] = why;
+  t.clear();
+  append_rfc3339_ms(t, now_wall_ms);
+  j["time"] = t;
+  j["body"] = d.body;
+  if (!is_valid_utf8(d.body)) {
+    std::string b64;
+    append_base64(b64, d.body);
+    j["body_base64"] = std::move(b64);
+  }
+  std::string s = j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+  s += '\n';
+  return s;
+}
+
+int open_append(const std::string& path, int extra_flags) {
+  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | extra_flags, 0600);
+}
+
+// The whole file from offset 0, or an errno.
+int read_all(int fd, std::string& out) {
+  char buf[64 * 1024];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      return 0;
+    } else if (errno != EINTR) {
+      return errno;
+    }
+  }
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ Impl
+
+struct Outbox::Impl {
+  using Key = std::pair<std::string, uint32_t>;  // id, destination
+
+  std::string journal_path;
+  std::string dead_path;
+  OutboxOptions options;
+  CrashHook crash;
+
+  // |mu| guards everything below, the descriptors' writes included: one
+  // writer at a time keeps every journal line whole, and the in-memory state
+  // in the order of the file's lines.
+  mutable std::mutex mu;
+  std::condition_variable room;  // pending got smaller, or closed
+
+  int journal_fd = -1;
+  int dead_fd = -1;
+  uint64_t journal_bytes = 0;      // the journal's size: what a failed write is cut back to
+  uint64_t journal_lines = 0;      // entries in it (lines that were not entries too)
+  uint64_t compact_min_lines = 0;  // raised after a failed compaction, so it is not retried at every done()
+  bool unsynced = false;           // lines written since the last fsync of the journal
+  bool closed = false;
+  bool broken = false;  // a failed write could not be cut back: appending would glue onto half a line
+
+  // Pending records by add order (|seq|); |index| finds them by key.
+  uint64_t next_seq = 0;
+  uint64_t first_live_seq = 0;  // seqs below are the previous run's (recovered())
+  std::map<uint64_t, Delivery> pending;
+  std::map<Key, uint64_t> index;
+
+  uint64_t add_writes = 0;   // for the crash hook
+  uint64_t compactions = 0;  // for the crash hook
+
+  OutboxStats stats;
+  std::string last_error;
+
+  void fail(const std::string& path, const std::string& what) { last_error = Error{path, 0, 0, what}.str(); }
+
+  // The state change of one entry (replay and live alike). Returns whether it
+  // changed anything.
+  bool apply(Entry&& e) {
+    Key key{e.d.id, e.d.destination};
+    auto it = index.find(key);
+    switch (e.kind) {
+      case EntryKind::Add:
+        if (it != index.end()) return false;  // already pending: an add is idempotent
+        index.emplace(std::move(key), next_seq);
+        pending.emplace(next_seq++, std::move(e.d));
+        return true;
+      case EntryKind::Done:
+        if (it == index.end()) return false;
+        pending.erase(it->second);
+        index.erase(it);
+        return true;
+      case EntryKind::Try:
+        if (it == index.end()) return false;
+        pending[it->second].attempts = e.d.attempts;
+        return true;
+    }
+    return false;
+  }
+
+  // Appends `text` (whole lines) to the journal, without an fsync. On a
+  // failed write, cuts the file back so that the next line starts on a line
+  // of its own; when even that fails, the journal is closed for appending.
+  bool append(const std::string& text) {
+    if (broken) return false;
+    if (int e = write_all(journal_fd, text); e != 0) {
+      fail(journal_path, "cannot write: " + reason(e));
+      undo();
+      return false;
+    }
+    journal_bytes += text.size();
+    unsynced = true;
+    return true;
+  }
+
+  void undo() {
+    if (::ftruncate(journal_fd, static_cast<off_t>(journal_bytes)) != 0) {
+      broken = true;
+      fail(journal_path, "cannot write, nor cut back a partly written entry: " + reason(errno));
+    }
+  }
+
+  // add()'s write: append() with the crash hook's phases around it.
+  bool append_durably(const std::string& text) {
+    if (broken) return false;
+    const bool crash_now =
+        crash.phase != CrashPhase::None && crash.phase != CrashPhase::MidCompaction && ++add_writes == crash.at;
+    if (crash_now && crash.phase == CrashPhase::BeforeWrite) die();
+    if (crash_now && crash.phase == CrashPhase::MidWrite) {
+      (void)write_all(journal_fd, std::string_view(text).substr(0, text.size() / 2));
+      die();
+    }
+    if (!append(text)) return false;
+    if (crash_now && crash.phase == CrashPhase::AfterWrite) die();
+    if (::fsync(journal_fd) != 0) {
+      // The records are not reported added, so they must not come back
+      // after a restart either (they would, as duplicates, only if the cut
+      // back is lost: at-least-once still holds).
+      fail(journal_path, "cannot fsync: " + reason(errno));
+      journal_bytes -= text.size();
+      undo();
+      return false;
+    }
+    unsynced = false;
+    if (crash_now && crash.phase == CrashPhase::AfterFsync) die();
+    return true;
+  }
+
+  // Appends `d` to the dead-letter file and fsyncs it; only then removes it
+  // from the journal, so that a crash in between leaves it in both (sent
+  // again after a restart) rather than in neither.
+  bool dead_letter(const Delivery& d, const std::string& why, int64_t now_wall_ms) {
+    ++stats.dead_letters;
+    struct stat st {};
+    if (::fstat(dead_fd, &st) != 0) {
+      fail(dead_path, "cannot stat: " + reason(errno));
+      return false;
+    }
+    const std::string line = dead_line(d, why, now_wall_ms);
+    int e = write_all(dead_fd, line);
+    if (e == 0 && ::fsync(dead_fd) != 0) e = errno;
+    if (e != 0) {
+      fail(dead_path, "cannot write: " + reason(e));
+      (void)::ftruncate(dead_fd, st.st_size);  // best effort: a reader skips a line that is not JSON
+      return false;                            // still pending: not lost
+    }
+    remove(d.id, d.destination);
+    return true;
+  }
+
+  // Writes a done entry and forgets the record (even when the write fails:
+  // it is finished either way, and a lost done entry only sends it again
+  // after a restart).
+  void remove(const std::string& id, uint32_t destination) {
+    auto it = index.find(Key{id, destination});
+    if (it == index.end()) return;
+    if (append(done_line(id, destination))) ++journal_lines;
+    pending.erase(it->second);
+    index.erase(it);
+    room.notify_all();
+    maybe_compact();
+  }
+
+  // Rewrites the journal with only the pending adds when most of its lines
+  // are done with (and it is big enough to be worth it). Amortized, each line
+  // is rewritten O(1) times: the new file has only live lines, so it takes at
+  // least as many new lines again before the next rewrite.
+  void maybe_compact() {
+    if (broken || journal_bytes < kCompactMinBytes || journal_lines < compact_min_lines) return;
+    const uint64_t obsolete = journal_lines - pending.size();
+    if (obsolete * 2 <= journal_lines) return;
+    std::string text;
+    for (const auto& [seq, d] : pending) text += add_line(d);
+    mode_t mode = 0600;
+    if (struct stat st{}; ::fstat(journal_fd, &st) == 0) mode = st.st_mode & 07777;
+    if (crash.phase == CrashPhase::MidCompaction && ++compactions == crash.at) {
+      // What replace_file_atomically has done at that moment: the temporary
+      // is written and fsync'd, and the rename has not happened.
+      const std::string tmp = journal_path + ".tmp." + std::to_string(::getpid());
+      int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+      if (fd >= 0) {
+        (void)write_all(fd, text);
+        (void)::fsync(fd);
+      }
+      die();
+    }
+    if (int e = replace_file_atomically(journal_path, text, mode); e != 0) {
+      fail(journal_path, "cannot compact: " + reason(e));
+      compact_min_lines = journal_lines * 2;
+      return;
+    }
+    // The new file is in place; our descriptor still writes to the old one.
+    const int fd = open_append(journal_path, 0);
+    if (fd < 0) {
+      broken = true;
+      fail(journal_path, "cannot reopen after compaction: " + reason(errno));
+      return;
+    }
+    ::close(journal_fd);
+    journal_fd = fd;
+    journal_bytes = text.size();
+    journal_lines = pending.size();
+    compact_min_lines = 0;
+    unsynced = false;  // replace_file_atomically fsync'd the new file whole
+  }
+};
+
+// ------------------------------------------------------------ Outbox
+
+Result<std::unique_ptr<Outbox>> Outbox::open(const std::string& journal_path, const std::string& dead_path,
+                                             const OutboxOptions& options) {
+  const std::optional<CrashHook> crash = crash_hook_from_env();
+  if (!crash) {
+    return Error{"", 0, 0,
+                 "SWTHROTTLE_OUTBOX_CRASH: expected before-write, mid-write, after-write, after-fsync or "
+                 "mid-compaction, optionally followed by :N"};
+  }
+  std::unique_ptr<Outbox> box(new Outbox());
+  box->impl_ = std::make_unique<Impl>();
+  Impl& m = *box->impl_;
+  m.journal_path = journal_path;
+  m.dead_path = dead_path;
+  m.options = options;
+  if (m.options.max_pending == 0) m.options.max_pending = 1;
+  m.crash = *crash;
+
+  m.journal_fd = ::open(journal_path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (m.journal_fd < 0) return Error{journal_path, 0, 0, "cannot open: " + reason(errno)};
+  std::string text;
+  if (int e = read_all(m.journal_fd, text); e != 0) return Error{journal_path, 0, 0, "cannot read: " + reason(e)};
+
+  // Replay. Only lines that end in "\n" count; the last one is also dropped
+  // when it is not an entry (a crash cut it short, or a write that failed
+  // could not be cut back). A bad line in the middle cannot come from a
+  // crash: it is skipped, the rest kept, and last_error() says so.
+  std::size_t keep = 0;  // bytes up to the end of the last whole entry
+  std::size_t skipped = 0;
+  std::size_t first_skipped_line = 0;
+  std::size_t line_no = 0;
+  std::size_t bad_since_keep = 0;  // lines after `keep` that were not entries
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) break;  // torn: no final newline
+    ++line_no;
+    const std::string_view line(text.data() + pos, nl - pos);
+    pos = nl + 1;
+    if (line.empty()) continue;
+    std::optional<Entry> e = parse_entry(line);
+    if (!e) {
+      if (bad_since_keep++ == 0 && first_skipped_line == 0) first_skipped_line = line_no;
+      continue;
+    }
+    skipped += bad_since_keep;
+    m.journal_lines += 1 + bad_since_keep;
+    bad_since_keep = 0;
+    keep = pos;
+    m.apply(std::move(*e));
+  }
+  if (keep < text.size()) {
+    // Cut the torn tail off before anything is appended after it.
+    if (::ftruncate(m.journal_fd, static_cast<off_t>(keep)) != 0 || ::fsync(m.journal_fd) != 0)
+      return Error{journal_path, 0, 0, "cannot cut off a torn last entry: " + reason(errno)};
+  }
+  if (skipped > 0) {
+    m.fail(journal_path, std::to_string(skipped) + " line(s) that are not journal entries skipped, the first line " +
+                             std::to_string(first_skipped_line));
+  }
+  m.journal_bytes = keep;
+  // A compaction killed before its rename left its temporary behind. One
+  // process owns an outbox at a time (the state file's lock), so no live
+  // writer's temporary can be removed here.
+  remove_stale_temporaries(journal_path);
+
+  m.dead_fd = open_append(dead_path, 0);
+  if (m.dead_fd < 0) return Error{dead_path, 0, 0, "cannot open: " + reason(errno)};
+
+  m.first_live_seq = m.next_seq;
+  m.stats.recovered = m.pending.size();
+  m.maybe_compact();
+  return box;
+}
+
+Outbox::~Outbox() {
+  if (!impl_) return;
+  Impl& m = *impl_;
+  std::lock_guard lock(m.mu);
+  if (m.journal_fd >= 0) {
+    if (m.unsynced) (void)::fsync(m.journal_fd);
+    ::close(m.journal_fd);
+  }
+  if (m.dead_fd >= 0) ::close(m.dead_fd);
+}
+
+std::vector<Delivery> Outbox::recovered() const {
+  Impl& m = *impl_;
+  std::lock_guard lock(m.mu);
+  std::vector<Delivery> out;
+  for (auto it = m.pending.begin(); it != m.pending.end() && it->first < m.first_live_seq; ++it)
+    out.push_back(it->second);
+  return out;
+}
+
+bool Outbox::add(std::span<const Delivery> records) {
+  Impl& m = *impl_;
+  std::unique_lock lock(m.mu);
+  std::vector<const Delivery*> fresh;
+  for (;;) {
+    if (m.closed) return false;
+    // Recomputed after every wait: a record pending when we started may be
+    // done now, and is then added again.
+    fresh.clear();
+    std::set<Impl::Key> in_batch;
+    for (const Delivery& d : records) {
+      Impl::Key key{d.id, d.destination};
+      if (m.index.count(key) != 0 || !in_batch.insert(std::move(key)).second) continue;
+      fresh.push_back(&d);
+    }
+    if (fresh.empty()) return true;
+    // A batch larger than the bound goes in whole once nothing else waits:
+    // otherwise it could never go in.
+    const bool fits = m.pending.empty() || m.pending.size() + fresh.size() <= m.options.max_pending;
+    if (fits || m.options.full == OutboxOptions::Full::DropOldest) break;
+    m.room.wait(lock);
+  }
+
+  std::string text;
+  for (const Delivery* d : fresh) text += add_line(*d);
+  if (!m.append_durably(text)) return false;
+  const uint64_t batch_seq = m.next_seq;
+  for (const Delivery* d : fresh) {
+    Delivery copy = *d;
+    m.apply(Entry{EntryKind::Add, std::move(copy)});
+  }
+  m.journal_lines += fresh.size();
+  m.stats.added += fresh.size();
+
+  // DropOldest: room is made after the new records are durable, so that a
+  // crash in between leaves one record too many, never one too few. Only
+  // older records are dropped (a batch larger than the bound stays whole).
+  if (m.options.full == OutboxOptions::Full::DropOldest) {
+    while (m.pending.size() > m.options.max_pending && m.pending.begin()->first < batch_seq) {
+      const Delivery oldest = m.pending.begin()->second;
+      if (!m.dead_letter(oldest, "outbox full", system_clock().wall_ms())) break;  // kept: never lost
+      ++m.stats.dropped;
+    }
+  }
+  return true;
+}
+
+void Outbox::tried(const Delivery& d) {
+  Impl& m = *impl_;
+  std::lock_guard lock(m.mu);
+  auto it = m.index.find(Impl::Key{d.id, d.destination});
+  if (it == m.index.end()) return;
+  m.pending[it->second].attempts = d.attempts;
+  if (m.append(try_line(d))) ++m.journal_lines;
+  m.maybe_compact();
+}
+
+void Outbox::done(const std::string& id, uint32_t destination) {
+  Impl& m = *impl_;
+  std::lock_guard lock(m.mu);
+  ++m.stats.delivered;
+  m.remove(id, destination);
+}
+
+void Outbox::dead_letter(const Delivery& d, const std::string& why, int64_t now_wall_ms) {
+  Impl& m = *impl_;
+  std::lock_guard lock(m.mu);
+  m.dead_letter(d, why, now_wall_ms);
+}
+
+void Outbox::close() {
+  Impl& m = *impl_;
+  std::lock_guard lock(m.mu);
+  m.closed = true;
+  m.room.notify_all();
+}
+
+OutboxStats Outbox::stats() const {
+  Impl& m = *impl_;
+  std::lock_guard lock(m.mu);
+  OutboxStats s = m.stats;
+  s.pending = m.pending.size();
+  return s;
+}
+
+std::string Outbox::last_error() const {
+  Impl& m = *impl_;
+  std::lock_guard lock(m.mu);
+  return m.last_error;
+}
+
+}  // namespace swthrottle::delivery
