@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "app/load_generation.h"
 #include "cli/report.h"
 #include "config/duration.h"
@@ -122,6 +124,14 @@ bool App::start() {
     }
     if (st.last_log_ms >= 0) last_log_ms_ = st.last_log_ms;
   }
+  // After the state lock: the outbox beside the state file is this run's.
+  auto d = start_delivery(options_, *current()->rules, state_ ? state_->path() : std::string(),
+                          [](const std::string& m) { print_message(m); });
+  if (!d) {
+    print_message(d.error().str());
+    return false;
+  }
+  delivery_ = std::move(*d);
   return true;
 }
 
@@ -171,6 +181,7 @@ int App::run(std::vector<InputSpec> inputs) {
 int App::exit_status() {
   if (input_failed_ || sink_.failed()) return cli::kExitError;
   if (exec_ && exec_->stats().gave_up > 0) return cli::kExitExecGaveUp;
+  if (delivery_.pool && delivery_.pool->dead_letters() > 0) return cli::kExitExecGaveUp;
   if (options_.exit_code && sink_.wrote_alert()) return cli::kExitAlert;
   return 0;
 }
@@ -180,6 +191,7 @@ void App::emit(const std::vector<engine::Record>& records, const std::string& ex
     stop_ = true;  // output closed: end quietly (state is still saved)
     stop_followers();
   }
+  if (delivery_.pool) delivery_.pool->submit(records);
   if (!exec_) return;
   // Alert, resolved and summary records go to the rule's own command and to
   // --exec's.
@@ -243,6 +255,15 @@ void App::finish() {
     emit(records);
   }
   if (exec_) exec_->drain();  // exit waits for running commands
+  if (delivery_.pool) {
+    // Exit waits for deliveries a while; what is left stays in the outbox
+    // for the next run (without --state it is lost, and said so).
+    if (const std::size_t left = delivery_.pool->drain(std::chrono::milliseconds(delivery_.drain_ms)); left > 0) {
+      print_message(fmt::format("delivery: {} record{} not delivered after {} ({}){}", left, left == 1 ? "" : "s",
+                                config::format_duration(delivery_.drain_ms), "[delivery] drain",
+                                delivery_.outbox ? "; kept in the outbox for the next run" : "; lost: no --state"));
+    }
+  }
   if (options_.stats) print_error(stats_text());
   std::lock_guard lock(mu_);
   finished_ = true;
@@ -273,6 +294,21 @@ std::string App::stats_text() {
          " retried " + std::to_string(e.retried) + " timed out " + std::to_string(e.timed_out) + " gave up " +
          std::to_string(e.gave_up) + "\n";
   }
+  if (delivery_.pool) {
+    for (const delivery::DestinationStats& d : delivery_.pool->stats()) {
+      s += fmt::format(
+          "swthrottle: stats: delivery: {}: queued {} delivered {} attempts {} failed {} dead_letters {} reposts {} "
+          "pending {}{}\n",
+          d.url, d.queued, d.delivered, d.attempts, d.failed_attempts, d.dead_letters, d.reposts, d.pending,
+          d.circuit_open ? " circuit open" : "");
+    }
+    if (delivery_.outbox) {
+      const delivery::OutboxStats o = delivery_.outbox->stats();
+      s += fmt::format(
+          "swthrottle: stats: outbox: added {} delivered {} dead_letters {} dropped {} recovered {} pending {}\n",
+          o.added, o.delivered, o.dead_letters, o.dropped, o.recovered, o.pending);
+    }
+  }
   return s;
 }
 
@@ -286,6 +322,15 @@ void App::reload() {
   if (std::string why; !attach_fleet(**next, &why)) {
     print_message("SIGHUP: keeping the current rules: " + why);
     return;
+  }
+  {
+    // Delivery destinations are made at start: a URL only the new rules
+    // name gets nothing until a restart (said, and the rules still load).
+    std::vector<std::string> started;
+    if (delivery_.pool)
+      for (const auto& d : delivery_.pool->stats()) started.push_back(d.url);
+    for (const std::string& t : urls_not_started(*(*next)->rules, started))
+      print_message("SIGHUP: " + t + " is new in the rules; records go there after a restart");
   }
   if (uses_exec(*(*next)->rules) && !exec_) {
     print_message(

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "app/delivery_setup.h"
 #include "app/inputs.h"
 #include "cli/options.h"
 #include "fleet/fleet_client.h"
@@ -124,6 +125,7 @@ class App final : private pipeline::DeciderHost {
   std::unique_ptr<output::ExecPool> exec_;
   std::vector<std::string> exec_argv_;
   std::unique_ptr<state::StateFile> state_;
+  DeliverySetup delivery_;  // webhooks and Alertmanagers (an outbox with --state); started after the state lock
   std::atomic<bool> stop_{false};
   std::atomic<bool> input_failed_{false};
   std::atomic<int64_t> last_log_ms_{-1};

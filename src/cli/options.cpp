@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "config/duration.h"
+#include "config/http_url.h"
 #include "util/suggest.h"
 
 namespace swthrottle::cli {
@@ -142,6 +143,17 @@ Parsed parse_options(int argc, const char* const* argv) {
   app.add_option("--exec-timeout", o.exec_timeout, "Kill a command after DUR (default 30s)")
       ->type_name("DUR")
       ->group("Actions");
+  app.add_option("--webhook", o.webhooks,
+                 "POST every alert, resolved and summary record (JSON) to URL, retried until delivered;\n"
+                 "repeat for several")
+      ->type_name("URL")
+      ->allow_extra_args(false)
+      ->group("Actions");
+  app.add_option("--alertmanager", o.alertmanagers,
+                 "Send alerts and resolves to the Alertmanager at URL (/api/v2/alerts); repeat for an HA pair")
+      ->type_name("URL")
+      ->allow_extra_args(false)
+      ->group("Actions");
   app.add_option("--state", o.state_file, "Load windows at start, save them at exit")
       ->type_name("FILE")
       ->group("State");
@@ -189,6 +201,16 @@ Parsed parse_options(int argc, const char* const* argv) {
     return p;
   }
   o.max_line = *size;
+  for (const auto* urls : {&o.webhooks, &o.alertmanagers}) {
+    for (const std::string& u : *urls) {
+      if (std::string why = config::http_url_problem(u); !why.empty()) {
+        p.text =
+            std::string("swthrottle: ") + (urls == &o.webhooks ? "--webhook" : "--alertmanager") + ": " + why + "\n";
+        p.exit_status = 2;
+        return p;
+      }
+    }
+  }
   if (o.exec_jobs < 1) {
     p.text = "swthrottle: --exec-jobs must be at least 1\n";
     p.exit_status = 2;

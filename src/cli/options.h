@@ -40,6 +40,9 @@ struct Options {
   std::string fleet_redis;
   std::string fleet_namespace;
   std::string fleet_host;
+  // --webhook, --alertmanager: every rule's records go there too (DELIVERY).
+  std::vector<std::string> webhooks;
+  std::vector<std::string> alertmanagers;
 };
 
 // What parsing the command line asks for.

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace swthrottle::delivery {
 
@@ -14,7 +15,9 @@ struct Delivery {
   // it): sent as the Idempotency-Key header and as "id" in the body, so that
   // a receiver can drop a duplicate after an at-least-once redelivery.
   std::string id;
-  uint32_t destination = 0;  // index into the run's destinations (not kept: `target` is)
+  // The destination's number: a digest of `target`, the same in every run,
+  // so that the outbox knows a delivery again after a restart.
+  uint32_t destination = 0;
   // Where it goes, kept across restarts: "webhook URL" or "alertmanager URL"
   // (a restart with other destinations still delivers what was decided).
   std::string target;
@@ -22,5 +25,8 @@ struct Delivery {
   int64_t created_ms = 0;  // wall clock when the record was decided
   uint32_t attempts = 0;   // attempts made so far (kept by the outbox)
 };
+
+// Delivery::destination for a target.
+uint32_t destination_number(std::string_view target);
 
 }  // namespace swthrottle::delivery

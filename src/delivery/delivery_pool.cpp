@@ -87,7 +87,7 @@ DeliveryPool::DeliveryPool(DeliveryOptions options, Outbox* outbox, Report repor
         add_worker(std::move(dest));
         it = std::prev(workers_.end());
       }
-      d.destination = (*it)->index;
+      d.destination = destination_number(d.target);
       ++(*it)->stats.queued;
       (*it)->queue.push_back(std::move(d));
     }
@@ -127,6 +127,7 @@ std::vector<uint32_t> DeliveryPool::route(const engine::Record& r) {
 
 void DeliveryPool::submit(std::span<const engine::Record> records) {
   std::vector<Delivery> batch;
+  std::vector<uint32_t> worker_of;  // by delivery: its worker
   const int64_t t = now();
   for (const engine::Record& r : records) {
     if (r.type == engine::RecordType::Line || r.rule == nullptr) continue;
@@ -137,8 +138,8 @@ void DeliveryPool::submit(std::span<const engine::Record> records) {
       Worker& w = *workers_[i];
       Delivery d;
       d.id = id;
-      d.destination = i;
       d.target = w.dest.target();
+      d.destination = destination_number(d.target);
       d.created_ms = t;
       if (w.dest.kind == DestinationKind::Webhook) {
         d.body = webhook_body(r, id);
@@ -151,6 +152,7 @@ void DeliveryPool::submit(std::span<const engine::Record> records) {
         d.body = alertmanager_body({alert}, options_.alertmanager.generator_url);
       }
       batch.push_back(std::move(d));
+      worker_of.push_back(i);
     }
   }
   if (batch.empty()) return;
@@ -159,8 +161,9 @@ void DeliveryPool::submit(std::span<const engine::Record> records) {
     report_(fmt::format("delivery: the outbox did not take {} records ({}); they are sent without it", batch.size(),
                         outbox_->last_error().empty() ? "closed" : outbox_->last_error()));
   }
-  for (Delivery& d : batch) {
-    Worker& w = *workers_[d.destination];
+  for (std::size_t k = 0; k < batch.size(); ++k) {
+    Delivery& d = batch[k];
+    Worker& w = *workers_[worker_of[k]];
     std::unique_lock lock(w.mu);
     // Back-pressure: a full queue slows the input down; nothing is dropped.
     w.changed.wait(lock, [&] { return w.stop || w.queue.size() < options_.queue_capacity; });

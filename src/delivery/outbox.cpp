@@ -125,6 +125,7 @@ std::string add_line(const Delivery& d) {
   ordered_json e = ordered_json::object();
   e["id"] = bytes_value(d.id);
   e["dest"] = d.destination;
+  e["to"] = bytes_value(d.target);
   e["created"] = d.created_ms;
   e["attempts"] = d.attempts;
   e["body"] = bytes_value(d.body);
@@ -187,6 +188,8 @@ std::optional<Entry> parse_entry(std::string_view line) {
   if (created == e.end() || !created->is_number_integer() || body == e.end() || !read_bytes(*body, out.d.body))
     return std::nullopt;
   if (created->is_number_unsigned() && created->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  // Where it goes ("webhook URL"): a restart with other destinations still delivers it.
+  if (auto to = e.find("to"); to != e.end() && !read_bytes(*to, out.d.target)) return std::nullopt;
   out.d.created_ms = created->get<int64_t>();
   return out;
 }
@@ -198,6 +201,7 @@ std::string dead_line(const Delivery& d, const std::string& why, int64_t now_wal
   ordered_json j = ordered_json::object();
   j["id"] = d.id;
   j["dest"] = d.destination;
+  j["to"] = d.target;
   std::string t;
   append_rfc3339_ms(t, d.created_ms);
   j["created"] = t;

@@ -9,7 +9,8 @@
 // may carry anything a log line did). One process owns an outbox at a time
 // (the state file's lock). The journal is append-only JSON Lines, one entry
 // per line, a record known by its id and dest together:
-//   {"add":{"id":ID,"dest":N,"created":MS,"attempts":N,"body":BYTES}}
+//   {"add":{"id":ID,"dest":N,"to":BYTES,"created":MS,"attempts":N,"body":BYTES}}
+// (`to`: Delivery::target, where it goes; absent in journals written before it)
 //   {"done":{"id":ID,"dest":N}}
 //   {"try":{"id":ID,"dest":N,"attempts":N}}
 // ID and BYTES are a JSON string when the bytes are valid UTF-8, else

@@ -165,7 +165,7 @@ TEST_CASE("--follow of a compressed file is an error that says why") {
   CHECK(rz.err == "swthrottle: " + z + ": compressed input (zstd) cannot be followed; read it without --follow\n");
 }
 
-TEST_CASE("an input that looks binary is reported once and still matched; UTF-8 and Latin-1 are not") {
+TEST_CASE("an input that looks binary is reported once and still matched, UTF-8 and Latin-1 are not") {
   TempDir dir;
   const std::string text = example_log();
   const std::string bin = std::string("\0\1\2 core dump\n", 14) + text;

@@ -113,7 +113,7 @@ std::string canon_expected() {
 
 }  // namespace
 
-TEST_CASE("e2e resolve_when: fire at when, resolve at resolve_when; summaries count per event (JSON)") {
+TEST_CASE("e2e resolve_when: fire at when, resolve at resolve_when, summaries count per event (JSON)") {
   TempDir dir;
   const std::string rules = dir.write("rules.toml", kRules);
   for (const char* mode : {"accurate", "efficient"}) {

@@ -721,7 +721,7 @@ TEST_CASE("live: exec failure: retried, then reported on stderr and in --stats")
   CHECK(contains(r.err, "swthrottle: stats: exec: started 3 succeeded 0 retried 2 timed out 0 gave up 1\n"));
 }
 
-TEST_CASE("live: exec gave up and --exit-code: 3 wins over 1; a command that succeeds on retry: 1") {
+TEST_CASE("live: exec gave up and --exit-code: 3 wins over 1, a command that succeeds on retry: 1") {
   TempDir dir;
   const std::string rules = dir.write("rules.toml", replace_all(kExecRules, "EXEC", ""));
   const std::string input = failed_line(0, "203.0.113.9") + failed_line(1, "203.0.113.9");
@@ -995,7 +995,7 @@ struct HeldLock {
   ~HeldLock() { ::close(fd); }
 };
 
-TEST_CASE("live: --state: a run waiting for the lock says so; SIGTERM/SIGINT end the wait with exit 4") {
+TEST_CASE("live: --state: a run waiting for the lock says so, SIGTERM/SIGINT end the wait with exit 4") {
   TempDir dir;
   const std::string state = dir.file("state.json");
   const std::string rules = dir.write("rules.toml", kStateRules);
@@ -1016,7 +1016,7 @@ TEST_CASE("live: --state: a run waiting for the lock says so; SIGTERM/SIGINT end
   }
 }
 
-TEST_CASE("live: --state: --state-wait bounds the wait for the lock: exit 4; a free lock: the run goes on") {
+TEST_CASE("live: --state: --state-wait bounds the wait for the lock: exit 4, a free lock: the run goes on") {
   TempDir dir;
   const std::string state = dir.file("state.json");
   const std::string rules = dir.write("rules.toml", kStateRules);

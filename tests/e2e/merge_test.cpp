@@ -286,7 +286,7 @@ TEST_CASE("merge: three inputs, and an empty one among them") {
   }
 }
 
-TEST_CASE("merge: an unreadable input ends with exit 2 and its message; the others are decided to their end") {
+TEST_CASE("merge: an unreadable input ends with exit 2 and its message, the others are decided to their end") {
   TempDir dir;
   const std::string rules = dir.write("rules.toml", kEveryLine);
   const std::string a = dir.write("a.log",
@@ -303,7 +303,7 @@ TEST_CASE("merge: an unreadable input ends with exit 2 and its message; the othe
   CHECK(r.out.find("2026-11-21T10:00:02Z a2\n") != std::string::npos);
 }
 
-TEST_CASE("merge: a pipe among the inputs holds the others back; SIGTERM ends the wait, exit 0") {
+TEST_CASE("merge: a pipe among the inputs holds the others back, SIGTERM ends the wait, exit 0") {
   TempDir dir;
   const std::string rules = dir.write("rules.toml", kEveryLine);
   const std::string a = dir.write("a.log",

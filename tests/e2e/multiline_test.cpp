@@ -126,7 +126,7 @@ threshold = "1 per 1s"
   }
 }
 
-TEST_CASE("multiline: a trace of 1200 frames is cut at 500 lines twice; --stats counts the cuts") {
+TEST_CASE("multiline: a trace of 1200 frames is cut at 500 lines twice, --stats counts the cuts") {
   TempDir dir;
   std::string log = "head\nERROR x\n";
   for (int f = 0; f < 1199; ++f) log += "\tat f" + std::to_string(f) + "\n";

@@ -264,7 +264,7 @@ TEST_CASE("fault proxy: delay holds each chunk both ways, also on a connection a
   CHECK(proxy.errors() == "");
 }
 
-TEST_CASE("fault proxy: blackhole answers nothing; a blackholed connection stays dead, new ones work after pass") {
+TEST_CASE("fault proxy: blackhole answers nothing, a blackholed connection stays dead, new ones work after pass") {
   EchoServer echo;
   FaultProxy proxy = FaultProxy::to_tcp("127.0.0.1", echo.port());
   Fd open = connect_to(proxy.port());

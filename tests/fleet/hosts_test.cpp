@@ -307,7 +307,7 @@ TEST_CASE("fleet fault: a reply lost after Redis applied the command is not coun
   CHECK(redis.cli({"HGET", only_key(redis), "s:0"}) == "3");
 }
 
-TEST_CASE("fleet fault: a slow link is waited for; a blackholed one costs one timeout") {
+TEST_CASE("fleet fault: a slow link is waited for, a blackholed one costs one timeout") {
   RedisServerOptions ro;
   ro.tcp = true;
   RedisServer redis(ro);
@@ -431,7 +431,7 @@ TEST_CASE("fleet batched throttle: leases never pass more than Y across the flee
 }
 
 TEST_CASE(
-    "fleet batched fault: a flush whose reply was lost is sent again and counted once; an outage's counts "
+    "fleet batched fault: a flush whose reply was lost is sent again and counted once, an outage's counts "
     "are flushed when Redis is back") {
   RedisServerOptions ro;
   ro.tcp = true;
@@ -476,7 +476,7 @@ match = 'OOM'
   CHECK(stat(r.err, "stats: rule oom:", "events") == 6);
 }
 
-TEST_CASE("fleet fault: an alert raised locally during an outage is claimed on reconnect; no other host repeats it") {
+TEST_CASE("fleet fault: an alert raised locally during an outage is claimed on reconnect, no other host repeats it") {
   RedisServerOptions ro;
   ro.tcp = true;
   RedisServer redis(ro);

@@ -83,7 +83,7 @@ match = 'x'
   CHECK(std::stoull(redis.cli({"HGET", keys, "s:0"})) <= Y);
 }
 
-TEST_CASE("fleet leases: after a refusal, the next lease is asked in the background; lines pass once it comes") {
+TEST_CASE("fleet leases: after a refusal, the next lease is asked in the background, lines pass once it comes") {
   RedisServer redis;
   auto rules = swthrottle::config::parse_rules(R"toml(
 [fleet]

@@ -575,7 +575,7 @@ Request lease(const std::string& key, int64_t bucket, uint64_t want, uint64_t li
 
 }  // namespace
 
-TEST_CASE("fleet scripts: Flush adds a host's deltas once per seq; a retry adds nothing") {
+TEST_CASE("fleet scripts: Flush adds a host's deltas once per seq, a retry adds nothing") {
   Host host(server());
   const std::string key = key_for("flush");
   Reply r = host.run(flush(key, 5, 2, 10, "h1", 1, {{9, 0, 3}, {10, 1, 2}}));
@@ -601,7 +601,7 @@ TEST_CASE("fleet scripts: Flush adds a host's deltas once per seq; a retry adds 
   check_pttl(key);
 }
 
-TEST_CASE("fleet scripts: Flush claims at the limit; its retry answers claimed again") {
+TEST_CASE("fleet scripts: Flush claims at the limit, its retry answers claimed again") {
   Host host(server());
   const std::string key = key_for("flush-claim");
   Request f = flush(key, 10, 1, 3, "h1", 1, {{3, 0, 5}});

@@ -49,7 +49,7 @@ const std::string kAlert =
     "swthrottle: alert burst count=2 threshold=2 window=10s suppressed=0 time=2026-11-21T10:00:02.000Z: "
     "2026-11-21T10:00:02Z FAIL bob\n";
 
-TEST_CASE("app: a run decides its input into the sink; --exit-code makes an alert exit 1") {
+TEST_CASE("app: a run decides its input into the sink, --exit-code makes an alert exit 1") {
   TempDir dir;
   for (bool exit_code : {false, true}) {
     CAPTURE(exit_code);

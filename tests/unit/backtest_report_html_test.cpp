@@ -312,7 +312,7 @@ TEST_CASE("html timeline: the threshold line, exactly when there is a threshold,
   CHECK(render_html(sample_backtest(false)).find("#d62728") == std::string::npos);
 }
 
-TEST_CASE("html timeline: the series as a blue step area; UTC time labels") {
+TEST_CASE("html timeline: the series as a blue step area, UTC time labels") {
   const std::vector<uint64_t> max = {0, 4, 8};
   TimelineChart chart;
   chart.start_ms = kT0;

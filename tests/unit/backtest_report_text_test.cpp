@@ -208,7 +208,7 @@ TEST_CASE("backtest render_text: no line is wider than the style's width, with c
   }
 }
 
-TEST_CASE("backtest render_text: the layout fits by itself; the last-resort cut at the width is not needed") {
+TEST_CASE("backtest render_text: the layout fits by itself, the last-resort cut at the width is not needed") {
   // A line the layout made too wide is cut at the end with "…": with
   // ordinary figures and names no line may end so.
   for (int width : {60, 80, 120}) {
@@ -231,7 +231,7 @@ TEST_CASE("backtest render_text: a rule that could not be swept says why") {
         std::string::npos);
 }
 
-TEST_CASE("backtest render_text: no escape byte without colour, not even from a key; escapes with colour") {
+TEST_CASE("backtest render_text: no escape byte without colour, not even from a key, escapes with colour") {
   Report result = sample();
   result.rules[0].top_keys[0].key = "evil\x1b[2Jkey";
   result.diff[0].changes[0].key = "\x1b]0;title\x07";
@@ -304,7 +304,7 @@ TEST_CASE("backtest render_text: several alerts in one column are one mark") {
   CHECK(occurrences(t.marks, "▲") == 1);
 }
 
-TEST_CASE("backtest render_text: the sweep's longest bar is the candidate with the most alerts; 0 alerts, no bar") {
+TEST_CASE("backtest render_text: the sweep's longest bar is the candidate with the most alerts, 0 alerts, no bar") {
   for (int width : {60, 80, 120}) {
     CAPTURE(width);
     const auto bars = sweep_bars(lines_of(render_text(sample(), {width, false})), 4);
@@ -402,7 +402,7 @@ TEST_CASE("backtest render_text: the timeline's legend names the threshold and c
   CHECK(render_text(result, {80, false}).find("▲ 12,345 alerts (first 2 marked)") != std::string::npos);
 }
 
-TEST_CASE("backtest render_text: a diff change moved earlier shows a negative shift; one on another day its date") {
+TEST_CASE("backtest render_text: a diff change moved earlier shows a negative shift, one on another day its date") {
   Report result = sample();
   DiffChange earlier{DiffChange::Kind::Moved, "k", kFirst + 90'000, kFirst};
   DiffChange next_day{DiffChange::Kind::Moved, "k", kFirst, kFirst + 86'400'000};

@@ -100,7 +100,7 @@ TEST_CASE("backtest chart: column_bars and mark_row: an ink paints, no ink write
   CHECK(mark_row(5, {1, 2}, ink) == " \x1b[31m▲▲\x1b[0m");
 }
 
-TEST_CASE("backtest chart: mark_row: one mark per column however many fall in it; nothing after the last") {
+TEST_CASE("backtest chart: mark_row: one mark per column however many fall in it, nothing after the last") {
   CHECK(mark_row(6, {0, 3, 3, 3}, {}) == "▲  ▲");
   CHECK(mark_row(6, {5}, {}) == "     ▲");
   CHECK(mark_row(6, {-1, 6}, {}).empty());
@@ -114,7 +114,7 @@ TEST_CASE("backtest chart: horizontal_bar: max fills the columns, 0 is no bar, a
   CHECK(code_points(horizontal_bar(7, 10, 40)) == 28);
 }
 
-TEST_CASE("backtest chart: timeline_chart: every line within its width; the threshold on its row; marks at the ends") {
+TEST_CASE("backtest chart: timeline_chart: every line within its width, the threshold on its row, marks at the ends") {
   TimelineSpec spec;
   spec.first_ms = 0;
   spec.last_ms = 4 * 3'600'000 - 1;  // 4 hours

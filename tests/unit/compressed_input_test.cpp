@@ -151,7 +151,7 @@ TEST_CASE("concatenated gzip members and zstd frames are all read, as zcat does"
   CHECK(z.error.empty());
 }
 
-TEST_CASE("a line split across members is one line; a last line without newline is a line") {
+TEST_CASE("a line split across members is one line, a last line without newline is a line") {
   const Read g = read_all(gzip_bytes("first ha") + gzip_bytes("lf\nlast"));
   CHECK(g.lines == std::vector<std::string>{"first half", "last"});
   const Read z = read_all(zstd_bytes("first ha") + zstd_bytes("lf\nlast"));

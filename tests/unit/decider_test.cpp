@@ -394,7 +394,7 @@ std::string decide_lines(FakeHost& host, const std::vector<std::string>& lines, 
   return host.sink.text();
 }
 
-TEST_CASE("decider: a 2099 line in a live run does not move now; later alerts fire; it is reported once a minute") {
+TEST_CASE("decider: a 2099 line in a live run does not move now, later alerts fire, it is reported once a minute") {
   for (bool batches : {false, true}) {
     CAPTURE(batches);
     FakeHost host(burst_rules("log", "FAIL"));  // the clock: 2026-11-21T10:00:00Z
@@ -447,7 +447,7 @@ TEST_CASE("decider: the wall clock of a followed file is read for every line, so
   CHECK(host.warnings.empty());
 }
 
-TEST_CASE("decider: in a replay a lone line far ahead does not move now; a jump the next line confirms does") {
+TEST_CASE("decider: in a replay a lone line far ahead does not move now, a jump the next line confirms does") {
   {
     FakeHost host(burst_rules("log", "FAIL"));
     CHECK(decide_lines(host,

@@ -125,7 +125,7 @@ TEST_CASE("alertmanager alert: labels, annotations and times of an alert record"
   CHECK(j["annotations"]["count"] == "7");  // a string: Alertmanager's annotations are a label set
 }
 
-TEST_CASE("alertmanager alert: the message is the summary; a rule with when says so") {
+TEST_CASE("alertmanager alert: the message is the summary, a rule with when says so") {
   Rule rule = swthrottle::test::make_ratio();
   FiringAlerts firing(options());
   Record r = record(rule, RecordType::Alert, kT0, "");

@@ -260,7 +260,7 @@ TEST_CASE("outbox: added records come back after a reopen byte for byte, in add 
   CHECK(box->stats().added == 0);
 }
 
-TEST_CASE("outbox: done removes a record, for good; a done of a record not pending changes nothing") {
+TEST_CASE("outbox: done removes a record, for good, a done of a record not pending changes nothing") {
   TempDir dir;
   Paths p(dir);
   {

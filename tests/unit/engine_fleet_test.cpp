@@ -433,7 +433,7 @@ match = 'ERROR'
   CHECK(fleet.asked == 0);
 }
 
-TEST_CASE("fleet batched alert: the line path only counts; the claimed alert comes through fleet_alerts()") {
+TEST_CASE("fleet batched alert: the line path only counts, the claimed alert comes through fleet_alerts()") {
   std::string toml = kOom;
   toml.replace(toml.find("fleet = \"exact\""), 15, "fleet = \"batched\"");
   auto rules = load(toml);

@@ -115,7 +115,7 @@ TEST_CASE("event grouper: the java preset joins exception, frames, causes and el
                 "", "2024-05-01 10:00:03,004 INFO [main] done"});
 }
 
-TEST_CASE("event grouper: a start pattern starts events; every other line continues, an empty one too") {
+TEST_CASE("event grouper: a start pattern starts events, every other line continues, an empty one too") {
   const std::string log = "[1] a\n  b\n\nc\n[2] d\n[3] e\nf";  // no final "\n": still the end of an event
   check_events(spec(MultilineSpec::Kind::Start, R"(^\[\d+\])"), log, {"[1] a\n  b\n\nc", "[2] d", "[3] e\nf"});
   // Lines before the first start form an event of their own.
@@ -174,7 +174,7 @@ TEST_CASE("event grouper: the python preset keeps a traceback, its exception lin
        "ValueError: a line like an exception, after one, starts an event", "2024-05-01 10:00:02 INFO app: bye"});
 }
 
-TEST_CASE("event grouper: an event is cut at 500 lines and at 64 KiB; the rest starts new events; cuts are counted") {
+TEST_CASE("event grouper: an event is cut at 500 lines and at 64 KiB, the rest starts new events, cuts are counted") {
   std::string log = "head\n";
   std::vector<std::string> want{"head"};
   for (int i = 1; i < 1100; ++i) {
@@ -199,7 +199,7 @@ TEST_CASE("event grouper: an event is cut at 500 lines and at 64 KiB; the rest s
   CHECK(by_batches(spec(MultilineSpec::Kind::Java), big, 7).events == g.events);
 }
 
-TEST_CASE("event grouper: the idle deadline is a second after the last line; flush hands the event over once") {
+TEST_CASE("event grouper: the idle deadline is a second after the last line, flush hands the event over once") {
   EventGrouper g(spec(MultilineSpec::Kind::Java));
   CHECK_FALSE(g.pending());
   CHECK_FALSE(g.add({"2024 ERROR x", false}, 100));
@@ -235,7 +235,7 @@ TEST_CASE("event grouper: a truncated line makes its event truncated") {
 // no stack trace: every line begins with its date. The independent model:
 // an event starts at every line that begins with a digit. With a trace
 // spliced in after line 1000, it is one event more, holding the trace whole.
-TEST_CASE("event grouper: loghub Java service logs group into their dated lines; a spliced trace joins its line") {
+TEST_CASE("event grouper: loghub Java service logs group into their dated lines, a spliced trace joins its line") {
   for (const char* name : {"Hadoop_2k.log", "Spark_2k.log", "Zookeeper_2k.log"}) {
     CAPTURE(name);
     std::ifstream f(std::string(SWTHROTTLE_SOURCE_DIR) + "/tests/data/loghub/" + name, std::ios::binary);

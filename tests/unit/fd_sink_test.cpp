@@ -59,7 +59,7 @@ TEST_CASE("fd sink: an --explain block, then each record whole and in order") {
   CHECK_FALSE(sink.closed());
 }
 
-TEST_CASE("fd sink: a reader that went away closes it quietly; other errors are reported once and fail the run") {
+TEST_CASE("fd sink: a reader that went away closes it quietly, other errors are reported once and fail the run") {
   const sw::config::Rule rule = sw::test::make_ssh();
   ::signal(SIGPIPE, SIG_IGN);  // as main does: EPIPE, not a signal
   {

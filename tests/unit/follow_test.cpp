@@ -715,7 +715,7 @@ TEST_CASE("follow: random rotations and truncations lose and repeat no line") {
   }
 }
 
-TEST_CASE("follow: a compressed file at the path is reported and skipped; the next file is followed") {
+TEST_CASE("follow: a compressed file at the path is reported and skipped, the next file is followed") {
   for (bool inotify : modes) {
     CAPTURE(inotify);
     TempDir dir;

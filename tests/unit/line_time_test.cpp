@@ -26,7 +26,7 @@ void check_rows(LineTime& lt, const std::vector<Row>& rows) {
   }
 }
 
-TEST_CASE("line time: log time takes the line's stamp, else the input's last one; before any, untimed") {
+TEST_CASE("line time: log time takes the line's stamp, else the input's last one, before any, untimed") {
   LineTime lt;
   check_rows(lt, {
                      {kNoStamp, false, 0},  // no stamp yet: untimed
@@ -83,7 +83,7 @@ constexpr int64_t kWall = 1'795'255'200'000;  // 2026-11-21T10:00:00Z
 constexpr int64_t k2099 = 4'070'908'800'000;  // 2099-01-01T00:00:00Z
 using Why = LineTime::Untrusted;
 
-TEST_CASE("line time: a stamp beyond max_future is not trusted; the line takes the input's last trusted time") {
+TEST_CASE("line time: a stamp beyond max_future is not trusted, the line takes the input's last trusted time") {
   LineTime lt;
   lt.set_trust({kMin, -1});
   check_trust(lt, kWall,

@@ -104,14 +104,14 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 
 }  // namespace
 
-TEST_CASE("multiline app: a trace passes whole or is suppressed whole, keyed by its first line; -j 1 = -j 2") {
+TEST_CASE("multiline app: a trace passes whole or is suppressed whole, keyed by its first line, -j 1 = -j 2") {
   TempDir dir;
   const std::string rules = dir.write("rules.toml", kRules);
   CHECK(run_read(rules, 1) == kWant);
   CHECK(run_read(rules, 2) == kWant);
 }
 
-TEST_CASE("multiline app: a followed file written in pieces gives the same records; the idle flush ends the last") {
+TEST_CASE("multiline app: a followed file written in pieces gives the same records, the idle flush ends the last") {
   TempDir dir;
   sw::cli::Options o;
   o.rule_files = {dir.write("rules.toml", kRules)};

@@ -448,11 +448,11 @@ TEST_CASE("rules: top-level errors") {
   const std::string rule = alert_rule("threshold = \"1/1s\"\n");
   check_errors({
       {"unknown table", "[rules]\nx = 1\n", 1, 2,
-       R"(unknown table "rules" at the top level (did you mean "rule"?); only [settings], [fleet] and [[rule]] may appear there)"},
+       R"(unknown table "rules" at the top level (did you mean "rule"?); only [settings], [fleet], [delivery] and [[rule]] may appear there)"},
       {"unknown array of tables", "[[rulez]]\nx = 1\n", 1, 3,
-       R"(unknown table "rulez" at the top level (did you mean "rule"?); only [settings], [fleet] and [[rule]] may appear there)"},
+       R"(unknown table "rulez" at the top level (did you mean "rule"?); only [settings], [fleet], [delivery] and [[rule]] may appear there)"},
       {"unknown key", "foo = 1\n" + rule, 1, 1,
-       R"(unknown key "foo" at the top level; only [settings], [fleet] and [[rule]] may appear there)"},
+       R"(unknown key "foo" at the top level; only [settings], [fleet], [delivery] and [[rule]] may appear there)"},
       {"setting or rule key outside its table", "mode = \"accurate\"\n" + rule, 1, 1,
        R"(key "mode" belongs in [settings] or in a [[rule]]; put it below a [settings] or [[rule]] line)"},
       {"setting outside [settings]", "year = 2026\n" + rule, 1, 1,

@@ -48,7 +48,7 @@ TEST_CASE("stamp watch: a short input without a timestamp is reported at its end
         "[settings] or a [[settings.input]] (swthrottle -r RULES --check - shows the forms that read it)");
 }
 
-TEST_CASE("stamp watch: one timestamp ends the watch; no lines, no report") {
+TEST_CASE("stamp watch: one timestamp ends the watch, no lines, no report") {
   Reports r;
   StampWatch a = r.watch("a.log", 2);
   a.line("no stamp", false);

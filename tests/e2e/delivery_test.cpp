@@ -1,0 +1,233 @@
+// Delivery end to end (man page: DELIVERY): the real binary POSTs its
+// records to a local receiver (support/http_receiver.h) and to a real
+// Alertmanager (support/alertmanager_server.h): bodies and headers, retries,
+// dead letters, and the outbox across a kill -9.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/alertmanager_server.h"
+#include "support/http_receiver.h"
+#include "support/process.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+using swthrottle::test::AlertmanagerServer;
+using swthrottle::test::HttpReceiver;
+using swthrottle::test::Process;
+using swthrottle::test::Reply;
+using swthrottle::test::RunResult;
+using swthrottle::test::TempDir;
+using json = nlohmann::json;
+
+const std::string kBinary = SWTHROTTLE_BINARY;
+
+// Failed logins per user, 3 per 1m, resolve: for each user in `users`, four
+// failures a second apart from `minute` (an alert at the third), and a
+// closing line two minutes later that ends every episode (resolved).
+std::string rules_text(const std::string& extra = "") {
+  return "[settings]\ntime = \"log\"\ntimezone = \"UTC\"\n" + extra +
+         "\n[[rule]]\nname = \"login-failures\"\nkind = \"alert\"\nthreshold = \"3 per 1m\"\nkey = \"{user}\"\n"
+         "resolve = true\nmessage = \"{count} failures for {key}\"\n"
+         "  [[rule.event]]\n  name = \"failed\"\n  match = 'login failed user=(?P<user>\\w+)'\n";
+}
+
+std::string log_text(const std::vector<std::string>& users) {
+  std::string log;
+  int minute = 0;
+  for (const std::string& u : users) {
+    for (int s = 0; s < 4; ++s)
+      log += "2026-11-20T10:" + std::string(minute < 10 ? "0" : "") + std::to_string(minute) + ":0" +
+             std::to_string(s) + "Z login failed user=" + u + "\n";
+    minute += 2;
+  }
+  log += "2026-11-20T10:" + std::to_string(minute + 10) + ":00Z all quiet\n";
+  return log;
+}
+
+// The JSON records of a run's stdout (--format json), by type.
+std::vector<json> records(const std::string& out, const std::set<std::string>& types) {
+  std::vector<json> v;
+  std::size_t at = 0;
+  while (at < out.size()) {
+    const std::size_t nl = out.find('\n', at);
+    const json j = json::parse(out.substr(at, nl - at));
+    if (types.count(j.value("type", ""))) v.push_back(j);
+    at = nl == std::string::npos ? out.size() : nl + 1;
+  }
+  return v;
+}
+
+// A delivered body without its "id": the record as stdout has it.
+json without_id(json j) {
+  j.erase("id");
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("delivery: --webhook POSTs every alert and resolved record, with a stable id as Idempotency-Key") {
+  HttpReceiver hook;
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", rules_text());
+  const std::string log = dir.write("app.log", log_text({"alice", "bob"}));
+  RunResult r =
+      swthrottle::test::run_swthrottle({"-r", rules, "--webhook", hook.url("/hook"), "--format", "json", log});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  const std::vector<json> shown = records(r.out, {"alert", "resolved"});
+  REQUIRE(shown.size() == 4);  // alice and bob: alert, resolved each
+  REQUIRE(hook.wait_for(4));
+  const auto reqs = hook.requests();
+  REQUIRE(reqs.size() == 4);
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    CAPTURE(i);
+    CHECK(reqs[i].method == "POST");
+    CHECK(reqs[i].path == "/hook");
+    CHECK(reqs[i].header("Content-Type") == "application/json");
+    const json body = json::parse(reqs[i].body);
+    REQUIRE(body.contains("id"));
+    const std::string id = body["id"];
+    CHECK(id.size() == 32);
+    CHECK(reqs[i].header("Idempotency-Key") == id);
+    // In the order decided, and the record stdout has.
+    CHECK(without_id(body) == shown[i]);
+    ids.push_back(id);
+  }
+  CHECK(std::set<std::string>(ids.begin(), ids.end()).size() == 4);
+
+  // The same history again: the same ids, so a receiver drops the repeats.
+  HttpReceiver again;
+  RunResult r2 = swthrottle::test::run_swthrottle({"-r", rules, "--webhook", again.url("/hook"), log});
+  CHECK(r2.exit_status == 0);
+  REQUIRE(again.wait_for(4));
+  std::vector<std::string> ids2;
+  for (const auto& q : again.requests()) ids2.push_back(json::parse(q.body)["id"]);
+  CHECK(ids2 == ids);
+}
+
+TEST_CASE("delivery: 5xx and 429 are retried (Retry-After honoured) until delivered once, as --stats says") {
+  HttpReceiver hook;
+  hook.respond({Reply(503), Reply(429, "Retry-After: 1"), Reply(200)});
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", rules_text());
+  // Only the alert: the resolved record would be a second delivery.
+  std::string alert_only = log_text({"alice"});
+  alert_only.erase(alert_only.rfind("2026"));
+  const std::string one = dir.write("one.log", alert_only);
+  RunResult r = swthrottle::test::run_swthrottle({"-r", rules, "--webhook", hook.url("/hook"), "--stats", one});
+  CHECK(r.exit_status == 0);
+  const auto reqs = hook.requests();
+  REQUIRE(reqs.size() == 3);
+  // One record, three attempts of the same bytes.
+  CHECK(reqs[0].body == reqs[1].body);
+  CHECK(reqs[1].body == reqs[2].body);
+  // The Retry-After: the third attempt came at least a second after the second.
+  CHECK(reqs[2].received_at - reqs[1].received_at >= std::chrono::milliseconds(950));
+  CHECK(r.err.find("delivery: webhook " + hook.url("/hook") + ": HTTP 503") != std::string::npos);
+  CHECK(r.err.find("delivering again") != std::string::npos);
+  CHECK(r.err.find("queued 1 delivered 1 attempts 3 failed 2 dead_letters 0") != std::string::npos);
+}
+
+TEST_CASE("delivery: another 4xx is not retried: dead-lettered to STATE.dead, exit status 3") {
+  HttpReceiver hook;
+  hook.otherwise(Reply(400, "", "no such hook"));
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", rules_text());
+  const std::string log = dir.write("app.log", log_text({"alice"}));
+  const std::string state = dir.file("state.json");
+  RunResult r = swthrottle::test::run_swthrottle({"-r", rules, "--webhook", hook.url("/hook"), "--state", state, log});
+  CHECK(r.exit_status == 3);
+  CHECK(hook.count() == 2);  // the alert and its resolve, once each
+  CHECK(r.err.find("HTTP 400: no such hook; not retried") != std::string::npos);
+  const std::string dead = swthrottle::test::read_file(state + ".dead");
+  const json letter = json::parse(dead.substr(0, dead.find('\n')));
+  CHECK(letter["why"] == "HTTP 400: no such hook");
+  CHECK(letter["to"] == "webhook " + hook.url("/hook"));
+  CHECK(json::parse(letter["body"].get<std::string>())["type"] == "alert");
+}
+
+TEST_CASE("delivery: killed -9 while the receiver is down, restarted: every record delivered once, by id") {
+  HttpReceiver hook;
+  hook.otherwise(Reply(503));
+  TempDir dir;
+  // Exit keeps trying for a minute: the kill comes during that time.
+  const std::string rules = dir.write("rules.toml", rules_text("\n[delivery]\ndrain = \"1m\"\n"));
+  const std::string log = dir.write("app.log", log_text({"alice", "bob", "carol"}));
+  const std::string state = dir.file("state.json");
+  {
+    Process p = Process::spawn(
+        {kBinary, "-r", rules, "--webhook", hook.url("/hook"), "--format", "json", "--state", state, log});
+    // Every record decided (stdout) and the first delivery tried twice:
+    // they are all in the outbox by now.
+    REQUIRE(p.read_stdout_lines(6));
+    REQUIRE(hook.wait_for(2, std::chrono::seconds(15)));
+    REQUIRE(p.send_signal(SIGKILL));
+    const RunResult r = p.wait();
+    CHECK(r.signal == SIGKILL);
+    // Three users: an alert and a resolve each.
+    CHECK(records(p.out(), {"alert", "resolved"}).size() == 6);
+  }
+  const std::size_t before = hook.count();
+  std::set<std::string> failed_ids;
+  for (const auto& q : hook.requests()) failed_ids.insert(json::parse(q.body)["id"].get<std::string>());
+  CHECK(failed_ids.size() == 1);  // only the first, retried: the others wait behind it
+
+  hook.otherwise(Reply(200));
+  RunResult r = swthrottle::test::run_swthrottle(
+      {"-r", rules, "--webhook", hook.url("/hook"), "--state", state, "--stats", dir.write("empty.log", "")});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err.find("delivery: 6 records the last run did not deliver are sent first") != std::string::npos);
+  const auto reqs = hook.requests();
+  std::map<std::string, int> delivered;  // id -> 2xx answers
+  for (std::size_t i = before; i < reqs.size(); ++i) ++delivered[json::parse(reqs[i].body)["id"].get<std::string>()];
+  CHECK(delivered.size() == 6);
+  for (const auto& [id, n] : delivered) {
+    CAPTURE(id);
+    CHECK(n == 1);
+  }
+  CHECK(delivered.count(*failed_ids.begin()) == 1);  // the one tried before the kill, with the same id
+  // Nothing left: a third run sends nothing.
+  const std::size_t after = hook.count();
+  RunResult r3 = swthrottle::test::run_swthrottle(
+      {"-r", rules, "--webhook", hook.url("/hook"), "--state", state, dir.file("empty.log")});
+  CHECK(r3.exit_status == 0);
+  CHECK(hook.count() == after);
+}
+
+TEST_CASE("delivery: --alertmanager: a firing alert is active in a real Alertmanager, a resolved one is gone") {
+  AlertmanagerServer am;
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", rules_text("\n[delivery]\nlabels = { team = \"ops\" }\n"));
+  // alice: alert only (no closing line); bob: alert and resolved.
+  std::string log = log_text({"alice"});
+  log = log.substr(0, log.rfind("2026"));
+  const std::string firing = dir.write("firing.log", log);
+  RunResult r = swthrottle::test::run_swthrottle({"-r", rules, "--alertmanager", am.url(), firing});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  const json alerts = json::parse(am.alerts());
+  REQUIRE(alerts.size() == 1);
+  CHECK(alerts[0]["labels"]["alertname"] == "login-failures");
+  CHECK(alerts[0]["labels"]["key"] == "alice");
+  CHECK(alerts[0]["labels"]["team"] == "ops");
+  CHECK(alerts[0]["annotations"]["summary"] == "3 failures for alice");
+  CHECK(alerts[0]["status"]["state"] == "active");
+  CHECK(alerts[0]["startsAt"] == "2026-11-20T10:00:02.000Z");  // the log's time
+
+  const std::string both = dir.write("both.log", log_text({"bob"}));
+  RunResult r2 = swthrottle::test::run_swthrottle({"-r", rules, "--alertmanager", am.url(), both});
+  CHECK(r2.exit_status == 0);
+  const json after = json::parse(am.alerts());
+  // bob's alert was posted, then resolved: Alertmanager lists it no more.
+  REQUIRE(after.size() == 1);
+  CHECK(after[0]["labels"]["key"] == "alice");
+}
