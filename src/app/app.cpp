@@ -211,6 +211,9 @@ void App::saw_log_time(int64_t newest_ms) { atomic_max(last_log_ms_, newest_ms);
 
 void App::request_stop() {
   stop_ = true;
+  // A decider waiting for room in a delivery queue (a receiver long down)
+  // must not hold the stop up: from now on submit() does not wait.
+  if (delivery_.pool) delivery_.pool->unblock();
   stop_followers();
 }
 

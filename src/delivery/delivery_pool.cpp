@@ -166,7 +166,9 @@ void DeliveryPool::submit(std::span<const engine::Record> records) {
     Worker& w = *workers_[worker_of[k]];
     std::unique_lock lock(w.mu);
     // Back-pressure: a full queue slows the input down; nothing is dropped.
-    w.changed.wait(lock, [&] { return w.stop || w.queue.size() < options_.queue_capacity; });
+    w.changed.wait(lock, [&] {
+      return w.stop || w.queue.size() < options_.queue_capacity || unblocked_.load(std::memory_order_acquire);
+    });
     if (w.stop) continue;  // shutting down: the outbox keeps it
     ++w.stats.queued;
     w.queue.push_back(std::move(d));
@@ -305,6 +307,16 @@ void DeliveryPool::run(Worker& w) {
       w.failing = true;
     }
     w.work.wait_for(lock, milliseconds(delay), [&] { return w.stop; });
+  }
+}
+
+void DeliveryPool::unblock() {
+  unblocked_.store(true, std::memory_order_release);
+  // An add() waiting for room in a full outbox returns (its records are then sent without it).
+  if (outbox_) outbox_->close();
+  for (auto& w : workers_) {
+    std::lock_guard lock(w->mu);
+    w->changed.notify_all();
   }
 }
 

@@ -89,6 +89,11 @@ class DeliveryPool {
 
   void submit(std::span<const engine::Record> records);
 
+  // The run is stopping (SIGINT/SIGTERM): submit() no longer waits for room
+  // (in a queue or in the outbox), so that a receiver that is down cannot
+  // hold the stop up. Deliveries already submitted keep going until drain().
+  void unblock();
+
   // End of the run: waits until every queue is empty, or `within` passes.
   // Returns the deliveries still pending (kept by the outbox for the next
   // run; lost without one).
@@ -111,6 +116,7 @@ class DeliveryPool {
   std::mutex route_mu_;
   std::map<const config::Rule*, std::vector<uint32_t>> routes_;  // guarded by route_mu_
   std::atomic<uint64_t> dead_letters_{0};
+  std::atomic<bool> unblocked_{false};
 };
 
 }  // namespace swthrottle::delivery
