@@ -26,45 +26,57 @@ void CountProfile::counted(uint32_t rule, std::string_view key, int64_t t_ms, ui
   const int64_t bucket = t_ms / p.bucket_ms;
   if (bucket > p.newest_bucket) {
     // Buckets before this one are over for every key: their samples are
-    // taken now, so that `open` holds only the keys of the newest bucket.
-    if (p.open.size() > 64) close_older(p, bucket);
+    // taken now, so that only the keys of the newest bucket stay open.
+    close_older(p, bucket);
     p.newest_bucket = bucket;
   }
-  auto [it, fresh] = p.open.try_emplace(std::string(key));
-  OpenBucket& ob = it->second;
-  if (!fresh && ob.bucket != bucket) ++p.samples[ob.count];
-  ob.bucket = bucket;
-  ob.count = count;
-
-  auto [pk, new_key] = p.peaks.try_emplace(std::string(key));
-  KeyPeak& peak = pk->second;
-  if (new_key) peak.key = key;
-  ++peak.events;
-  if (count > peak.peak) {
-    peak.peak = count;
-    peak.peak_t_ms = t_ms;
+  auto it = p.keys.find(key);
+  if (it == p.keys.end()) it = p.keys.emplace(std::string(key), KeyState{}).first;
+  KeyState& k = it->second;
+  if (k.bucket != bucket) {
+    if (k.bucket != kClosed) {
+      ++p.samples[k.count];  // a line older than its open bucket: that bucket closes here
+    } else {
+      p.open.push_back(&k);
+    }
+    k.bucket = bucket;
   }
-  if (p.peaks.size() > kMaxKeys) {
-    std::vector<std::pair<uint64_t, std::string>> by_peak;
-    by_peak.reserve(p.peaks.size());
-    for (const auto& [k, v] : p.peaks) by_peak.emplace_back(v.peak, k);
-    const std::size_t keep = kMaxKeys / 2;
-    std::nth_element(by_peak.begin(), by_peak.begin() + static_cast<std::ptrdiff_t>(keep), by_peak.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (std::size_t i = keep; i < by_peak.size(); ++i) p.peaks.erase(by_peak[i].second);
+  k.count = count;
+  ++k.events;
+  if (count > k.peak) {
+    k.peak = count;
+    k.peak_t_ms = t_ms;
   }
   add_to_series(p.series, t_ms, count);
+  if (p.keys.size() > kMaxKeys) forget_lowest(p);
 }
 
 void CountProfile::close_older(Profile& p, int64_t bucket) {
-  for (auto it = p.open.begin(); it != p.open.end();) {
-    if (it->second.bucket < bucket) {
-      ++p.samples[it->second.count];
-      it = p.open.erase(it);
+  std::size_t kept = 0;
+  for (KeyState* k : p.open) {
+    if (k->bucket < bucket) {
+      ++p.samples[k->count];
+      k->bucket = kClosed;
     } else {
-      ++it;
+      p.open[kept++] = k;
     }
   }
+  p.open.resize(kept);
+}
+
+void CountProfile::forget_lowest(Profile& p) {
+  // Every open bucket is sampled first: the pointers into `keys` go with
+  // the keys erased.
+  close_older(p, INT64_MAX);
+  std::vector<std::pair<uint64_t, const std::string*>> by_peak;
+  by_peak.reserve(p.keys.size());
+  for (const auto& [name, k] : p.keys) by_peak.emplace_back(k.peak, &name);
+  const std::size_t keep = kMaxKeys / 2;
+  std::nth_element(by_peak.begin(), by_peak.begin() + static_cast<std::ptrdiff_t>(keep), by_peak.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> gone;
+  for (std::size_t i = keep; i < by_peak.size(); ++i) gone.push_back(*by_peak[i].second);
+  for (const std::string& g : gone) p.keys.erase(g);
 }
 
 void CountProfile::add_to_series(Series& s, int64_t t_ms, uint64_t count) {
@@ -118,8 +130,8 @@ void CountProfile::fill(std::vector<RuleResult>& results, std::size_t top) {
     results[r].series = p.series;
     if (!results[r].keyed) continue;
     std::vector<KeyPeak> peaks;
-    peaks.reserve(p.peaks.size());
-    for (auto& [k, v] : p.peaks) peaks.push_back(v);
+    peaks.reserve(p.keys.size());
+    for (const auto& [name, k] : p.keys) peaks.push_back(KeyPeak{name, k.peak, k.peak_t_ms, k.events, 0});
     std::sort(peaks.begin(), peaks.end(),
               [](const KeyPeak& a, const KeyPeak& b) { return a.peak != b.peak ? a.peak > b.peak : a.key < b.key; });
     if (peaks.size() > top) peaks.resize(top);

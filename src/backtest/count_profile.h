@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -28,7 +29,7 @@ namespace swthrottle::backtest {
 
 class CountProfile final : public engine::CountObserver {
  public:
-  static constexpr std::size_t kMaxKeys = 20'000;
+  static constexpr std::size_t kMaxKeys = 200'000;
 
   explicit CountProfile(const SweepPlan& plan);
   void counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count) override;
@@ -40,19 +41,31 @@ class CountProfile final : public engine::CountObserver {
   int64_t first_ms() const { return first_ms_; }
 
  private:
-  struct OpenBucket {
-    int64_t bucket = 0;
-    uint64_t count = 0;  // the count after the key's last event in it
+  static constexpr int64_t kClosed = INT64_MIN;
+  // One key of one rule: its open bucket and its peak, found with one
+  // lookup per counted line.
+  struct KeyState {
+    int64_t bucket = kClosed;  // the bucket whose close is not sampled yet (kClosed: none)
+    uint64_t count = 0;        // the count after the key's last event in it
+    uint64_t peak = 0;
+    int64_t peak_t_ms = 0;
+    uint64_t events = 0;
   };
+  struct KeyHash {
+    using is_transparent = void;  // found by string_view: no string made per line
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using KeyStates = std::unordered_map<std::string, KeyState, KeyHash, std::equal_to<>>;
   struct Profile {
     int64_t bucket_ms = 1;
     std::map<uint64_t, uint64_t> samples;  // count -> how many samples
-    std::unordered_map<std::string, OpenBucket> open;
+    KeyStates keys;
+    std::vector<KeyState*> open;  // keys with an open bucket (node pointers stay valid on rehash)
     int64_t newest_bucket = INT64_MIN;
-    std::unordered_map<std::string, KeyPeak> peaks;
     Series series;
   };
   void close_older(Profile& p, int64_t bucket);  // samples of every open bucket before `bucket`
+  void forget_lowest(Profile& p);                // past kMaxKeys: the half with the lowest peaks
   static void add_to_series(Series& s, int64_t t_ms, uint64_t count);
 
   std::mutex mu_;                    // deciders of several inputs may count at once
