@@ -231,3 +231,62 @@ TEST_CASE("delivery: --alertmanager: a firing alert is active in a real Alertman
   REQUIRE(after.size() == 1);
   CHECK(after[0]["labels"]["key"] == "alice");
 }
+
+TEST_CASE("delivery: [delivery] batch = 10 POSTs the records together as one JSON array") {
+  HttpReceiver hook;
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", rules_text("\n[delivery]\nbatch = 10\n"));
+  const std::string log = dir.write("app.log", log_text({"alice", "bob"}));
+  // The receiver is down while the records are decided, so they wait and go
+  // in one batch once it is back.
+  hook.respond({Reply(503)});
+  RunResult r =
+      swthrottle::test::run_swthrottle({"-r", rules, "--webhook", hook.url("/hook"), "--format", "json", log});
+  CHECK(r.exit_status == 0);
+  const std::vector<json> shown = records(r.out, {"alert", "resolved"});
+  REQUIRE(shown.size() == 4);
+  const auto reqs = hook.requests();
+  REQUIRE(reqs.size() >= 2);
+  const json last = json::parse(reqs.back().body);
+  REQUIRE(last.is_array());
+  // Every record delivered, in order, across the batches after the 503.
+  std::vector<json> delivered;
+  std::vector<std::string> ids;
+  for (std::size_t i = 1; i < reqs.size(); ++i) {
+    const json batch = json::parse(reqs[i].body);
+    REQUIRE(batch.is_array());
+    for (const json& rec : batch) {
+      delivered.push_back(without_id(rec));
+      ids.push_back(rec["id"]);
+    }
+  }
+  CHECK(delivered == shown);
+  CHECK(json::parse(reqs[0].body).is_array());
+  CHECK(json::parse(reqs[0].body).size() >= 1);
+}
+
+TEST_CASE("delivery: a firing alert is posted to Alertmanager again every repost, endsAt moving on") {
+  // The receiver stands in for Alertmanager: it sees every post.
+  HttpReceiver am;
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", rules_text("\n[delivery]\nrepost = \"1s\"\n"));
+  std::string log = log_text({"alice"});
+  log.erase(log.rfind("2026"));  // the alert, no resolve: it keeps firing
+  const std::string path = dir.write("app.log", log);
+  Process p = Process::spawn({kBinary, "-r", rules, "--alertmanager", am.url(), "--follow", "--from-start", path});
+  REQUIRE(am.wait_for(3, std::chrono::seconds(15)));
+  p.send_signal(SIGTERM);
+  CHECK(p.wait().exit_status == 0);
+  const auto reqs = am.requests();
+  std::vector<std::string> ends;
+  for (const auto& q : reqs) {
+    CHECK(q.path == "/api/v2/alerts");
+    const json alerts = json::parse(q.body);
+    REQUIRE(alerts.size() == 1);
+    CHECK(alerts[0]["labels"]["key"] == "alice");
+    CHECK(alerts[0]["startsAt"] == "2026-11-20T10:00:02.000Z");
+    ends.push_back(alerts[0]["endsAt"]);
+  }
+  // RFC 3339 in UTC with ms: later times sort later as text.
+  for (std::size_t i = 1; i < ends.size(); ++i) CHECK(ends[i] > ends[i - 1]);
+}
