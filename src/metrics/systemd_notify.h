@@ -7,6 +7,9 @@
 //                 pipeline stops the pings and WatchdogSec restarts it
 //   RELOADING=1   at SIGHUP (with MONOTONIC_USEC), READY=1 after it
 //   STOPPING=1    at SIGINT/SIGTERM or the end of input
+//
+// The calls may come from any thread: sd_notify(3) opens a socket of its own
+// for each message, and the object does not change after construction.
 #pragma once
 
 #include <chrono>
@@ -19,13 +22,19 @@ class SystemdNotify {
  public:
   SystemdNotify();  // reads NOTIFY_SOCKET and WATCHDOG_USEC (sd_watchdog_enabled) once
 
+  // NOTIFY_SOCKET is set and not empty (a path, or "@name": an abstract socket).
   bool enabled() const { return enabled_; }
   // The watchdog interval systemd asked for (0: none); pings go at half of it.
   std::chrono::microseconds watchdog() const { return watchdog_; }
 
+  // The messages, each one datagram, as sd_notify(3) sends them. Failures are
+  // not reported: the service manager is not there to hear about them.
   void ready();
+  // Newlines (and CR, NUL) become spaces: STATUS= is one line.
   void status(const std::string& line);
   void watchdog_ping();
+  // RELOADING=1 with MONOTONIC_USEC=<CLOCK_MONOTONIC in us> (systemd >= 253
+  // wants it; older ones ignore it). Send ready() when the reload is done.
   void reloading();
   void stopping();
 
@@ -38,6 +47,17 @@ class SystemdNotify {
 // Should a watchdog ping go now? Only when the pipeline made progress since
 // the last ping, or had nothing to do: `last_progress_ms` (a decider took a
 // line or found its inputs idle) no older than the watchdog interval.
+//
+// All four in ms of one steady clock. Due when both hold:
+//   now_ms - last_ping_ms     >= interval_ms / 2   (integer halving; pings go
+//                                                    at half the interval)
+//   now_ms - last_progress_ms <= interval_ms       (progress exactly one
+//                                                    interval old still counts)
+// Edges: interval_ms <= 0 (no watchdog) is never due. A last_ping_ms or
+// last_progress_ms after now_ms (the caller read the clock in another order)
+// counts as "just now": no ping yet, progress fresh. Before the first ping,
+// pass the time of READY=1 as last_ping_ms; no sentinels such as INT64_MIN
+// (the differences would overflow).
 bool watchdog_due(int64_t now_ms, int64_t last_progress_ms, int64_t last_ping_ms, int64_t interval_ms);
 
 }  // namespace swthrottle::metrics

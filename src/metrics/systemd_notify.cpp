@@ -1,0 +1,62 @@
+#include "metrics/systemd_notify.h"
+
+#include <systemd/sd-daemon.h>
+#include <time.h>
+
+#include <cstdlib>
+
+namespace swthrottle::metrics {
+
+namespace {
+
+int64_t monotonic_usec() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1'000;
+}
+
+}  // namespace
+
+SystemdNotify::SystemdNotify() {
+  const char* socket = std::getenv("NOTIFY_SOCKET");
+  enabled_ = socket != nullptr && *socket != '\0';
+  // 0: keep WATCHDOG_USEC and WATCHDOG_PID for whoever reads them next.
+  // A negative result (a WATCHDOG_USEC or WATCHDOG_PID that does not parse)
+  // is no watchdog, as 0 is.
+  uint64_t usec = 0;
+  if (::sd_watchdog_enabled(0, &usec) > 0) watchdog_ = std::chrono::microseconds(usec);
+}
+
+void SystemdNotify::ready() { send("READY=1"); }
+
+void SystemdNotify::status(const std::string& line) {
+  // One assignment per line in the protocol: a newline would end STATUS=
+  // and start a new (bogus) assignment.
+  std::string one_line = line;
+  for (char& c : one_line)
+    if (c == '\n' || c == '\r' || c == '\0') c = ' ';
+  send("STATUS=" + one_line);
+}
+
+void SystemdNotify::watchdog_ping() { send("WATCHDOG=1"); }
+
+void SystemdNotify::reloading() {
+  // MONOTONIC_USEC= lets systemd >= 253 tie this RELOADING=1 to the reload it
+  // asked for; older systemd ignores the assignment.
+  send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(monotonic_usec()));
+}
+
+void SystemdNotify::stopping() { send("STOPPING=1"); }
+
+bool SystemdNotify::send(const std::string& message) {
+  if (!enabled_) return false;
+  return ::sd_notify(0, message.c_str()) > 0;
+}
+
+bool watchdog_due(int64_t now_ms, int64_t last_progress_ms, int64_t last_ping_ms, int64_t interval_ms) {
+  if (interval_ms <= 0) return false;
+  if (now_ms - last_ping_ms < interval_ms / 2) return false;
+  return now_ms - last_progress_ms <= interval_ms;
+}
+
+}  // namespace swthrottle::metrics
