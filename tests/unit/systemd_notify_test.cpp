@@ -1,0 +1,216 @@
+#include <doctest/doctest.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrics/systemd_notify.h"
+#include "support/notify_socket.h"
+
+using swthrottle::metrics::SystemdNotify;
+using swthrottle::metrics::watchdog_due;
+using swthrottle::test::NotifySocket;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A datagram sent before the call returns is already queued: this only bounds
+// a wait for one that never comes.
+constexpr auto kWait = 2000ms;
+constexpr auto kNothing = 100ms;
+
+// Sets (or, with nullptr, unsets) an environment variable for the life of the
+// object and puts the previous value back.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_.c_str(), old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_.c_str());
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+// What the next datagram says, or kNone (printable in a failed CHECK).
+constexpr const char* kNone = "(nothing within the wait)";
+std::string next(NotifySocket& sock, std::chrono::milliseconds wait = kWait) {
+  return sock.receive(wait).value_or(kNone);
+}
+
+std::string env_of(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "(unset)";
+}
+
+int64_t monotonic_usec() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1'000;
+}
+
+}  // namespace
+
+TEST_CASE("systemd notify: each message is one datagram with exactly the protocol's text") {
+  NotifySocket sock;
+  ScopedEnv env("NOTIFY_SOCKET", sock.path().c_str());
+  SystemdNotify n;
+  CHECK(n.enabled());
+
+  n.ready();
+  CHECK(next(sock) == "READY=1");
+  n.stopping();
+  CHECK(next(sock) == "STOPPING=1");
+  n.watchdog_ping();
+  CHECK(next(sock) == "WATCHDOG=1");
+  n.status("12 rules, 3 inputs");
+  CHECK(next(sock) == "STATUS=12 rules, 3 inputs");
+  CHECK(next(sock, kNothing) == kNone);  // one datagram each, nothing more
+  // NOTIFY_SOCKET stays for children and later readers (unset_environment 0).
+  CHECK(env_of("NOTIFY_SOCKET") == sock.path());
+}
+
+TEST_CASE("systemd notify: STATUS= is one line (newlines become spaces)") {
+  NotifySocket sock;
+  ScopedEnv env("NOTIFY_SOCKET", sock.path().c_str());
+  SystemdNotify n;
+  n.status("a\nb");
+  CHECK(next(sock) == "STATUS=a b");
+  n.status("x\r\ny\n");
+  CHECK(next(sock) == "STATUS=x  y ");
+}
+
+TEST_CASE("systemd notify: RELOADING=1 carries MONOTONIC_USEC, the CLOCK_MONOTONIC of the call") {
+  NotifySocket sock;
+  ScopedEnv env("NOTIFY_SOCKET", sock.path().c_str());
+  SystemdNotify n;
+  const int64_t before = monotonic_usec();
+  n.reloading();
+  const int64_t after = monotonic_usec();
+  const std::optional<std::string> got = sock.receive(kWait);
+  REQUIRE(got);
+  const std::string prefix = "RELOADING=1\nMONOTONIC_USEC=";
+  REQUIRE(got->rfind(prefix, 0) == 0);
+  const std::string digits = got->substr(prefix.size());
+  REQUIRE(!digits.empty());
+  CHECK(digits.find_first_not_of("0123456789") == std::string::npos);
+  const int64_t usec = std::stoll(digits);
+  CHECK(usec >= before);
+  CHECK(usec <= after);
+}
+
+TEST_CASE("systemd notify: an abstract NOTIFY_SOCKET (@name) works too") {
+  NotifySocket sock(NotifySocket::Kind::kAbstract);
+  REQUIRE(sock.path().front() == '@');
+  ScopedEnv env("NOTIFY_SOCKET", sock.path().c_str());
+  SystemdNotify n;
+  CHECK(n.enabled());
+  n.ready();
+  CHECK(next(sock) == "READY=1");
+}
+
+TEST_CASE("systemd notify: without NOTIFY_SOCKET at construction nothing is sent") {
+  NotifySocket sock;
+  std::optional<SystemdNotify> n;
+  {
+    ScopedEnv env("NOTIFY_SOCKET", nullptr);
+    n.emplace();
+  }
+  CHECK_FALSE(n->enabled());
+  // NOTIFY_SOCKET is read once: set later, it is not used.
+  ScopedEnv env("NOTIFY_SOCKET", sock.path().c_str());
+  n->ready();
+  n->status("s");
+  n->watchdog_ping();
+  n->reloading();
+  n->stopping();
+  CHECK(next(sock, kNothing) == kNone);
+}
+
+TEST_CASE("systemd notify: an empty NOTIFY_SOCKET is none") {
+  ScopedEnv env("NOTIFY_SOCKET", "");
+  SystemdNotify n;
+  CHECK_FALSE(n.enabled());
+}
+
+TEST_CASE("systemd notify: watchdog() follows sd_watchdog_enabled (WATCHDOG_USEC, WATCHDOG_PID)") {
+  ScopedEnv usec("WATCHDOG_USEC", "2000000");
+  SUBCASE("WATCHDOG_PID is this process") {
+    const std::string pid = std::to_string(::getpid());
+    ScopedEnv wpid("WATCHDOG_PID", pid.c_str());
+    SystemdNotify n;
+    CHECK(n.watchdog() == 2s);
+    // Not unset: still there for whoever reads them next.
+    CHECK(env_of("WATCHDOG_USEC") == "2000000");
+    CHECK(env_of("WATCHDOG_PID") == pid);
+  }
+  SUBCASE("WATCHDOG_PID unset: meant for whoever reads it") {
+    ScopedEnv wpid("WATCHDOG_PID", nullptr);
+    CHECK(SystemdNotify().watchdog() == 2s);
+  }
+  SUBCASE("WATCHDOG_PID is another process") {
+    const std::string pid = std::to_string(::getppid());
+    ScopedEnv wpid("WATCHDOG_PID", pid.c_str());
+    CHECK(SystemdNotify().watchdog() == 0us);
+  }
+  SUBCASE("WATCHDOG_PID does not parse") {
+    ScopedEnv wpid("WATCHDOG_PID", "x");
+    CHECK(SystemdNotify().watchdog() == 0us);
+  }
+}
+
+TEST_CASE("systemd notify: no WATCHDOG_USEC, or one that does not parse, is no watchdog") {
+  ScopedEnv wpid("WATCHDOG_PID", nullptr);
+  SUBCASE("unset") {
+    ScopedEnv usec("WATCHDOG_USEC", nullptr);
+    CHECK(SystemdNotify().watchdog() == 0us);
+  }
+  SUBCASE("not a number") {
+    ScopedEnv usec("WATCHDOG_USEC", "soon");
+    CHECK(SystemdNotify().watchdog() == 0us);
+  }
+}
+
+TEST_CASE("watchdog_due: half the interval since the last ping, and progress within the interval") {
+  struct Case {
+    std::string what;
+    int64_t now, progress, ping, interval;
+    bool due;
+  };
+  const std::vector<Case> cases = {
+      {"progress fresh, half the interval since the ping", 100'000, 99'000, 85'000, 30'000, true},
+      {"progress fresh, more than half since the ping", 100'000, 100'000, 70'000, 30'000, true},
+      {"too soon since the last ping", 100'000, 99'000, 85'001, 30'000, false},
+      {"just pinged", 100'000, 100'000, 100'000, 30'000, false},
+      {"stalled: no progress for longer than the interval", 100'000, 69'999, 80'000, 30'000, false},
+      {"stalled long ago, pings long overdue", 100'000, 0, 0, 30'000, false},
+      {"progress exactly one interval old still counts", 100'000, 70'000, 80'000, 30'000, true},
+      {"no watchdog (interval 0)", 100'000, 100'000, 0, 0, false},
+      {"a ping stamped after now is not followed by another", 100'000, 100'000, 100'005, 30'000, false},
+      {"progress stamped after now is fresh", 100'000, 100'005, 80'000, 30'000, true},
+      {"odd interval: halved down", 100'000, 100'000, 99'999, 3, true},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    CHECK(watchdog_due(c.now, c.progress, c.ping, c.interval) == c.due);
+  }
+}
