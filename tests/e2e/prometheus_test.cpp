@@ -16,7 +16,8 @@ using swthrottle::metrics::RuleCounters;
 using swthrottle::metrics::Snapshot;
 using namespace std::chrono_literals;
 
-TEST_CASE("Prometheus scrapes /metrics: swthrottle_rule_alerts_total comes back with its rule label") {
+TEST_CASE(
+    "prometheus: a real Prometheus scrapes /metrics: swthrottle_rule_alerts_total comes back with its rule label") {
   Snapshot s;
   s.started_ms = 1'764'130'000'000;
   s.wall_ms = s.started_ms + 5'000;

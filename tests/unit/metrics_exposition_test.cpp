@@ -145,11 +145,11 @@ constexpr const char* kBareText =
 
 }  // namespace
 
-TEST_CASE("prometheus_text: a bare snapshot has only the families that are always there, in order") {
+TEST_CASE("metrics: prometheus_text: a bare snapshot has only the families that are always there, in order") {
   CHECK(prometheus_text(bare()) == kBareText);
 }
 
-TEST_CASE("prometheus_text: a rule and an input, labels escaped, the lag computed") {
+TEST_CASE("metrics: prometheus_text: a rule and an input, labels escaped, the lag computed") {
   Snapshot s = bare();
   RuleCounters r;
   r.rule = "a\"b\\c\nd";  // a quote, a backslash and a line feed
@@ -189,7 +189,7 @@ TEST_CASE("prometheus_text: a rule and an input, labels escaped, the lag compute
   CHECK(rest.find("swthrottle_fleet_") == std::string::npos);
 }
 
-TEST_CASE("prometheus_text: seconds are exact decimals of the milliseconds") {
+TEST_CASE("metrics: prometheus_text: seconds are exact decimals of the milliseconds") {
   Snapshot s = bare();
   InputState in;
   in.input = "x";
@@ -204,7 +204,7 @@ TEST_CASE("prometheus_text: seconds are exact decimals of the milliseconds") {
   CHECK(prometheus_text(s).find("swthrottle_start_time_seconds 2\n") != std::string::npos);
 }
 
-TEST_CASE("prometheus_text: exec, delivery, outbox and fleet when present") {
+TEST_CASE("metrics: prometheus_text: exec, delivery, outbox and fleet when present") {
   const std::string text = prometheus_text(full());
   CHECK(text.find("swthrottle_exec_gave_up_total 1\n") != std::string::npos);
   CHECK(text.find("swthrottle_delivery_circuit_open{destination=\"webhook http://127.0.0.1:9/hook\"} 1\n") !=
@@ -220,7 +220,7 @@ TEST_CASE("prometheus_text: exec, delivery, outbox and fleet when present") {
   CHECK(text.find("swthrottle_input_log_time_lag_seconds{input=\"-\"}") == std::string::npos);
 }
 
-TEST_CASE("prometheus_text: promtool check metrics accepts a full snapshot") {
+TEST_CASE("metrics: prometheus_text: promtool check metrics accepts a full snapshot") {
   // Not skipped when promtool is missing: run_process fails to exec it and
   // the exit status is not 0.
   Snapshot s = full();
@@ -234,7 +234,7 @@ TEST_CASE("prometheus_text: promtool check metrics accepts a full snapshot") {
   CHECK(r.out.empty());  // no lint complaint either
 }
 
-TEST_CASE("stats_json: one JSON object with the same figures") {
+TEST_CASE("metrics: stats_json: one JSON object with the same figures") {
   const std::string text = stats_json(full());
   CHECK(text.find('\n') == std::string::npos);
   const nlohmann::json j = nlohmann::json::parse(text);
@@ -272,7 +272,7 @@ TEST_CASE("stats_json: one JSON object with the same figures") {
   CHECK(b["destinations"].empty());
 }
 
-TEST_CASE("stats_json: invalid UTF-8 in a name is repaired, not thrown") {
+TEST_CASE("metrics: stats_json: invalid UTF-8 in a name is repaired, not thrown") {
   Snapshot s = bare();
   RuleCounters r;
   r.rule = "bad\xC3";
@@ -282,7 +282,7 @@ TEST_CASE("stats_json: invalid UTF-8 in a name is repaired, not thrown") {
   CHECK(j["rules"][0]["rule"] == "bad\xEF\xBF\xBD");
 }
 
-TEST_CASE("health_of: ready, stalled inputs and a degraded fleet") {
+TEST_CASE("metrics: health_of: ready, stalled inputs and a degraded fleet") {
   constexpr int64_t kStall = 30'000;
   struct Row {
     const char* what;
@@ -328,7 +328,7 @@ TEST_CASE("health_of: ready, stalled inputs and a degraded fleet") {
   }
 }
 
-TEST_CASE("health_of: every problem at once, one line each") {
+TEST_CASE("metrics: health_of: every problem at once, one line each") {
   Snapshot s = bare();
   s.ready = false;
   InputState in;

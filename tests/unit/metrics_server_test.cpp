@@ -39,7 +39,7 @@ std::unique_ptr<MetricsServer> start_ok(std::function<Snapshot()> snapshot) {
 
 }  // namespace
 
-TEST_CASE("MetricsServer: GET /metrics serves the Prometheus text of a fresh snapshot") {
+TEST_CASE("metrics: MetricsServer: GET /metrics serves the Prometheus text of a fresh snapshot") {
   std::atomic<int> calls{0};
   auto server = start_ok([&calls] {
     ++calls;
@@ -54,7 +54,7 @@ TEST_CASE("MetricsServer: GET /metrics serves the Prometheus text of a fresh sna
   CHECK(calls == 2);  // one snapshot per scrape, never a cached one
 }
 
-TEST_CASE("MetricsServer: /healthz answers 200 ok, or 503 with the problems") {
+TEST_CASE("metrics: MetricsServer: /healthz answers 200 ok, or 503 with the problems") {
   std::atomic<bool> ready{true};
   auto server = start_ok([&ready] {
     Snapshot s = ready_snapshot();
@@ -75,14 +75,14 @@ TEST_CASE("MetricsServer: /healthz answers 200 ok, or 503 with the problems") {
         "fleet degraded: fleet rules decide alone, the fleet does not answer\n");
 }
 
-TEST_CASE("MetricsServer: any other path is 404") {
+TEST_CASE("metrics: MetricsServer: any other path is 404") {
   auto server = start_ok(ready_snapshot);
   CHECK(http_get(server->port(), "/").status == 404);
   CHECK(http_get(server->port(), "/metrics/x").status == 404);
   CHECK(http_get(server->port(), "/stats").status == 404);
 }
 
-TEST_CASE("MetricsServer: after the destructor the port refuses connections") {
+TEST_CASE("metrics: MetricsServer: after the destructor the port refuses connections") {
   int port = 0;
   {
     auto server = start_ok(ready_snapshot);
@@ -91,7 +91,7 @@ TEST_CASE("MetricsServer: after the destructor the port refuses connections") {
   CHECK_THROWS_AS(http_get(port, "/metrics"), std::runtime_error);
 }
 
-TEST_CASE("MetricsServer: an address in use is a clear error") {
+TEST_CASE("metrics: MetricsServer: an address in use is a clear error") {
   // A socket of our own holds the port, listening.
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   REQUIRE(fd >= 0);
@@ -112,13 +112,13 @@ TEST_CASE("MetricsServer: an address in use is a clear error") {
                                "that port?)");
 }
 
-TEST_CASE("MetricsServer: a bad listen address is an error before any bind") {
+TEST_CASE("metrics: MetricsServer: a bad listen address is an error before any bind") {
   auto m = MetricsServer::start("localhost", ready_snapshot, 30'000);
   REQUIRE_FALSE(m.ok());
   CHECK(m.error().str() == "--metrics-listen localhost: expected ADDR:PORT or :PORT");
 }
 
-TEST_CASE("parse_listen: ADDR:PORT, [IPV6]:PORT and :PORT") {
+TEST_CASE("metrics: parse_listen: ADDR:PORT, [IPV6]:PORT and :PORT") {
   struct Row {
     const char* in;
     const char* host;
