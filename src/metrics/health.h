@@ -3,7 +3,8 @@
 //
 // Unhealthy when: not ready yet; an input has lines waiting (a followed
 // file with bytes behind) and none of its lines was decided for longer
-// than `stall_ms`; or the fleet is degraded (fleet rules decide alone).
+// than `stall_ms` (counted from the start when none ever was); or the fleet
+// is degraded (fleet rules decide alone).
 #pragma once
 
 #include <cstdint>

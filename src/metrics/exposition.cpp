@@ -1,0 +1,342 @@
+#include "metrics/exposition.h"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "util/json.h"
+
+namespace swthrottle::metrics {
+
+namespace {
+
+// Milliseconds as exact decimal seconds: "1.5", "-0.25", "1764130505.123".
+// Exact, not through double: a timestamp of 13 digits keeps its milliseconds.
+std::string seconds_text(int64_t ms) {
+  std::string out;
+  // Unsigned, so that the magnitude of INT64_MIN does not overflow.
+  uint64_t mag = static_cast<uint64_t>(ms);
+  if (ms < 0) {
+    out += '-';
+    mag = 0 - mag;
+  }
+  out += std::to_string(mag / 1000);
+  if (const uint64_t frac = mag % 1000; frac != 0) {
+    std::string digits = std::to_string(frac);
+    digits.insert(0, 3 - digits.size(), '0');
+    while (digits.back() == '0') digits.pop_back();
+    out += '.';
+    out += digits;
+  }
+  return out;
+}
+
+// A label value: repaired to UTF-8, then escaped as the text format asks
+// (backslash, double quote and line feed; everything else is literal).
+void append_label_value(std::string& out, std::string_view value) {
+  std::string repaired;
+  append_utf8_repaired(repaired, value);
+  out += '"';
+  for (const char c : repaired) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      case '\n': out += "\\n"; break;
+      default: out += c;
+    }
+  }
+  out += '"';
+}
+
+// `{name="value",...}`: the label set of one sample.
+using Labels = std::vector<std::pair<std::string_view, std::string_view>>;
+
+std::string label_set(const Labels& labels) {
+  if (labels.empty()) return {};
+  std::string out = "{";
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (i > 0) out += ',';
+    out += labels[i].first;
+    out += '=';
+    append_label_value(out, labels[i].second);
+  }
+  out += '}';
+  return out;
+}
+
+struct Sample {
+  std::string labels;  // as label_set() wrote it ("" : none)
+  std::string value;
+};
+
+// Appends one family: HELP, TYPE, then its samples; nothing at all when it
+// has no sample (a family of HELP and TYPE alone would say nothing, and a
+// 0 would be a figure we do not have).
+void family(std::string& out, std::string_view name, std::string_view type, std::string_view help,
+            const std::vector<Sample>& samples) {
+  if (samples.empty()) return;
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;  // our own constant texts: no backslash or line feed to escape
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += '\n';
+  for (const Sample& s : samples) {
+    out += name;
+    out += s.labels;
+    out += ' ';
+    out += s.value;
+    out += '\n';
+  }
+}
+
+void single(std::string& out, std::string_view name, std::string_view type, std::string_view help, std::string value) {
+  family(out, name, type, help, {Sample{"", std::move(value)}});
+}
+
+std::string num(uint64_t v) { return std::to_string(v); }
+
+// One family over the rules, a figure per rule.
+template <typename Get>
+void per_rule(std::string& out, const Snapshot& s, std::string_view name, std::string_view type, std::string_view help,
+              Get get) {
+  std::vector<Sample> samples;
+  samples.reserve(s.rules.size());
+  for (const RuleCounters& r : s.rules)
+    samples.push_back({label_set({{"rule", r.rule}, {"kind", r.kind}}), num(get(r))});
+  family(out, name, type, help, samples);
+}
+
+template <typename Get>
+void per_destination(std::string& out, const Snapshot& s, std::string_view name, std::string_view type,
+                     std::string_view help, Get get) {
+  std::vector<Sample> samples;
+  samples.reserve(s.destinations.size());
+  for (const DestinationCounters& d : s.destinations)
+    samples.push_back({label_set({{"destination", d.destination}}), num(get(d))});
+  family(out, name, type, help, samples);
+}
+
+std::string rfc3339(int64_t ms) {
+  std::string out;
+  append_rfc3339_ms(out, ms);
+  return out;
+}
+
+std::string repaired(std::string_view s) {
+  std::string out;
+  append_utf8_repaired(out, s);
+  return out;
+}
+
+}  // namespace
+
+std::string prometheus_text(const Snapshot& s) {
+  std::string out;
+  out.reserve(4096 + 1024 * s.rules.size());
+
+  single(out, "swthrottle_ready", "gauge", "1 once the rules are loaded and the inputs open, else 0.",
+         s.ready ? "1" : "0");
+  single(out, "swthrottle_start_time_seconds", "gauge", "When the process started, in seconds since the Unix epoch.",
+         seconds_text(s.started_ms));
+  single(out, "swthrottle_reloads_total", "counter", "Reloads of the rules (SIGHUP) that took effect.", num(s.reloads));
+  single(out, "swthrottle_reload_failures_total", "counter", "Reloads that failed, the old rules kept.",
+         num(s.reload_failures));
+
+  single(out, "swthrottle_lines_read_total", "counter", "Lines read from all inputs.", num(s.lines));
+  single(out, "swthrottle_lines_matched_total", "counter", "Lines that matched a rule.", num(s.matched));
+  single(out, "swthrottle_lines_written_total", "counter", "Lines written to the output.", num(s.written));
+  single(out, "swthrottle_lines_truncated_total", "counter", "Lines cut at the line length limit.", num(s.truncated));
+  single(out, "swthrottle_lines_untimed_total", "counter", "Lines decided without a time of their own.",
+         num(s.untimed));
+  single(out, "swthrottle_lines_no_timestamp_total", "counter", "Lines in which no timestamp was found.",
+         num(s.no_timestamp));
+  single(out, "swthrottle_lines_untrusted_total", "counter",
+         "Lines whose timestamp was not trusted (too far from the others).", num(s.untrusted));
+  single(out, "swthrottle_lines_invalid_json_total", "counter", "Lines of a JSON input that were not valid JSON.",
+         num(s.invalid_json));
+  single(out, "swthrottle_events_cut_total", "counter", "Multi-line events cut at a size or line cap.", num(s.cut));
+
+  per_rule(out, s, "swthrottle_rule_lines_total", "counter", "Lines that matched the rule.",
+           [](const RuleCounters& r) { return r.lines; });
+  per_rule(out, s, "swthrottle_rule_events_total", "counter", "Events the rule counted.",
+           [](const RuleCounters& r) { return r.events; });
+  per_rule(out, s, "swthrottle_rule_passed_total", "counter", "Lines of a throttle rule let through.",
+           [](const RuleCounters& r) { return r.passed; });
+  per_rule(out, s, "swthrottle_rule_suppressed_total", "counter", "Lines of a throttle rule held back.",
+           [](const RuleCounters& r) { return r.suppressed; });
+  per_rule(out, s, "swthrottle_rule_alerts_total", "counter", "Alerts the rule raised.",
+           [](const RuleCounters& r) { return r.alerts; });
+  per_rule(out, s, "swthrottle_rule_resolved_total", "counter", "Alerts of the rule that resolved.",
+           [](const RuleCounters& r) { return r.resolved; });
+  per_rule(out, s, "swthrottle_rule_summaries_total", "counter", "Summaries of held-back lines the rule wrote.",
+           [](const RuleCounters& r) { return r.summaries; });
+  per_rule(out, s, "swthrottle_rule_late_total", "counter", "Lines too late for the rule's window.",
+           [](const RuleCounters& r) { return r.late; });
+  per_rule(out, s, "swthrottle_rule_untimed_total", "counter", "Lines the rule decided without a time of their own.",
+           [](const RuleCounters& r) { return r.untimed; });
+  per_rule(out, s, "swthrottle_rule_keys", "gauge", "Keys of the rule with a window now.",
+           [](const RuleCounters& r) { return r.keys_now; });
+  per_rule(out, s, "swthrottle_rule_keys_created_total", "counter", "Keys of the rule given a window.",
+           [](const RuleCounters& r) { return r.keys; });
+  per_rule(out, s, "swthrottle_rule_evictions_total", "counter", "Keys of the rule evicted at the key limit.",
+           [](const RuleCounters& r) { return r.evictions; });
+
+  {
+    std::vector<Sample> lines, behind, lag, progress;
+    for (const InputState& in : s.inputs) {
+      const std::string labels = label_set({{"input", in.input}});
+      lines.push_back({labels, num(in.lines)});
+      if (in.bytes_behind) behind.push_back({labels, num(*in.bytes_behind)});
+      if (in.newest_log_ms) lag.push_back({labels, seconds_text(s.wall_ms - *in.newest_log_ms)});
+      if (in.last_progress_ms != 0) progress.push_back({labels, seconds_text(in.last_progress_ms)});
+    }
+    family(out, "swthrottle_input_lines_total", "counter", "Lines read from the input.", lines);
+    family(out, "swthrottle_input_behind_bytes", "gauge", "Bytes of a followed file not read yet.", behind);
+    family(out, "swthrottle_input_log_time_lag_seconds", "gauge",
+           "How far the newest timestamp read from the input is behind the wall clock.", lag);
+    family(out, "swthrottle_input_last_progress_timestamp_seconds", "gauge",
+           "When a line of the input was last decided, in seconds since the Unix epoch.", progress);
+  }
+
+  if (s.exec) {
+    single(out, "swthrottle_exec_started_total", "counter", "Exec actions started.", num(s.exec_started));
+    single(out, "swthrottle_exec_succeeded_total", "counter", "Exec actions that exited 0.", num(s.exec_succeeded));
+    single(out, "swthrottle_exec_failed_attempts_total", "counter", "Exec attempts that failed.",
+           num(s.exec_failed_attempts));
+    single(out, "swthrottle_exec_timed_out_total", "counter", "Exec attempts killed at their timeout.",
+           num(s.exec_timed_out));
+    single(out, "swthrottle_exec_gave_up_total", "counter", "Exec actions given up after their last attempt.",
+           num(s.exec_gave_up));
+  }
+
+  per_destination(out, s, "swthrottle_delivery_queued_total", "counter", "Records queued for the destination.",
+                  [](const DestinationCounters& d) { return d.queued; });
+  per_destination(out, s, "swthrottle_delivery_delivered_total", "counter", "Records the destination accepted.",
+                  [](const DestinationCounters& d) { return d.delivered; });
+  per_destination(out, s, "swthrottle_delivery_attempts_total", "counter", "Requests sent to the destination.",
+                  [](const DestinationCounters& d) { return d.attempts; });
+  per_destination(out, s, "swthrottle_delivery_failed_attempts_total", "counter",
+                  "Requests to the destination that failed.",
+                  [](const DestinationCounters& d) { return d.failed_attempts; });
+  per_destination(out, s, "swthrottle_delivery_dead_letters_total", "counter",
+                  "Records for the destination given up (dead letters).",
+                  [](const DestinationCounters& d) { return d.dead_letters; });
+  per_destination(out, s, "swthrottle_delivery_reposts_total", "counter",
+                  "Reposts of firing alerts to the destination.",
+                  [](const DestinationCounters& d) { return d.reposts; });
+  per_destination(out, s, "swthrottle_delivery_pending", "gauge", "Records waiting for the destination.",
+                  [](const DestinationCounters& d) { return d.pending; });
+  per_destination(out, s, "swthrottle_delivery_circuit_open", "gauge",
+                  "1 while the destination's circuit breaker is open, else 0.",
+                  [](const DestinationCounters& d) { return uint64_t{d.circuit_open ? 1u : 0u}; });
+
+  if (s.outbox) {
+    single(out, "swthrottle_outbox_pending", "gauge", "Records waiting in the outbox.", num(s.outbox_pending));
+    single(out, "swthrottle_outbox_dead_letters_total", "counter", "Records of the outbox given up (dead letters).",
+           num(s.outbox_dead_letters));
+    single(out, "swthrottle_outbox_dropped_total", "counter", "Records dropped from a full outbox, oldest first.",
+           num(s.outbox_dropped));
+  }
+
+  if (s.fleet) {
+    single(out, "swthrottle_fleet_degraded", "gauge", "1 while fleet rules decide alone (fleet unreachable), else 0.",
+           s.fleet_degraded ? "1" : "0");
+    single(out, "swthrottle_fleet_asked_total", "counter", "Questions sent to the fleet.", num(s.fleet_asked));
+    single(out, "swthrottle_fleet_answered_total", "counter", "Questions the fleet answered.", num(s.fleet_answered));
+    single(out, "swthrottle_fleet_unanswered_total", "counter", "Questions decided alone, unanswered.",
+           num(s.fleet_unanswered));
+    single(out, "swthrottle_fleet_timeouts_total", "counter", "Fleet requests that timed out.", num(s.fleet_timeouts));
+    single(out, "swthrottle_fleet_errors_total", "counter", "Fleet requests that failed.", num(s.fleet_errors));
+    single(out, "swthrottle_fleet_reconnects_total", "counter", "Reconnections to the fleet.", num(s.fleet_reconnects));
+  }
+  return out;
+}
+
+std::string stats_json(const Snapshot& s) {
+  using nlohmann::ordered_json;
+  ordered_json j;
+  j["time"] = rfc3339(s.wall_ms);
+  j["started"] = rfc3339(s.started_ms);
+  j["ready"] = s.ready;
+  j["reloads"] = s.reloads;
+  j["reload_failures"] = s.reload_failures;
+  j["lines"] = {{"read", s.lines},          {"matched", s.matched},          {"written", s.written},
+                {"truncated", s.truncated}, {"untimed", s.untimed},          {"no_timestamp", s.no_timestamp},
+                {"untrusted", s.untrusted}, {"invalid_json", s.invalid_json}};
+  j["events_cut"] = s.cut;
+
+  ordered_json rules = ordered_json::array();
+  for (const RuleCounters& r : s.rules) {
+    rules.push_back({{"rule", repaired(r.rule)},
+                     {"kind", r.kind},
+                     {"lines", r.lines},
+                     {"events", r.events},
+                     {"passed", r.passed},
+                     {"suppressed", r.suppressed},
+                     {"alerts", r.alerts},
+                     {"resolved", r.resolved},
+                     {"summaries", r.summaries},
+                     {"late", r.late},
+                     {"untimed", r.untimed},
+                     {"keys", r.keys},
+                     {"evictions", r.evictions},
+                     {"keys_now", r.keys_now}});
+  }
+  j["rules"] = std::move(rules);
+
+  ordered_json inputs = ordered_json::array();
+  for (const InputState& in : s.inputs) {
+    ordered_json o;
+    o["input"] = repaired(in.input);
+    o["lines"] = in.lines;
+    if (in.bytes_behind) o["bytes_behind"] = *in.bytes_behind;
+    // A JSON number from the exact decimal text, so that it reads the same
+    // as the Prometheus sample.
+    if (in.newest_log_ms) o["log_time_lag_seconds"] = ordered_json::parse(seconds_text(s.wall_ms - *in.newest_log_ms));
+    o["last_progress"] = in.last_progress_ms != 0 ? ordered_json(rfc3339(in.last_progress_ms)) : ordered_json(nullptr);
+    inputs.push_back(std::move(o));
+  }
+  j["inputs"] = std::move(inputs);
+
+  if (s.exec) {
+    j["exec"] = {{"started", s.exec_started},
+                 {"succeeded", s.exec_succeeded},
+                 {"failed_attempts", s.exec_failed_attempts},
+                 {"timed_out", s.exec_timed_out},
+                 {"gave_up", s.exec_gave_up}};
+  }
+
+  ordered_json destinations = ordered_json::array();
+  for (const DestinationCounters& d : s.destinations) {
+    destinations.push_back({{"destination", repaired(d.destination)},
+                            {"queued", d.queued},
+                            {"delivered", d.delivered},
+                            {"attempts", d.attempts},
+                            {"failed_attempts", d.failed_attempts},
+                            {"dead_letters", d.dead_letters},
+                            {"reposts", d.reposts},
+                            {"pending", d.pending},
+                            {"circuit_open", d.circuit_open}});
+  }
+  j["destinations"] = std::move(destinations);
+
+  if (s.outbox)
+    j["outbox"] = {
+        {"pending", s.outbox_pending}, {"dead_letters", s.outbox_dead_letters}, {"dropped", s.outbox_dropped}};
+  if (s.fleet) {
+    j["fleet"] = {{"degraded", s.fleet_degraded},     {"asked", s.fleet_asked},       {"answered", s.fleet_answered},
+                  {"unanswered", s.fleet_unanswered}, {"timeouts", s.fleet_timeouts}, {"errors", s.fleet_errors},
+                  {"reconnects", s.fleet_reconnects}};
+  }
+  // replace: a repair missed above must not throw in the middle of --stats.
+  return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+}
+
+}  // namespace swthrottle::metrics
