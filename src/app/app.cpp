@@ -12,6 +12,7 @@
 #include "cli/report.h"
 #include "config/duration.h"
 #include "fleet/rule_fleet.h"
+#include "metrics/exposition.h"
 #include "state/clamp_future.h"
 #include "util/atomic_max.h"
 #include "util/stderr.h"
@@ -21,6 +22,7 @@ namespace swthrottle::app {
 App::App(const cli::Options& options, const AppOptions& app_options, std::unique_ptr<pipeline::Generation> first,
          output::RecordSink& sink, const Clock& clock)
     : options_(options), app_options_(app_options), clock_(clock), arrival_(clock), sink_(sink) {
+  started_wall_ms_ = clock_.wall_ms();
   current_ = first.get();
   generations_.push_back(std::move(first));
 }
@@ -132,12 +134,36 @@ bool App::start() {
     return false;
   }
   delivery_ = std::move(*d);
+  if (!options_.metrics_listen.empty()) {
+    // /healthz calls an input stalled after a minute with lines waiting.
+    constexpr int64_t kStallMs = 60'000;
+    auto server = metrics::MetricsServer::start(
+        options_.metrics_listen, [this] { return snapshot(); }, kStallMs);
+    if (!server) {
+      print_message(server.error().str());
+      return false;
+    }
+    metrics_server_ = std::move(*server);
+  }
   return true;
 }
 
 int App::run(std::vector<InputSpec> inputs) {
   inputs_ = inputs.size();
   followed_ = std::any_of(inputs.begin(), inputs.end(), [](const InputSpec& in) { return in.follow; });
+  {
+    std::lock_guard lock(mu_);  // /metrics may be reading them already
+    for (const InputSpec& in : inputs) {
+      if (meter_of(in.name) != nullptr) continue;
+      meters_.push_back(std::make_unique<InputMeter>());
+      meters_.back()->name = in.name;
+    }
+  }
+  // Rules loaded, inputs open: ready (systemd, /healthz, swthrottle_ready).
+  ready_.store(true, std::memory_order_release);
+  notify_.ready();
+  std::thread metrics;
+  if (needs_metrics_thread()) metrics = std::thread([this] { metrics_loop(); });
   {
     std::unique_ptr<std::thread> timer;
     if (needs_timer()) timer = std::make_unique<std::thread>([this] { timer_loop(); });
@@ -169,6 +195,7 @@ int App::run(std::vector<InputSpec> inputs) {
   for (const InputSpec& in : inputs)
     if (in.fd > 0) ::close(in.fd);
   finish();
+  if (metrics.joinable()) metrics.join();
   {
     std::lock_guard work(signal_mu_);  // a reload or stats report in progress ends first
     exiting_ = true;
@@ -235,6 +262,7 @@ void App::finish() {
   std::lock_guard once(finish_mu_);
   if (finish_started_) return;
   finish_started_ = true;
+  notify_.stopping();
   std::unique_lock order(order_);
   {
     // The timer stops first: it must not write a summary (or save an older
@@ -268,8 +296,10 @@ void App::finish() {
     }
   }
   if (options_.stats) print_error(stats_text());
+  write_metrics_file();  // the run's last figures, for the textfile collector
   std::lock_guard lock(mu_);
   finished_ = true;
+  metrics_done_ = true;
   cv_.notify_all();
 }
 
@@ -289,6 +319,8 @@ void App::write_fleet_alerts() {
 }
 
 std::string App::stats_text() {
+  // --stats-format json: one JSON object (on stderr, never among the records).
+  if (options_.stats_json) return metrics::stats_json(snapshot()) + "\n";
   std::string s = cli::stats_report(*current()->engine);
   if (fleet_) s += cli::fleet_stats_report(fleet_->stats(), current()->rules->settings.fleet);
   if (exec_) {
@@ -317,13 +349,22 @@ std::string App::stats_text() {
 
 // SIGHUP: a bad new rules file is reported and the old rules stay.
 void App::reload() {
+  // systemd: RELOADING=1 now, READY=1 once the reload is over, whatever
+  // its outcome (the old rules stay when the new ones are bad).
+  notify_.reloading();
+  struct ReadyAgain {
+    metrics::SystemdNotify& n;
+    ~ReadyAgain() { n.ready(); }
+  } ready_again{notify_};
   auto next = load_generation(options_);
   if (!next) {
     print_message("SIGHUP: keeping the current rules: " + next.error().str());
+    reload_failures_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   if (std::string why; !attach_fleet(**next, &why)) {
     print_message("SIGHUP: keeping the current rules: " + why);
+    reload_failures_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   {
@@ -339,6 +380,7 @@ void App::reload() {
     print_message(
         "SIGHUP: keeping the current rules: exec actions need the exec pool, which "
         "starts only when the rules at start or --exec use it; restart swthrottle");
+    reload_failures_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   // Exclusive: no decider is between match and output while the rules
@@ -352,6 +394,7 @@ void App::reload() {
   std::lock_guard lock(mu_);
   current_.store(next->get(), std::memory_order_release);
   generations_.push_back(std::move(*next));
+  reloads_.fetch_add(1, std::memory_order_relaxed);
   std::string msg = "SIGHUP: reloaded " + std::to_string(n) + " rules";
   if (!fresh.empty()) {
     msg += "; started fresh:";

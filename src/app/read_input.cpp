@@ -83,6 +83,7 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
     std::lock_guard lock(mu_);
     followers_.push_back(&follower);
     quiet_.push_back(&quiet);
+    if (InputMeter* m = meter_of(in.name)) m->follower = &follower;
     if (stop_) follower.stop();
   }
   // `multiline`: lines grouped into events as they come (made when the
@@ -131,6 +132,7 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
   if (!sink_.closed()) (void)flush_event();
   std::lock_guard lock(mu_);
   followers_.erase(std::remove(followers_.begin(), followers_.end(), &follower), followers_.end());
+  if (InputMeter* m = meter_of(in.name); m != nullptr && m->follower == &follower) m->follower = nullptr;
   quiet_.erase(std::remove(quiet_.begin(), quiet_.end(), &quiet), quiet_.end());
 }
 

@@ -137,6 +137,11 @@ Parsed parse_options(int argc, const char* const* argv) {
   app.add_flag("--explain", o.explain, "For every matching line: events, captures, key, counts, decision")
       ->group("Output");
   app.add_flag("--stats", o.stats, "Print per-rule statistics to stderr at exit")->group("Output");
+  std::string stats_format = "text";
+  app.add_option("--stats-format", stats_format, "--stats and SIGUSR1 as text (default) or one JSON object")
+      ->type_name("text|json")
+      ->check(CLI::IsMember({"text", "json"}).description(""))
+      ->group("Output");
   app.add_flag("--exit-code", o.exit_code, "Exit 1 if any alert was written")->group("Output");
   app.add_option("--exec", o.exec, "Run CMD once per record")->type_name("CMD")->group("Actions");
   app.add_option("--exec-jobs", o.exec_jobs, "Commands at once (default 4)")->type_name("N")->group("Actions");
@@ -154,6 +159,14 @@ Parsed parse_options(int argc, const char* const* argv) {
       ->type_name("URL")
       ->allow_extra_args(false)
       ->group("Actions");
+  app.add_option("--metrics-file", o.metrics_file,
+                 "Write Prometheus metrics to FILE every few seconds and at exit (node_exporter's textfile "
+                 "collector)")
+      ->type_name("FILE")
+      ->group("Output");
+  app.add_option("--metrics-listen", o.metrics_listen, "Serve /metrics and /healthz over HTTP on ADDR:PORT")
+      ->type_name("ADDR:PORT")
+      ->group("Output");
   app.add_option("--state", o.state_file, "Load windows at start, save them at exit")
       ->type_name("FILE")
       ->group("State");
@@ -194,6 +207,7 @@ Parsed parse_options(int argc, const char* const* argv) {
   if (!time.empty()) o.time = value_named(time, {config::TimeSource::Arrival, config::TimeSource::Log});
   if (!mode.empty()) o.mode = value_named(mode, {config::Mode::Accurate, config::Mode::Efficient});
   o.format = value_named(format, {output::Format::Text, output::Format::Json});
+  o.stats_json = stats_format == "json";
   auto size = parse_size(max_line);
   if (!size) {
     p.text = "swthrottle: --max-line: invalid size \"" + max_line + "\" (e.g. 4096, 64K, 1M)\n";

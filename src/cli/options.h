@@ -34,6 +34,7 @@ struct Options {
   bool check = false;
   bool explain = false;
   bool stats = false;
+  bool stats_json = false;  // --stats-format json: --stats and SIGUSR1 as one JSON object
   bool exit_code = false;
   std::size_t max_line = 1 << 20;
   // Over [fleet]'s redis, namespace and host ("": as the rules say).
@@ -43,6 +44,10 @@ struct Options {
   // --webhook, --alertmanager: every rule's records go there too (DELIVERY).
   std::vector<std::string> webhooks;
   std::vector<std::string> alertmanagers;
+  // Metrics (METRICS): a file for node_exporter's textfile collector, and
+  // an HTTP listener for /metrics and /healthz ("": none).
+  std::string metrics_file;
+  std::string metrics_listen;
 };
 
 // What parsing the command line asks for.

@@ -145,6 +145,12 @@ class Follower : private ByteSource {
   std::vector<std::string> take_notices();
 
   const FollowCounts& counts() const { return counts_; }
+  // How far reading is behind the end of the file at the path, in bytes:
+  // its size now minus what was read of it (all of it when the path holds
+  // another file, not opened yet). Thread-safe, for metrics: a stat(2) of
+  // the path against what the last read left, so it also grows while the
+  // reader is stuck.
+  uint64_t bytes_behind() const;
   const std::string& path() const { return path_; }
 
  private:
@@ -219,8 +225,11 @@ class Follower : private ByteSource {
   Change switch_ = Change::None;  // Replaced or Next: read fd_ to its end, then switch
   bool hold_off_ = false;         // after a read error or a stream's end: reopen at the next check only
   Pending pending_ = Pending::None;
-  int open_errno_ = 0;              // the open error reported last, so that each is reported once
-  std::string read_error_;          // likewise for read errors
+  int open_errno_ = 0;      // the open error reported last, so that each is reported once
+  std::string read_error_;  // likewise for read errors
+  // bytes_behind(): the file read last (device, inode) and the offset its last read reached.
+  std::atomic<uint64_t> read_dev_{0}, read_ino_{0};
+  std::atomic<int64_t> read_offset_{-1};
   std::optional<off_t> resume_at_;  // the offset in the file closed last, to go on there if it opens again
 
   int inotify_fd_ = -1;

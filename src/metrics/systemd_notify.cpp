@@ -53,10 +53,4 @@ bool SystemdNotify::send(const std::string& message) {
   return ::sd_notify(0, message.c_str()) > 0;
 }
 
-bool watchdog_due(int64_t now_ms, int64_t last_progress_ms, int64_t last_ping_ms, int64_t interval_ms) {
-  if (interval_ms <= 0) return false;
-  if (now_ms - last_ping_ms < interval_ms / 2) return false;
-  return now_ms - last_progress_ms <= interval_ms;
-}
-
 }  // namespace swthrottle::metrics

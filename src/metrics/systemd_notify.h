@@ -3,8 +3,10 @@
 //
 //   READY=1       once the rules are loaded and the inputs are open
 //   STATUS=...    a one-line summary, now and then
-//   WATCHDOG=1    from the deciders' progress (see watchdog_due): a stalled
-//                 pipeline stops the pings and WatchdogSec restarts it
+//   WATCHDOG=1    at half the WatchdogSec interval, while the pipeline is
+//                 healthy (metrics/health.h: no input with lines waiting and
+//                 none decided for the interval): a stalled pipeline stops
+//                 the pings and WatchdogSec restarts it; an idle one is fine
 //   RELOADING=1   at SIGHUP (with MONOTONIC_USEC), READY=1 after it
 //   STOPPING=1    at SIGINT/SIGTERM or the end of input
 //
@@ -43,21 +45,5 @@ class SystemdNotify {
   bool enabled_ = false;
   std::chrono::microseconds watchdog_{0};
 };
-
-// Should a watchdog ping go now? Only when the pipeline made progress since
-// the last ping, or had nothing to do: `last_progress_ms` (a decider took a
-// line or found its inputs idle) no older than the watchdog interval.
-//
-// All four in ms of one steady clock. Due when both hold:
-//   now_ms - last_ping_ms     >= interval_ms / 2   (integer halving; pings go
-//                                                    at half the interval)
-//   now_ms - last_progress_ms <= interval_ms       (progress exactly one
-//                                                    interval old still counts)
-// Edges: interval_ms <= 0 (no watchdog) is never due. A last_ping_ms or
-// last_progress_ms after now_ms (the caller read the clock in another order)
-// counts as "just now": no ping yet, progress fresh. Before the first ping,
-// pass the time of READY=1 as last_ping_ms; no sentinels such as INT64_MIN
-// (the differences would overflow).
-bool watchdog_due(int64_t now_ms, int64_t last_progress_ms, int64_t last_ping_ms, int64_t interval_ms);
 
 }  // namespace swthrottle::metrics

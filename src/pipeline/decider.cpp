@@ -32,6 +32,7 @@ Decider::Decider(std::string name, DeciderHost& host, const Options& options, in
 Decider::~Decider() { watch_.end(); }
 
 void DeciderHost::warn(const std::string& message) { print_message(message); }
+void DeciderHost::progressed(const std::string&, uint64_t, int64_t) {}
 
 // The rules changed (or this is the start): a matcher and a timestamp reader
 // of the new rules. What is held for the old ones goes to the new engine,
@@ -79,6 +80,7 @@ void Decider::flush() {
   flush_pending();
   const LineTime::Counts c = time_.take_counts();
   if (c.newest != kNoStamp) host_.saw_log_time(c.newest);
+  if (lines_ > 0 || c.newest != kNoStamp) host_.progressed(name_, lines_, c.newest);
   if (cut_) {
     gen_->engine->stats().cut.add(cut_);
     cut_ = 0;

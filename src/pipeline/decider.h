@@ -75,6 +75,9 @@ class DeciderHost {
   // A warning about the input that does not end it (stderr, "swthrottle: "
   // before it).
   virtual void warn(const std::string& message);
+  // Lines of `input` were decided (metrics, the systemd watchdog): how many
+  // since the last call, and the newest log time among them (kNoStamp: none).
+  virtual void progressed(const std::string& input, uint64_t lines, int64_t newest_log_ms);
 };
 
 class Decider {

@@ -13,7 +13,6 @@
 #include "support/notify_socket.h"
 
 using swthrottle::metrics::SystemdNotify;
-using swthrottle::metrics::watchdog_due;
 using swthrottle::test::NotifySocket;
 using namespace std::chrono_literals;
 
@@ -187,30 +186,5 @@ TEST_CASE("systemd notify: no WATCHDOG_USEC, or one that does not parse, is no w
   SUBCASE("not a number") {
     ScopedEnv usec("WATCHDOG_USEC", "soon");
     CHECK(SystemdNotify().watchdog() == 0us);
-  }
-}
-
-TEST_CASE("watchdog_due: half the interval since the last ping, and progress within the interval") {
-  struct Case {
-    std::string what;
-    int64_t now, progress, ping, interval;
-    bool due;
-  };
-  const std::vector<Case> cases = {
-      {"progress fresh, half the interval since the ping", 100'000, 99'000, 85'000, 30'000, true},
-      {"progress fresh, more than half since the ping", 100'000, 100'000, 70'000, 30'000, true},
-      {"too soon since the last ping", 100'000, 99'000, 85'001, 30'000, false},
-      {"just pinged", 100'000, 100'000, 100'000, 30'000, false},
-      {"stalled: no progress for longer than the interval", 100'000, 69'999, 80'000, 30'000, false},
-      {"stalled long ago, pings long overdue", 100'000, 0, 0, 30'000, false},
-      {"progress exactly one interval old still counts", 100'000, 70'000, 80'000, 30'000, true},
-      {"no watchdog (interval 0)", 100'000, 100'000, 0, 0, false},
-      {"a ping stamped after now is not followed by another", 100'000, 100'000, 100'005, 30'000, false},
-      {"progress stamped after now is fresh", 100'000, 100'005, 80'000, 30'000, true},
-      {"odd interval: halved down", 100'000, 100'000, 99'999, 3, true},
-  };
-  for (const Case& c : cases) {
-    CAPTURE(c.what);
-    CHECK(watchdog_due(c.now, c.progress, c.ping, c.interval) == c.due);
   }
 }
