@@ -1,6 +1,8 @@
-// A real Prometheus scrapes a MetricsServer: the names, labels and values of
+// A real Prometheus scrapes a MetricsServer (and the binary's
+// --metrics-listen): the names, labels and values of
 // prometheus_text() survive Prometheus's own parser, and a query finds them.
 #include <doctest/doctest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <memory>
@@ -10,6 +12,7 @@
 #include "metrics/metrics_server.h"
 #include "support/process.h"
 #include "support/prometheus_server.h"
+#include "support/temp_dir.h"
 
 using swthrottle::metrics::MetricsServer;
 using swthrottle::metrics::RuleCounters;
@@ -59,4 +62,46 @@ TEST_CASE(
   const nlohmann::json up = nlohmann::json::parse(prometheus.query("up{job=\"swthrottle\"}"));
   REQUIRE(up["data"]["result"].size() == 1);
   CHECK(up["data"]["result"][0]["value"][1] == "1");
+}
+
+TEST_CASE("prometheus: a real Prometheus scrapes the binary's --metrics-listen and finds its rule's alerts") {
+  // A free port for swthrottle: a MetricsServer on :0 finds one, and gives it back.
+  int port = 0;
+  {
+    auto probe = MetricsServer::start(
+        "127.0.0.1:0", [] { return Snapshot{}; }, 30'000);
+    REQUIRE(probe);
+    port = (*probe)->port();
+  }
+  swthrottle::test::TempDir dir;
+  const std::string rules = dir.write(
+      "rules.toml",
+      "[settings]\ntime = \"log\"\ntimezone = \"UTC\"\n\n[[rule]]\nname = \"login-failures\"\nkind = \"alert\"\n"
+      "threshold = \"3 per 1m\"\nkey = \"{user}\"\n  [[rule.event]]\n  name = \"failed\"\n"
+      "  match = 'login failed user=(?P<user>\\w+)'\n");
+  std::string log;
+  for (int s = 0; s < 4; ++s) log += "2026-11-20T10:00:0" + std::to_string(s) + "Z login failed user=alice\n";
+  const std::string path = dir.write("app.log", log);
+  swthrottle::test::Process p =
+      swthrottle::test::Process::spawn({SWTHROTTLE_BINARY, "-r", rules, "--follow", "--from-start", "--metrics-listen",
+                                        "127.0.0.1:" + std::to_string(port), path});
+  swthrottle::test::PrometheusServer prometheus("127.0.0.1:" + std::to_string(port));
+  nlohmann::json result;
+  const bool found = swthrottle::test::poll_until(
+      [&] {
+        const nlohmann::json reply =
+            nlohmann::json::parse(prometheus.query("swthrottle_rule_alerts_total{rule=\"login-failures\"}"));
+        if (reply.value("status", "") != "success") return false;
+        result = reply["data"]["result"];
+        return !result.empty() && result[0]["value"][1] == "1";
+      },
+      20s);
+  INFO("prometheus log: " << prometheus.log_tail());
+  REQUIRE(found);
+  CHECK(result[0]["metric"]["kind"] == "alert");
+  const nlohmann::json lines = nlohmann::json::parse(prometheus.query("swthrottle_input_lines_total"));
+  REQUIRE(lines["data"]["result"].size() == 1);
+  CHECK(lines["data"]["result"][0]["value"][1] == "4");
+  p.send_signal(SIGTERM);
+  CHECK(p.wait().exit_status == 0);
 }
