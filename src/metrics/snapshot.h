@@ -20,11 +20,11 @@ struct RuleCounters {
 };
 
 struct InputState {
-  std::string input;             // as given ("-": standard input)
-  uint64_t lines = 0;            // lines read
+  std::string input;                     // as given ("-": standard input)
+  uint64_t lines = 0;                    // lines read
   std::optional<uint64_t> bytes_behind;  // a followed file: its size minus what was read
   std::optional<int64_t> newest_log_ms;  // time = "log": the newest timestamp read
-  int64_t last_progress_ms = 0;  // wall clock when a line of it was last decided (0: never)
+  int64_t last_progress_ms = 0;          // wall clock when a line of it was last decided (0: never)
 };
 
 struct DestinationCounters {
@@ -35,9 +35,9 @@ struct DestinationCounters {
 };
 
 struct Snapshot {
-  int64_t wall_ms = 0;         // when it was taken
-  int64_t started_ms = 0;      // process start (wall)
-  bool ready = false;          // rules loaded, inputs open
+  int64_t wall_ms = 0;     // when it was taken
+  int64_t started_ms = 0;  // process start (wall)
+  bool ready = false;      // rules loaded, inputs open
   uint64_t lines = 0, matched = 0, written = 0, truncated = 0, untimed = 0, no_timestamp = 0, untrusted = 0,
            invalid_json = 0, cut = 0;
   uint64_t reloads = 0, reload_failures = 0;
