@@ -209,6 +209,8 @@ int App::exit_status() {
   if (input_failed_ || sink_.failed()) return cli::kExitError;
   if (exec_ && exec_->stats().gave_up > 0) return cli::kExitExecGaveUp;
   if (delivery_.pool && delivery_.pool->dead_letters() > 0) return cli::kExitExecGaveUp;
+  // Records a full outbox dropped (outbox_full = "drop-oldest") are dead letters too.
+  if (delivery_.outbox && delivery_.outbox->stats().dead_letters > 0) return cli::kExitExecGaveUp;
   if (options_.exit_code && sink_.wrote_alert()) return cli::kExitAlert;
   return 0;
 }
@@ -217,6 +219,7 @@ void App::emit(const std::vector<engine::Record>& records, const std::string& ex
   if (!sink_.write(records, explain)) {
     stop_ = true;  // output closed: end quietly (state is still saved)
     stop_followers();
+    if (delivery_.pool) delivery_.pool->unblock();  // a full delivery queue must not hold the end up
   }
   if (delivery_.pool) delivery_.pool->submit(records);
   if (!exec_) return;
@@ -294,6 +297,7 @@ void App::finish() {
                                 config::format_duration(delivery_.drain_ms), "[delivery] drain",
                                 delivery_.outbox ? "; kept in the outbox for the next run" : "; lost: no --state"));
     }
+    delivery_.pool->stop();  // no worker outlives the run (the process exits without destroying the App)
   }
   if (options_.stats) print_error(stats_text());
   write_metrics_file();  // the run's last figures, for the textfile collector

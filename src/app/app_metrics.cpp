@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <optional>
 
 #include <fmt/format.h>
@@ -145,6 +146,10 @@ bool App::needs_metrics_thread() const { return !options_.metrics_file.empty() |
 
 void App::write_metrics_file() {
   if (options_.metrics_file.empty()) return;
+  // finish() and the metrics thread may both write: one at a time (they
+  // share the temporary file's name).
+  static std::mutex one_writer;
+  std::lock_guard lock(one_writer);
   // Replaced whole, so node_exporter's textfile collector never reads half.
   if (const int err = replace_file_atomically(options_.metrics_file, metrics::prometheus_text(snapshot()), 0644)) {
     static std::atomic<bool> told{false};

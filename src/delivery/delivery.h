@@ -24,6 +24,9 @@ struct Delivery {
   std::string body;        // the JSON body to POST, as it will be sent
   int64_t created_ms = 0;  // wall clock when the record was decided
   uint32_t attempts = 0;   // attempts made so far (kept by the outbox)
+  // The pool's own: the outbox took it, so that one the outbox dropped
+  // (outbox_full = "drop-oldest") is not sent after all. Not stored.
+  bool in_outbox = false;
 };
 
 // Delivery::destination for a target.

@@ -37,6 +37,7 @@ struct DeliveryPool::Worker {
   std::condition_variable work;     // something queued, or stop
   std::condition_variable changed;  // the queue shrank (room, drained)
   std::deque<Delivery> queue;
+  std::size_t batch = 0;  // the front deliveries being tried together (0: none yet); fixed until they end
   bool stop = false;
   DestinationStats stats;
   std::unique_ptr<FiringAlerts> firing;  // Alertmanager
@@ -88,6 +89,7 @@ DeliveryPool::DeliveryPool(DeliveryOptions options, Outbox* outbox, Report repor
         it = std::prev(workers_.end());
       }
       d.destination = destination_number(d.target);
+      d.in_outbox = true;
       ++(*it)->stats.queued;
       (*it)->queue.push_back(std::move(d));
     }
@@ -98,7 +100,9 @@ DeliveryPool::DeliveryPool(DeliveryOptions options, Outbox* outbox, Report repor
   }
 }
 
-DeliveryPool::~DeliveryPool() {
+DeliveryPool::~DeliveryPool() { stop(); }
+
+void DeliveryPool::stop() {
   for (auto& w : workers_) {
     {
       std::lock_guard lock(w->mu);
@@ -126,6 +130,7 @@ std::vector<uint32_t> DeliveryPool::route(const engine::Record& r) {
 }
 
 void DeliveryPool::submit(std::span<const engine::Record> records) {
+  std::lock_guard one_at_a_time(submit_mu_);
   std::vector<Delivery> batch;
   std::vector<uint32_t> worker_of;  // by delivery: its worker
   const int64_t t = now();
@@ -157,9 +162,13 @@ void DeliveryPool::submit(std::span<const engine::Record> records) {
   }
   if (batch.empty()) return;
   // Durable first: once submit() returns, a crash cannot lose them.
-  if (outbox_ && !outbox_->add(batch)) {
-    report_(fmt::format("delivery: the outbox did not take {} records ({}); they are sent without it", batch.size(),
-                        outbox_->last_error().empty() ? "closed" : outbox_->last_error()));
+  if (outbox_) {
+    if (outbox_->add(batch)) {
+      for (Delivery& d : batch) d.in_outbox = true;
+    } else {
+      report_(fmt::format("delivery: the outbox did not take {} records ({}); they are sent without it", batch.size(),
+                          outbox_->last_error().empty() ? "closed" : outbox_->last_error()));
+    }
   }
   for (std::size_t k = 0; k < batch.size(); ++k) {
     Delivery& d = batch[k];
@@ -219,7 +228,39 @@ void DeliveryPool::run(Worker& w) {
       continue;
     }
     w.stats.circuit_open = false;
-    const std::size_t n = std::min(w.queue.size(), alertmanager ? kAlertmanagerBatch : options_.batch);
+    // One the outbox dropped as the oldest of a full outbox is dead-lettered
+    // there: it is not sent after all (also a member of a batch being
+    // retried: it may be dropped during the wait).
+    if (outbox_) {
+      std::size_t dropped = 0;
+      auto gone = [&](const Delivery& d) { return d.in_outbox && !outbox_->holds(d.id, d.destination); };
+      if (w.batch == 0) {
+        while (!w.queue.empty() && gone(w.queue.front())) {
+          w.queue.pop_front();
+          ++dropped;
+        }
+      } else {
+        for (std::size_t i = 0; i < w.batch;) {
+          if (gone(w.queue[i])) {
+            w.queue.erase(w.queue.begin() + static_cast<std::ptrdiff_t>(i));
+            --w.batch;
+            ++dropped;
+          } else {
+            ++i;
+          }
+        }
+      }
+      if (dropped > 0) {
+        w.stats.dead_letters += dropped;
+        w.changed.notify_all();
+      }
+    }
+    if (w.queue.empty()) continue;
+    // A batch keeps its members until it is delivered or given up: what
+    // comes meanwhile waits for the next one (the same Idempotency-Key on
+    // every attempt).
+    if (w.batch == 0) w.batch = std::min(w.queue.size(), alertmanager ? kAlertmanagerBatch : options_.batch);
+    const std::size_t n = w.batch;
     std::vector<std::string_view> bodies, ids;
     for (std::size_t i = 0; i < n; ++i) {
       bodies.push_back(w.queue[i].body);
@@ -249,15 +290,16 @@ void DeliveryPool::run(Worker& w) {
     const Verdict v = classify(resp);
     const int64_t after = now();
     auto finish = [&](bool delivered, const std::string& why) {
+      w.batch = 0;
       for (std::size_t i = 0; i < n && !w.queue.empty(); ++i) {
         Delivery& d = w.queue.front();
         if (delivered) {
           ++w.stats.delivered;
-          if (outbox_) outbox_->done(d.id, d.destination);
+          if (outbox_ && d.in_outbox) outbox_->done(d.id, d.destination);
         } else {
           ++w.stats.dead_letters;
           dead_letters_.fetch_add(1, std::memory_order_relaxed);
-          if (outbox_) outbox_->dead_letter(d, why, after);
+          if (outbox_ && d.in_outbox) outbox_->dead_letter(d, why, after);
         }
         w.queue.pop_front();
       }
@@ -287,13 +329,33 @@ void DeliveryPool::run(Worker& w) {
       Delivery& d = w.queue[i];
       ++d.attempts;
       attempts = std::max(attempts, d.attempts);
-      if (outbox_) outbox_->tried(d);
+      if (outbox_ && d.in_outbox) outbox_->tried(d);
     }
-    if (after - w.queue.front().created_ms >= options_.retry.give_up_after_ms) {
+    // Those of the batch that have been retried for retry_for are given
+    // up; the others stay, and form the next batch.
+    std::size_t expired = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (after - w.queue[i].created_ms >= options_.retry.give_up_after_ms) ++expired;
+    if (expired > 0) {
       report_(fmt::format("delivery: {}: {}; gave up after {} attempts over {}: {} record{} dead-lettered",
-                          w.dest.target(), what, attempts, seconds(after - w.queue.front().created_ms), n,
-                          n == 1 ? "" : "s"));
-      finish(false, fmt::format("{} (gave up after {} attempts)", what, attempts));
+                          w.dest.target(), what, attempts, seconds(options_.retry.give_up_after_ms), expired,
+                          expired == 1 ? "" : "s"));
+      const std::string why = fmt::format("{} (gave up after {} attempts)", what, attempts);
+      std::deque<Delivery> kept;
+      for (std::size_t i = 0; i < n; ++i) {
+        Delivery& d = w.queue[i];
+        if (after - d.created_ms >= options_.retry.give_up_after_ms) {
+          ++w.stats.dead_letters;
+          dead_letters_.fetch_add(1, std::memory_order_relaxed);
+          if (outbox_ && d.in_outbox) outbox_->dead_letter(d, why, after);
+        } else {
+          kept.push_back(std::move(d));
+        }
+      }
+      w.queue.erase(w.queue.begin(), w.queue.begin() + static_cast<std::ptrdiff_t>(n));
+      w.queue.insert(w.queue.begin(), std::make_move_iterator(kept.begin()), std::make_move_iterator(kept.end()));
+      w.batch = 0;
+      w.changed.notify_all();
       continue;
     }
     const int64_t delay = next_delay_ms(options_.retry, attempts, resp.retry_after_ms, jitter());
@@ -312,8 +374,9 @@ void DeliveryPool::run(Worker& w) {
 
 void DeliveryPool::unblock() {
   unblocked_.store(true, std::memory_order_release);
-  // An add() waiting for room in a full outbox returns (its records are then sent without it).
-  if (outbox_) outbox_->close();
+  // An add() waiting for room in a full outbox goes on, past the bound: what
+  // is decided while stopping is still journaled.
+  if (outbox_) outbox_->stop_waiting();
   for (auto& w : workers_) {
     std::lock_guard lock(w->mu);
     w->changed.notify_all();

@@ -98,6 +98,10 @@ class DeliveryPool {
   // Returns the deliveries still pending (kept by the outbox for the next
   // run; lost without one).
   std::size_t drain(std::chrono::milliseconds within);
+  // Stops the workers and waits for them (a request in flight ends within
+  // its timeout). What is undelivered stays in the outbox. Idempotent; the
+  // destructor calls it.
+  void stop();
 
   std::vector<DestinationStats> stats() const;
   uint64_t dead_letters() const;
@@ -113,6 +117,9 @@ class DeliveryPool {
   Outbox* outbox_;
   Report report_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  // One submit() at a time: an alert and its resolve from two deciders
+  // reach a destination's firing list and queue in one order.
+  std::mutex submit_mu_;
   std::mutex route_mu_;
   std::map<const config::Rule*, std::vector<uint32_t>> routes_;  // guarded by route_mu_
   std::atomic<uint64_t> dead_letters_{0};

@@ -265,7 +265,8 @@ struct Outbox::Impl {
   uint64_t compact_min_lines = 0;  // raised after a failed compaction, so it is not retried at every done()
   bool unsynced = false;           // lines written since the last fsync of the journal
   bool closed = false;
-  bool broken = false;  // a failed write could not be cut back: appending would glue onto half a line
+  bool no_wait = false;  // stop_waiting(): add() past the bound, never waits
+  bool broken = false;   // a failed write could not be cut back: appending would glue onto half a line
 
   // Pending records by add order (|seq|); |index| finds them by key.
   uint64_t next_seq = 0;
@@ -546,7 +547,7 @@ bool Outbox::add(std::span<const Delivery> records) {
     // A batch larger than the bound goes in whole once nothing else waits:
     // otherwise it could never go in.
     const bool fits = m.pending.empty() || m.pending.size() + fresh.size() <= m.options.max_pending;
-    if (fits || m.options.full == OutboxOptions::Full::DropOldest) break;
+    if (fits || m.options.full == OutboxOptions::Full::DropOldest || m.no_wait) break;
     m.room.wait(lock);
   }
 
@@ -595,6 +596,19 @@ void Outbox::dead_letter(const Delivery& d, const std::string& why, int64_t now_
   Impl& m = *impl_;
   std::lock_guard lock(m.mu);
   m.dead_letter(d, why, now_wall_ms);
+}
+
+void Outbox::stop_waiting() {
+  Impl& m = *impl_;
+  std::lock_guard lock(m.mu);
+  m.no_wait = true;
+  m.room.notify_all();
+}
+
+bool Outbox::holds(const std::string& id, uint32_t destination) const {
+  Impl& m = *impl_;
+  std::lock_guard lock(m.mu);
+  return m.index.count(Impl::Key{id, destination}) != 0;
 }
 
 void Outbox::close() {

@@ -125,6 +125,12 @@ class Outbox {
   // Wakes every add() that waits, and makes them (and every later add())
   // return false. done(), tried() and dead_letter() still work.
   void close();
+  // The run is stopping: add() no longer waits for room (records still go
+  // into the journal, past the bound), and one waiting now goes on.
+  void stop_waiting();
+  // Is this delivery still pending here? (Not once done, dead-lettered, or
+  // dropped as the oldest of a full outbox.)
+  bool holds(const std::string& id, uint32_t destination) const;
 
   OutboxStats stats() const;
   // The last write error (or the bad lines skipped at open), or empty.

@@ -290,3 +290,39 @@ TEST_CASE("delivery: a firing alert is posted to Alertmanager again every repost
   // RFC 3339 in UTC with ms: later times sort later as text.
   for (std::size_t i = 1; i < ends.size(); ++i) CHECK(ends[i] > ends[i - 1]);
 }
+
+TEST_CASE("delivery: outbox_full = drop-oldest dead-letters the oldest, which is then never sent, and exits 3") {
+  HttpReceiver hook;
+  hook.otherwise(Reply(503));
+  TempDir dir;
+  const std::string rules = dir.write(
+      "rules.toml", rules_text("\n[delivery]\noutbox_max = 2\noutbox_full = \"drop-oldest\"\ndrain = \"1s\"\n"));
+  const std::string state = dir.file("state.json");
+  // Three users: six records (an alert and a resolve each) for an outbox of two.
+  RunResult r = swthrottle::test::run_swthrottle(
+      {"-r", rules, "--webhook", hook.url("/hook"), "--state", state, dir.write("app.log", log_text({"a", "b", "c"}))});
+  CHECK(r.exit_status == 3);
+  const std::string dead = swthrottle::test::read_file(state + ".dead");
+  std::set<std::string> dropped;
+  std::size_t at = 0;
+  while (at < dead.size()) {
+    const std::size_t nl = dead.find('\n', at);
+    const json letter = json::parse(dead.substr(at, nl - at));
+    CHECK(letter["why"] == "outbox full");
+    dropped.insert(letter["id"].get<std::string>());
+    at = nl + 1;
+  }
+  CHECK(dropped.size() == 4);
+  // The receiver is back: the two kept are delivered, the dropped never.
+  hook.otherwise(Reply(200));
+  const std::size_t before = hook.count();
+  RunResult r2 = swthrottle::test::run_swthrottle(
+      {"-r", rules, "--webhook", hook.url("/hook"), "--state", state, dir.write("empty.log", "")});
+  CHECK(r2.exit_status == 0);
+  const auto reqs = hook.requests();
+  std::set<std::string> delivered;
+  for (std::size_t i = before; i < reqs.size(); ++i)
+    delivered.insert(json::parse(reqs[i].body)["id"].get<std::string>());
+  CHECK(delivered.size() == 2);
+  for (const std::string& id : delivered) CHECK(dropped.count(id) == 0);
+}
