@@ -389,7 +389,7 @@ void App::reload() {
   }
   // Exclusive: no decider is between match and output while the rules
   // change, so the old engine takes no line after its windows are handed on.
-  std::unique_lock order(order_);
+  auto order = order_watching_stop();  // signals.cpp: a stop still gets through
   pipeline::Generation* old = current();
   std::vector<engine::Record> flushed;
   const std::vector<std::string> fresh = (*next)->engine->adopt(*old->engine, flushed);

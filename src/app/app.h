@@ -128,6 +128,11 @@ class App final : private pipeline::DeciderHost {
   int exit_status();  // after finish(): SPEC §6 and README's decisions
   std::string stats_text();
   void reload();
+  // The order lock, exclusive, for the signal thread: while it waits, a
+  // SIGINT/SIGTERM is taken (stop_signal_) and request_stop() frees what
+  // holds the lock (a decider waiting for delivery).
+  std::unique_lock<std::shared_mutex> order_watching_stop();
+  int stop_signal_ = 0;  // the signal thread's own
   // Rules with `fleet`: the fleet client (made once, at start) and the
   // generation's link to it. False: the fleet cannot serve these rules.
   bool attach_fleet(pipeline::Generation& g, std::string* why);

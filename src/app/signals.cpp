@@ -9,10 +9,34 @@
 
 namespace swthrottle::app {
 
+std::unique_lock<std::shared_mutex> App::order_watching_stop() {
+  // A decider may hold the order lock shared for long: one waiting for room
+  // in a delivery queue whose receiver is down. Meanwhile a SIGINT/SIGTERM
+  // must still stop the run, and stopping is what frees that decider.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  std::unique_lock order(order_, std::try_to_lock);
+  while (!order.owns_lock()) {
+    const timespec ts{0, 20'000'000};  // 20 ms
+    if (const int sig = ::sigtimedwait(&stop, nullptr, &ts); sig == SIGINT || sig == SIGTERM) {
+      stop_signal_ = sig;
+      request_stop();
+    }
+    order.try_lock();
+  }
+  return order;
+}
+
 void App::signal_loop(sigset_t set) {
   for (;;) {
     int sig = 0;
-    if (sigwait(&set, &sig) != 0) continue;
+    if (stop_signal_ != 0) {
+      sig = stop_signal_;  // came while a reload or a report waited for the order lock
+    } else if (sigwait(&set, &sig) != 0) {
+      continue;
+    }
     if (sig == SIGUSR1 || sig == SIGHUP) {
       // Under signal_mu_: run() waits for this before main() returns, so a
       // reload is never cut off halfway by the process exiting.
@@ -24,7 +48,7 @@ void App::signal_loop(sigset_t set) {
         // written but not yet read.
         std::string text;
         {
-          std::unique_lock order(order_);
+          auto order = order_watching_stop();
           text = stats_text();
         }
         print_error(text);
