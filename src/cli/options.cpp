@@ -90,6 +90,7 @@ Parsed parse_options(int argc, const char* const* argv) {
       "Examples:\n"
       "  tail -F /var/log/app.log | swthrottle -r rules.toml\n"
       "  swthrottle -r rules.toml --time log --format json app.log > records.json\n"
+      "  swthrottle backtest -r rules.toml --sweep auto app.log   (thresholds from history: backtest --help)\n"
       "See swthrottle(1) for the rules file format.");
 
   std::string time, mode, format = "text", max_line = "1M", state_wait = "1m";
