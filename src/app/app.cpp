@@ -301,6 +301,9 @@ void App::finish() {
   }
   if (options_.stats) print_error(stats_text());
   write_metrics_file();  // the run's last figures, for the textfile collector
+  // /metrics stops here: the App is never destroyed, and a scrape must not
+  // run into the process's exit.
+  metrics_server_.reset();
   std::lock_guard lock(mu_);
   finished_ = true;
   metrics_done_ = true;

@@ -278,7 +278,9 @@ void DeliveryPool::run(Worker& w) {
       req.body = all + "]";
       req.headers = {"Content-Type: application/json"};
     } else {
-      req.body = n == 1 ? std::string(bodies[0]) : json_array(bodies);
+      // With batch > 1 always an array, however many there are now: a
+      // receiver reads one shape.
+      req.body = options_.batch == 1 ? std::string(bodies[0]) : json_array(bodies);
       req.headers = w.dest.headers;
       req.headers.push_back("Content-Type: application/json");
       req.headers.push_back("Idempotency-Key: " + batch_key(ids));
