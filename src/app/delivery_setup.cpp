@@ -1,5 +1,7 @@
 #include "app/delivery_setup.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -64,6 +66,14 @@ std::vector<Destination> destinations_of(const cli::Options& options, const conf
 
 std::vector<std::string> urls_not_started(const config::RuleSet& rules, const std::vector<std::string>& started) {
   std::vector<std::string> out;
+  auto note = [&](const std::string& target) {
+    if (std::find(started.begin(), started.end(), target) == started.end() &&
+        std::find(out.begin(), out.end(), target) == out.end())
+      out.push_back(target);
+  };
+  // [delivery]'s own destinations too: a reload cannot add those either.
+  for (const std::string& u : rules.settings.delivery.webhooks) note("webhook " + u);
+  for (const std::string& u : rules.settings.delivery.alertmanagers) note("alertmanager " + u);
   for (const config::Rule& r : rules.rules) {
     for (const auto* urls : {&r.webhooks, &r.alertmanagers}) {
       const std::string kind = urls == &r.webhooks ? "webhook " : "alertmanager ";
@@ -84,7 +94,13 @@ Result<DeliverySetup> start_delivery(const cli::Options& options, const config::
   const config::DeliverySettings& ds = rules.settings.delivery;
   delivery::DeliveryOptions o;
   o.destinations = destinations_of(options, rules);
-  if (o.destinations.empty()) return setup;
+  if (o.destinations.empty()) {
+    // None now: but what an earlier run decided for a destination and did
+    // not deliver is still delivered there (the outbox says where).
+    struct stat st;
+    const std::string journal = state_path + ".outbox";
+    if (state_path.empty() || ::stat(journal.c_str(), &st) != 0 || st.st_size == 0) return setup;
+  }
 
   // Secrets for webhooks: the environment first, then [delivery]'s files.
   std::vector<std::string> headers;
@@ -124,8 +140,9 @@ Result<DeliverySetup> start_delivery(const cli::Options& options, const config::
     auto ob = delivery::Outbox::open(state_path + ".outbox", state_path + ".dead", oo);
     if (!ob) return ob.error();
     setup.outbox = std::move(*ob);
-    if (const std::size_t n = setup.outbox->recovered().size(); n > 0)
-      report(fmt::format("delivery: {} records the last run did not deliver are sent first", n));
+    const std::size_t n = setup.outbox->recovered().size();
+    if (n > 0) report(fmt::format("delivery: {} records the last run did not deliver are sent first", n));
+    if (n == 0 && o.destinations.empty()) return DeliverySetup{};  // nothing to deliver at all
   }
   setup.pool = std::make_unique<delivery::DeliveryPool>(std::move(o), setup.outbox.get(), std::move(report));
   return setup;

@@ -358,3 +358,26 @@ TEST_CASE("delivery: SIGTERM ends a run whose decider waits for room, also after
   CHECK(!r.timed_out);
   CHECK(r.exit_status == 0);
 }
+
+TEST_CASE("delivery: what the outbox holds is delivered by the next run even without --webhook") {
+  HttpReceiver hook;
+  hook.otherwise(Reply(503));
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", rules_text("\n[delivery]\ndrain = \"1s\"\n"));
+  const std::string state = dir.file("state.json");
+  RunResult r = swthrottle::test::run_swthrottle(
+      {"-r", rules, "--webhook", hook.url("/hook"), "--state", state, dir.write("app.log", log_text({"alice"}))});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err.find("kept in the outbox for the next run") != std::string::npos);
+  // The destination is gone from the command line: what was decided for it still goes there.
+  hook.otherwise(Reply(200));
+  const std::size_t before = hook.count();
+  RunResult r2 =
+      swthrottle::test::run_swthrottle({"-r", rules, "--state", state, "--stats", dir.write("empty.log", "")});
+  CHECK(r2.exit_status == 0);
+  CHECK(r2.err.find("delivery: 2 records the last run did not deliver are sent first") != std::string::npos);
+  std::set<std::string> ids;
+  const auto reqs = hook.requests();
+  for (std::size_t i = before; i < reqs.size(); ++i) ids.insert(json::parse(reqs[i].body)["id"].get<std::string>());
+  CHECK(ids.size() == 2);
+}
