@@ -21,6 +21,7 @@
 #include "support/png.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/test_daemon.h"
 
 namespace {
 
@@ -36,27 +37,12 @@ constexpr Rgba kBlue{0x3b, 0x6f, 0xd8};
 constexpr Rgba kRed{0xd6, 0x27, 0x28};
 constexpr Rgba kOrange{0xff, 0x7f, 0x0e};
 
-// `name` looked up in PATH (run_process does not search it), or "".
-std::string find_program(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  const std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    std::size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    const std::string candidate = (end > start ? dirs.substr(start, end - start) : ".") + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return "";
-}
-
 // The first kWidth x kHeight pixels of `html` as Chromium draws them. Its
 // profile and everything else it writes stay in `dir` (HOME and
 // --user-data-dir), never in the real home. --disable-dev-shm-usage: a
 // container's small /dev/shm would crash its renderer.
 Image screenshot_file(const TempDir& dir, const std::string& page) {
-  const std::string chromium = find_program("chromium");
+  const std::string chromium = swthrottle::test::find_program({"chromium"});
   REQUIRE_MESSAGE(!chromium.empty(), "chromium not found in PATH: apt-get install chromium (.ci/setup does)");
   const std::string png = dir.file("shot.png");
   const swthrottle::test::RunResult r = swthrottle::test::run_process(

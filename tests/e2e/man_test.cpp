@@ -18,6 +18,7 @@
 
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/test_daemon.h"
 
 namespace {
 
@@ -28,23 +29,6 @@ const std::string kBinary = SWTHROTTLE_BINARY;
 const std::string kSourceDir = SWTHROTTLE_SOURCE_DIR;
 const std::string kManPage = kSourceDir + "/man/swthrottle.1";
 const std::string kCompletion = kSourceDir + "/examples/swthrottle.bash-completion";
-
-// `name` looked up in PATH (run_process does not search it), or "".
-std::string find_program(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    std::size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(start, end - start);
-    if (dir.empty()) dir = ".";
-    const std::string candidate = dir + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return "";
-}
 
 RunResult run(const std::vector<std::string>& argv) {
   RunResult r = swthrottle::test::run_process(argv, "");
@@ -192,7 +176,7 @@ TEST_CASE("man: the page is clean under groff and mandoc lint") {
   };
   for (const Linter& l : linters) {
     CAPTURE(l.program);
-    const std::string path = find_program(l.program);
+    const std::string path = swthrottle::test::find_program({l.program});
     if (path.empty()) {
       MESSAGE(l.program << " is not installed: lint skipped (apt-get install groff-base mandoc)");
       continue;
@@ -291,7 +275,7 @@ TEST_CASE("man: every rules-file key the loader accepts is in the man page") {
 }
 
 TEST_CASE("man: the bash completion offers options, values and files") {
-  const std::string bash = find_program("bash");
+  const std::string bash = swthrottle::test::find_program({"bash"});
   if (bash.empty()) {
     MESSAGE("bash is not installed: completion not tested");
     return;

@@ -2,11 +2,8 @@
 // binary's --metrics-file (checked by promtool), --stats in JSON, and what
 // it tells a notify socket: READY, STATUS, RELOADING, STOPPING, and watchdog
 // pings that stop while a decider is stuck with lines waiting.
-#include <arpa/inet.h>
 #include <doctest/doctest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -19,8 +16,8 @@
 #include "support/http_receiver.h"
 #include "support/notify_socket.h"
 #include "support/process.h"
-#include "support/prometheus_server.h"
 #include "support/temp_dir.h"
+#include "support/test_daemon.h"
 
 namespace {
 
@@ -175,20 +172,7 @@ TEST_CASE("systemd: a decider stuck with lines waiting stops the watchdog pings"
 }
 
 TEST_CASE("metrics: --metrics-listen serves /metrics and /healthz while following, with the input's lag") {
-  // A free port: bound, read and closed (a race with another process is
-  // possible, and would fail the start loudly, never pass quietly).
-  int port = 0;
-  {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
-    ::close(fd);
-  }
+  const int port = swthrottle::test::free_port();
   TempDir dir;
   const std::string rules = dir.write("rules.toml", rules_text());
   const std::string log = dir.write("app.log", failures("alice", 0));

@@ -65,14 +65,7 @@ TEST_CASE(
 }
 
 TEST_CASE("prometheus: a real Prometheus scrapes the binary's --metrics-listen and finds its rule's alerts") {
-  // A free port for swthrottle: a MetricsServer on :0 finds one, and gives it back.
-  int port = 0;
-  {
-    auto probe = MetricsServer::start(
-        "127.0.0.1:0", [] { return Snapshot{}; }, 30'000);
-    REQUIRE(probe);
-    port = (*probe)->port();
-  }
+  const int port = swthrottle::test::free_port();
   swthrottle::test::TempDir dir;
   const std::string rules = dir.write(
       "rules.toml",

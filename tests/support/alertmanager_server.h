@@ -12,13 +12,9 @@
 #include <string>
 
 #include "support/temp_dir.h"
+#include "support/test_daemon.h"  // HttpReply
 
 namespace swthrottle::test {
-
-struct HttpReply {
-  int status = 0;    // the HTTP status code
-  std::string body;  // the response body, as received
-};
 
 class AlertmanagerServer {
  public:
@@ -52,10 +48,6 @@ class AlertmanagerServer {
   void kill9();  // SIGKILL + reap; the destructor's, for a test of a vanished server
 
  private:
-  void start();
-  // True when GET /-/ready answers 200; throws when Alertmanager has exited.
-  bool ready();
-
   TempDir dir_;
   int port_ = 0;
   pid_t pid_ = -1;

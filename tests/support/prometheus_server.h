@@ -12,20 +12,9 @@
 #include <string>
 
 #include "support/temp_dir.h"
+#include "support/test_daemon.h"  // http_get, HttpReply
 
 namespace swthrottle::test {
-
-struct GetReply {
-  int status = 0;       // the HTTP status code
-  std::string headers;  // the header lines as received, "\r\n" between them
-  std::string body;
-};
-
-// GET http://127.0.0.1:PORT/PATH as HTTP/1.0 over a connection of its own
-// (so the reply is never chunked and ends with the connection), each step
-// bounded by 5 s. Throws std::runtime_error when it cannot connect or the
-// reply does not come.
-GetReply http_get(int port, const std::string& path);
 
 class PrometheusServer {
  public:
@@ -51,8 +40,6 @@ class PrometheusServer {
   std::string query(const std::string& expr) const;
 
  private:
-  void start();
-  bool ready();  // GET /-/ready answers 200; throws when Prometheus has exited
   void kill9();
 
   TempDir dir_;
