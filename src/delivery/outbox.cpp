@@ -20,6 +20,8 @@
 #include "util/base64.h"
 #include "util/clock.h"
 #include "util/json.h"
+#include "util/json_bytes.h"
+#include "util/json_bytes.h"
 #include "util/utf8.h"
 #include "util/write_all.h"
 
@@ -91,27 +93,6 @@ std::string dump_line(const ordered_json& j) {
   return s;
 }
 
-// Bytes as a JSON value: a string when valid UTF-8 (a body, as it will be
-// sent, nearly always is), else {"base64":"..."}, as the state file does.
-ordered_json bytes_value(std::string_view s) {
-  if (is_valid_utf8(s)) return std::string(s);
-  std::string b64;
-  append_base64(b64, s);
-  ordered_json j = ordered_json::object();
-  j["base64"] = std::move(b64);
-  return j;
-}
-
-bool read_bytes(const json& j, std::string& out) {
-  if (j.is_string()) {
-    out = j.get_ref<const std::string&>();
-    return true;
-  }
-  if (!j.is_object() || j.size() != 1) return false;
-  auto it = j.find("base64");
-  return it != j.end() && it->is_string() && decode_base64(it->get_ref<const std::string&>(), out);
-}
-
 bool read_u32(const json& j, const char* name, uint32_t& out) {
   auto it = j.find(name);
   if (it == j.end() || !it->is_number_unsigned()) return false;
@@ -123,12 +104,12 @@ bool read_u32(const json& j, const char* name, uint32_t& out) {
 
 std::string add_line(const Delivery& d) {
   ordered_json e = ordered_json::object();
-  e["id"] = bytes_value(d.id);
+  e["id"] = json_bytes(d.id);
   e["dest"] = d.destination;
-  e["to"] = bytes_value(d.target);
+  e["to"] = json_bytes(d.target);
   e["created"] = d.created_ms;
   e["attempts"] = d.attempts;
-  e["body"] = bytes_value(d.body);
+  e["body"] = json_bytes(d.body);
   ordered_json j = ordered_json::object();
   j["add"] = std::move(e);
   return dump_line(j);
@@ -136,7 +117,7 @@ std::string add_line(const Delivery& d) {
 
 std::string done_line(const std::string& id, uint32_t dest) {
   ordered_json e = ordered_json::object();
-  e["id"] = bytes_value(id);
+  e["id"] = json_bytes(id);
   e["dest"] = dest;
   ordered_json j = ordered_json::object();
   j["done"] = std::move(e);
@@ -145,7 +126,7 @@ std::string done_line(const std::string& id, uint32_t dest) {
 
 std::string try_line(const Delivery& d) {
   ordered_json e = ordered_json::object();
-  e["id"] = bytes_value(d.id);
+  e["id"] = json_bytes(d.id);
   e["dest"] = d.destination;
   e["attempts"] = d.attempts;
   ordered_json j = ordered_json::object();
@@ -179,17 +160,17 @@ std::optional<Entry> parse_entry(std::string_view line) {
   }
   if (!e.is_object()) return std::nullopt;
   auto id = e.find("id");
-  if (id == e.end() || !read_bytes(*id, out.d.id) || !read_u32(e, "dest", out.d.destination)) return std::nullopt;
+  if (id == e.end() || !read_json_bytes(*id, out.d.id) || !read_u32(e, "dest", out.d.destination)) return std::nullopt;
   if (out.kind == EntryKind::Done) return out;
   if (!read_u32(e, "attempts", out.d.attempts)) return std::nullopt;
   if (out.kind == EntryKind::Try) return out;
   auto created = e.find("created");
   auto body = e.find("body");
-  if (created == e.end() || !created->is_number_integer() || body == e.end() || !read_bytes(*body, out.d.body))
+  if (created == e.end() || !created->is_number_integer() || body == e.end() || !read_json_bytes(*body, out.d.body))
     return std::nullopt;
   if (created->is_number_unsigned() && created->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
   // Where it goes ("webhook URL"): a restart with other destinations still delivers it.
-  if (auto to = e.find("to"); to != e.end() && !read_bytes(*to, out.d.target)) return std::nullopt;
+  if (auto to = e.find("to"); to != e.end() && !read_json_bytes(*to, out.d.target)) return std::nullopt;
   out.d.created_ms = created->get<int64_t>();
   return out;
 }

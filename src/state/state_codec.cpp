@@ -11,6 +11,7 @@
 
 #include "util/base64.h"
 #include "util/json.h"
+#include "util/json_bytes.h"
 #include "util/utf8.h"
 
 namespace swthrottle::state {
@@ -31,16 +32,6 @@ using window::WindowState;
 // that reads back as different bytes (the `replace` handler's U+FFFD).
 std::string dump(const ordered_json& j) { return j.dump(-1, ' ', false, ordered_json::error_handler_t::strict); }
 
-// Bytes as a JSON value: a string when valid UTF-8, else {"base64":"..."}.
-ordered_json bytes_value(std::string_view s) {
-  if (is_valid_utf8(s)) return std::string(s);
-  std::string b64;
-  append_base64(b64, s);
-  ordered_json j = ordered_json::object();
-  j["base64"] = std::move(b64);
-  return j;
-}
-
 // Dumps windows one at a time into one object that is built once: every
 // window has the same members in the same order, so only the values change.
 // Not rebuilding the ~15 nodes of each window made a save of 100 000 keys
@@ -57,7 +48,7 @@ class WindowWriter {
 
   void append(std::string& out, const RuleWindows::Keyed& k) {
     const WindowState& w = k.window;
-    j_["key"] = bytes_value(k.key);
+    j_["key"] = json_bytes(k.key);
     j_["now_ms"] = w.now_ms;
     ordered_json& buckets = j_["buckets"];
     buckets = ordered_json::array();
@@ -290,8 +281,8 @@ std::string to_json(const EngineState& s, int64_t saved_at_ms) {
     const RuleWindows& rw = s.rules[r];
     out += r == 0 ? "\n" : ",\n";
     ordered_json rule = ordered_json::object();
-    rule["rule"] = bytes_value(rw.rule);
-    rule["fingerprint"] = bytes_value(rw.fingerprint);
+    rule["rule"] = json_bytes(rw.rule);
+    rule["fingerprint"] = json_bytes(rw.fingerprint);
     rule["windows"] = ordered_json::array();
     append_opened(out, rule);
     for (std::size_t w = 0; w < rw.windows.size(); ++w) {
@@ -305,10 +296,10 @@ std::string to_json(const EngineState& s, int64_t saved_at_ms) {
     ordered_json all = ordered_json::array();
     for (const engine::FleetUnsent& u : s.fleet_unsent) {
       ordered_json j = ordered_json::object();
-      j["rule"] = bytes_value(u.rule);
-      j["hash_key"] = bytes_value(u.hash_key);
-      j["key"] = bytes_value(u.key);
-      j["host"] = bytes_value(u.host);
+      j["rule"] = json_bytes(u.rule);
+      j["hash_key"] = json_bytes(u.hash_key);
+      j["key"] = json_bytes(u.key);
+      j["host"] = json_bytes(u.host);
       j["seq"] = u.seq;
       j["now_bucket"] = u.now_bucket;
       j["newest_t_ms"] = u.newest_t_ms;
