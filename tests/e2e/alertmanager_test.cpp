@@ -45,15 +45,7 @@ int64_t wall_ms() {
 }
 
 Record record(const Rule& rule, RecordType type, int64_t t, std::string key) {
-  Record r;
-  r.type = type;
-  r.time_ms = t;
-  r.rule = &rule;
-  r.key = std::move(key);
-  r.count = 7;
-  r.counts = {5, 2};
-  r.suppressed = 3;
-  return r;
+  return swthrottle::test::delivery_record(rule, type, t, std::move(key));
 }
 
 // The alerts GET /api/v2/alerts{query} lists whose alertname is ours.

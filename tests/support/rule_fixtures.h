@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "config/rules.h"
+#include "engine/record.h"
 
 namespace swthrottle::test {
 
@@ -35,6 +37,20 @@ inline config::Rule make_flood() {
   r.window_text = "10s";
   r.threshold = 100;
   r.event_names = {"any"};
+  return r;
+}
+
+// A record of `rule` for the delivery tests: count 7 (events 5 and 2), 3 held back.
+inline engine::Record delivery_record(const config::Rule& rule, engine::RecordType type, int64_t t,
+                                      std::string key = "10.0.0.1") {
+  engine::Record r;
+  r.type = type;
+  r.time_ms = t;
+  r.rule = &rule;
+  r.key = std::move(key);
+  r.count = 7;
+  r.counts = {5, 2};
+  r.suppressed = 3;
   return r;
 }
 

@@ -33,15 +33,7 @@ Rule ssh_rule() {
 }
 
 Record record(const Rule& rule, RecordType type, int64_t t, std::string key = "10.0.0.1") {
-  Record r;
-  r.type = type;
-  r.time_ms = t;
-  r.rule = &rule;
-  r.key = std::move(key);
-  r.count = 7;
-  r.counts = {5, 2};
-  r.suppressed = 3;
-  return r;
+  return swthrottle::test::delivery_record(rule, type, t, std::move(key));
 }
 
 AlertmanagerOptions options() {
