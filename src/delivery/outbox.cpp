@@ -21,7 +21,6 @@
 #include "util/clock.h"
 #include "util/json.h"
 #include "util/json_bytes.h"
-#include "util/json_bytes.h"
 #include "util/utf8.h"
 #include "util/write_all.h"
 
