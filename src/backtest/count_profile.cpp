@@ -18,7 +18,7 @@ CountProfile::CountProfile(const SweepPlan& plan) : profile_of_(plan.slots.size(
   }
 }
 
-void CountProfile::counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count) {
+void CountProfile::counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count, uint32_t* memo) {
   if (rule >= profile_of_.size() || profile_of_[rule] < 0) return;
   std::lock_guard lock(mu_);
   if (first_ms_ < 0 || t_ms < first_ms_) first_ms_ = t_ms;
@@ -30,14 +30,21 @@ void CountProfile::counted(uint32_t rule, std::string_view key, int64_t t_ms, ui
     close_older(p, bucket);
     p.newest_bucket = bucket;
   }
-  auto it = p.keys.find(key);
-  if (it == p.keys.end()) it = p.keys.emplace(std::string(key), KeyState{}).first;
-  KeyState& k = it->second;
+  // The memo is checked: forget_lowest() moves keys, and a key evicted
+  // from the engine comes back with a word of 0.
+  uint32_t index = 0;
+  if (memo != nullptr && *memo != 0 && *memo <= p.keys.size() && p.keys.at(*memo - 1).key == key) {
+    index = *memo - 1;
+  } else {
+    index = p.keys.find_or_add(key);
+    if (memo != nullptr) *memo = index + 1;
+  }
+  KeyState& k = p.keys.at(index).value;
   if (k.bucket != bucket) {
     if (k.bucket != kClosed) {
       ++p.samples[k.count];  // a line older than its open bucket: that bucket closes here
     } else {
-      p.open.push_back(&k);
+      p.open.push_back(index);
     }
     k.bucket = bucket;
   }
@@ -53,30 +60,32 @@ void CountProfile::counted(uint32_t rule, std::string_view key, int64_t t_ms, ui
 
 void CountProfile::close_older(Profile& p, int64_t bucket) {
   std::size_t kept = 0;
-  for (KeyState* k : p.open) {
-    if (k->bucket < bucket) {
-      ++p.samples[k->count];
-      k->bucket = kClosed;
+  for (uint32_t index : p.open) {
+    KeyState& k = p.keys.at(index).value;
+    if (k.bucket < bucket) {
+      ++p.samples[k.count];
+      k.bucket = kClosed;
     } else {
-      p.open[kept++] = k;
+      p.open[kept++] = index;
     }
   }
   p.open.resize(kept);
 }
 
 void CountProfile::forget_lowest(Profile& p) {
-  // Every open bucket is sampled first: the pointers into `keys` go with
-  // the keys erased.
+  // Every open bucket is sampled first: the indices into `keys` change.
   close_older(p, INT64_MAX);
-  std::vector<std::pair<uint64_t, const std::string*>> by_peak;
+  std::vector<std::pair<uint64_t, uint32_t>> by_peak;  // peak, index
   by_peak.reserve(p.keys.size());
-  for (const auto& [name, k] : p.keys) by_peak.emplace_back(k.peak, &name);
+  for (std::size_t i = 0; i < p.keys.size(); ++i)
+    by_peak.emplace_back(p.keys.entries()[i].value.peak, static_cast<uint32_t>(i));
   const std::size_t keep = kMaxKeys / 2;
   std::nth_element(by_peak.begin(), by_peak.begin() + static_cast<std::ptrdiff_t>(keep), by_peak.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::vector<std::string> gone;
-  for (std::size_t i = keep; i < by_peak.size(); ++i) gone.push_back(*by_peak[i].second);
-  for (const std::string& g : gone) p.keys.erase(g);
+  std::vector<bool> kept(p.keys.size(), false);
+  for (std::size_t i = 0; i < keep && i < by_peak.size(); ++i) kept[by_peak[i].second] = true;
+  const auto* first = p.keys.entries().data();
+  p.keys.keep_only([&](const auto& e) { return kept[static_cast<std::size_t>(&e - first)]; });
 }
 
 void CountProfile::add_to_series(Series& s, int64_t t_ms, uint64_t count) {
@@ -131,7 +140,7 @@ void CountProfile::fill(std::vector<RuleResult>& results, std::size_t top) {
     if (!results[r].keyed) continue;
     std::vector<KeyPeak> peaks;
     peaks.reserve(p.keys.size());
-    for (const auto& [name, k] : p.keys) peaks.push_back(KeyPeak{name, k.peak, k.peak_t_ms, k.events, 0});
+    for (const auto& [name, k] : p.keys.entries()) peaks.push_back(KeyPeak{name, k.peak, k.peak_t_ms, k.events, 0});
     std::sort(peaks.begin(), peaks.end(),
               [](const KeyPeak& a, const KeyPeak& b) { return a.peak != b.peak ? a.peak > b.peak : a.key < b.key; });
     if (peaks.size() > top) peaks.resize(top);

@@ -18,9 +18,9 @@
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "backtest/key_table.h"
 #include "backtest/report.h"
 #include "backtest/sweep_plan.h"
 #include "engine/count_observer.h"
@@ -32,7 +32,9 @@ class CountProfile final : public engine::CountObserver {
   static constexpr std::size_t kMaxKeys = 200'000;
 
   explicit CountProfile(const SweepPlan& plan);
-  void counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count) override;
+  // `memo`: the engine's word for the key (see CountObserver): its index
+  // among the profile's keys, plus one, checked against the key.
+  void counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count, uint32_t* memo = nullptr) override;
 
   // After the run: each result's distribution, top keys (at most `top`,
   // highest peak first) and series.
@@ -51,16 +53,11 @@ class CountProfile final : public engine::CountObserver {
     int64_t peak_t_ms = 0;
     uint64_t events = 0;
   };
-  struct KeyHash {
-    using is_transparent = void;  // found by string_view: no string made per line
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  using KeyStates = std::unordered_map<std::string, KeyState, KeyHash, std::equal_to<>>;
   struct Profile {
     int64_t bucket_ms = 1;
     std::map<uint64_t, uint64_t> samples;  // count -> how many samples
-    KeyStates keys;
-    std::vector<KeyState*> open;  // keys with an open bucket (node pointers stay valid on rehash)
+    KeyTable<KeyState> keys;
+    std::vector<uint32_t> open;  // keys with an open bucket, by index
     int64_t newest_bucket = INT64_MIN;
     Series series;
   };

@@ -14,7 +14,12 @@ class CountObserver {
   virtual ~CountObserver() = default;
   // Rule `rule` (an index into the engine's RuleSet) counted a line of `key`
   // at t_ms; its window now holds `count` (alert rules: all events summed).
-  virtual void counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count) = 0;
+  // `memo`, when not null, is a word the engine keeps with that rule's key
+  // for the observer (0 until the observer writes it): where the observer
+  // keeps the key, found again without a lookup. Only the observer reads or
+  // writes it, on the deciding thread, and calls for one rule and key may
+  // come from several deciders: it guards the word as it guards its own.
+  virtual void counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count, uint32_t* memo) = 0;
 };
 
 }  // namespace swthrottle::engine

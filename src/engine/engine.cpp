@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "config/rule_identity.h"
+#include "engine/window_group.h"
 #include "util/atomic_max.h"
 
 namespace swthrottle::engine {
@@ -63,6 +64,13 @@ struct Engine::RuleState {
   // still finishing a line on the old engine use the same windows.
   std::shared_ptr<window::Window> single;  // a rule without `key`
   std::shared_ptr<KeyMap> keys;            // a rule with `key`
+  // Backtest: the rules whose windows share `keys` (a keyed rule and its
+  // candidate copies, engine/window_group.h), this one being member
+  // `member`; null when the map is the rule's own.
+  std::shared_ptr<const std::vector<uint32_t>> sharers;
+  uint32_t member = 0;             // its window in the group (a rider: the window it rides on)
+  int32_t rider = -1;              // an AlertRider of the group: decided on member `member`'s window
+  std::vector<RuleState*> riders;  // the riders on this rule's window, decided with its lines
   std::shared_ptr<RuleStats> stats_ptr = std::make_shared<RuleStats>();
   RuleStats& stats() { return *stats_ptr; }
   bool fleet = false;    // config::Rule::fleet is on
@@ -100,6 +108,173 @@ Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rul
     }
     states_.push_back(std::move(rs));
   }
+  share_keys(/*every_keyed=*/false);
+}
+
+void Engine::observe(CountObserver* observer) {
+  observer_ = observer;
+  if (observer != nullptr) share_keys(/*every_keyed=*/true);  // each key gets the observer's word
+}
+
+// A candidate copy (config::Rule::matched_as) of a keyed rule is given the
+// rule's hits and renders the same keys: with the same max_keys its map
+// would hold the same keys as the rule's and evict the same ones, in the
+// same order. One map for the rule and its copies finds each key once.
+// Before the first line: the maps are empty.
+void Engine::share_keys(bool every_keyed) {
+  std::vector<std::vector<uint32_t>> copies(states_.size());
+  for (const auto& rs : states_) {
+    const config::Rule& r = *rs->rule;
+    if (!r.matched_as || !r.key || *r.matched_as >= rs->index) continue;
+    const config::Rule& source = *states_[*r.matched_as]->rule;
+    if (!source.key || source.key->text() != r.key->text() || source.mode != r.mode || source.max_keys != r.max_keys)
+      continue;
+    copies[*r.matched_as].push_back(rs->index);
+  }
+  for (std::size_t s = 0; s < states_.size(); ++s) {
+    const RuleState& source = *states_[s];
+    if (!source.keys || source.rule->matched_as || source.fleet) continue;
+    if (copies[s].empty() && !every_keyed) continue;
+    auto sharers = std::make_shared<std::vector<uint32_t>>();
+    sharers->push_back(static_cast<uint32_t>(s));
+    sharers->insert(sharers->end(), copies[s].begin(), copies[s].end());
+    // An alert candidate whose window is an earlier alert member's rides on
+    // it; every other member has a window of its own.
+    std::vector<RuleState*> windowed;
+    std::vector<window::WindowSpec> specs;
+    int32_t riders = 0;
+    for (uint32_t r : *sharers) states_[r]->riders.clear();
+    for (uint32_t r : *sharers) {
+      RuleState& rs = *states_[r];
+      auto same_window = [&](const RuleState* h) {
+        return !h->throttle && h->spec.width_ms == rs.spec.width_ms && h->spec.buckets == rs.spec.buckets &&
+               h->spec.events == rs.spec.events;
+      };
+      const auto host = rs.throttle ? windowed.end() : std::find_if(windowed.begin(), windowed.end(), same_window);
+      if (host != windowed.end()) {
+        rs.member = static_cast<uint32_t>(host - windowed.begin());
+        rs.rider = riders++;
+        (*host)->riders.push_back(&rs);
+      } else {
+        rs.member = static_cast<uint32_t>(windowed.size());
+        windowed.push_back(&rs);
+        specs.push_back(rs.spec);
+      }
+    }
+    auto keys = std::make_shared<KeyMap>(states_[s]->rule->mode, std::move(specs), static_cast<std::size_t>(riders),
+                                         states_[s]->rule->max_keys);
+    for (uint32_t r : *sharers) {
+      states_[r]->keys = keys;
+      states_[r]->sharers = sharers;
+    }
+  }
+}
+
+bool Engine::offer_riders(RuleState& host, WindowGroup& group, const window::AlertOutcome& o,
+                          std::span<const uint64_t> counts, std::string_view key, const LineEvent& line, int64_t t,
+                          int64_t now, uint64_t events, std::span<std::string_view> values,
+                          std::vector<Record>& alerts) {
+  bool firing = false;
+  for (RuleState* rp : host.riders) {
+    RuleState& rs = *rp;
+    if (o.late) {
+      rs.stats().late.add();
+      continue;
+    }
+    const std::span<const uint64_t> c = counts.first(rs.rule->events.size());
+    rs.stats().events.add(static_cast<uint64_t>(std::popcount(events)));
+    if (observer_) {
+      uint64_t sum = 0;
+      for (uint64_t v : c) sum += v;
+      observer_->counted(rs.index, key, t, sum, nullptr);
+    }
+    // What the window's offer_alert does after counting, on its own state.
+    AlertRider& ar = group.rider(static_cast<std::size_t>(rs.rider));
+    const bool holds = rs.condition.holds(c);
+    const bool clear = window::clears(rs.policy, ar.state.firing, holds, c);
+    const window::AlertStep step =
+        window::next_alert_state(ar.state, holds, clear, /*from_event=*/true, o.now_ms, rs.policy);
+    if (step.changed) ar.state = step.next;
+    firing = firing || ar.state.firing;
+    if (step.action == window::AlertAction::None) {
+      if (holds) {
+        ++ar.held_back;
+        rs.stats().suppressed.add();
+      }
+      continue;
+    }
+    const bool alert = step.action == window::AlertAction::Alert;
+    Record r = make_record(alert ? RecordType::Alert : RecordType::Resolved, rs, key, now);
+    fill_counts(r, rs, c);
+    r.suppressed = ar.held_back;
+    if (alert) {
+      ar.held_back = 0;
+      r.line = line.text;
+      r.has_line = true;
+    }
+    rule_values(rs, values);
+    render_message(rs, r, values);
+    (alert ? rs.stats().alerts : rs.stats().resolveds).add();
+    alerts.push_back(std::move(r));
+  }
+  rule_values(host, values);  // the host's line goes on with its own
+  return firing;
+}
+
+void Engine::check_riders(RuleState& rs, int64_t now, std::vector<Record>& out) {
+  std::array<uint64_t, 64> counts{};
+  const std::span<uint64_t> c(counts.data(), rs.rule->events.size());
+  auto active = rs.keys->active(/*prune=*/true);
+  std::sort(active.begin(), active.end(), [](const auto& a, const auto& b) { return a->key() < b->key(); });
+  for (const auto& slot : active) {
+    auto& group = static_cast<WindowGroup&>(slot->window());
+    std::lock_guard lock(group.riders_mutex());
+    AlertRider& ar = group.rider(static_cast<std::size_t>(rs.rider));
+    if (!ar.state.firing) continue;  // as tick_alert: only a firing key can resolve
+    window::Window& w = group.member(rs.member);
+    w.advance(now);
+    w.read(c);
+    const bool holds = rs.condition.holds(c);
+    const bool clear = window::clears(rs.policy, ar.state.firing, holds, c);
+    const window::AlertStep step =
+        window::next_alert_state(ar.state, holds, clear, /*from_event=*/false, w.now_ms(), rs.policy);
+    if (step.changed) ar.state = step.next;
+    if (step.action == window::AlertAction::Resolved)
+      out.push_back(resolved_record(rs, slot->key(), now, c, ar.held_back));
+  }
+}
+
+window::WindowState Engine::saved_window(const RuleState& rs, const Slot& slot) {
+  window::WindowState st = window_of(rs, slot).save();
+  if (rs.rider < 0) return st;
+  // The counts of the window it rides on, with its own alert state.
+  auto& group = static_cast<WindowGroup&>(slot.window());
+  std::lock_guard lock(group.riders_mutex());
+  const AlertRider& ar = group.rider(static_cast<std::size_t>(rs.rider));
+  st.firing = ar.state.firing;
+  st.announced = ar.state.announced;
+  st.alerted = ar.state.alerted;
+  st.last_alert_ms = ar.state.last_alert_ms;
+  st.alert_suppressed = ar.held_back;
+  return st;
+}
+
+void Engine::load_rider(const RuleState& rs, const Slot& slot, const window::WindowState& st) {
+  auto& group = static_cast<WindowGroup&>(slot.window());
+  std::lock_guard lock(group.riders_mutex());
+  AlertRider& ar = group.rider(static_cast<std::size_t>(rs.rider));
+  ar.state = window::AlertState{st.firing, st.announced, st.alerted, st.last_alert_ms};
+  ar.held_back = st.alert_suppressed;
+}
+
+uint32_t* Engine::memo_of(const RuleState& rs, const SlotRef& slot) {
+  if (!rs.sharers || rs.rider >= 0 || !slot) return nullptr;
+  return &static_cast<WindowGroup&>(slot->window()).observer_memo(rs.member);
+}
+
+window::Window& Engine::window_of(const RuleState& rs, const Slot& slot) {
+  if (!rs.sharers) return slot.window();
+  return static_cast<WindowGroup&>(slot.window()).member(rs.member);
 }
 
 Engine::~Engine() = default;
@@ -165,6 +340,10 @@ void Engine::render_message(const RuleState& rs, Record& r, std::span<std::strin
 }
 
 void Engine::check_rule(RuleState& rs, int64_t now, std::vector<Record>& out) {
+  if (rs.rider >= 0) {
+    check_riders(rs, now, out);
+    return;
+  }
   std::array<uint64_t, 64> counts{};
   auto check = [&](window::Window& w, std::string_view key) {
     if (rs.throttle) {
@@ -187,7 +366,7 @@ void Engine::check_rule(RuleState& rs, int64_t now, std::vector<Record>& out) {
   auto active = rs.keys->active(/*prune=*/true);
   // Keys in a stable order, so that records do not depend on hash order.
   std::sort(active.begin(), active.end(), [](const auto& a, const auto& b) { return a->key() < b->key(); });
-  for (const auto& slot : active) check(slot->window(), slot->key());
+  for (const auto& slot : active) check(window_of(rs, *slot), slot->key());
 }
 
 bool Engine::offer_fleet_alert(RuleState& rs, uint64_t events, std::string_view key, const LineEvent& line, int64_t t,
@@ -364,10 +543,40 @@ void Engine::flush_evicted(RuleState& rs, const SlotRef& evicted, int64_t now, s
   if (!rs.throttle) return;  // an evicted alert key is forgotten (counted in the stats)
   std::array<uint64_t, 64> counts;
   const std::span<uint64_t> tally(counts.data(), rs.tallied_events);
-  const window::Summary s = evicted->window().take_pending(tally);
+  const window::Summary s = window_of(rs, *evicted).take_pending(tally);
   if (s.suppressed == 0) return;
   rs.stats().summaries.add();
   out.push_back(summary_record(rs, evicted->key(), now, s, tally));
+}
+
+// The slots this line's rules that share key maps found: the first rule of
+// a map to look the key up leaves the slot here for the others.
+struct Engine::RecentSlots {
+  static constexpr std::size_t kSize = 4;
+  std::array<std::pair<const KeyMap*, SlotRef>, kSize> slots{};
+  std::size_t next = 0;
+};
+
+SlotRef Engine::key_slot(RuleState& rs, std::string_view key, int64_t now, RecentSlots& recent,
+                         std::vector<Record>& out) {
+  if (rs.sharers) {
+    for (const auto& [map, slot] : recent.slots)
+      if (map == rs.keys.get() && slot->key() == key && rs.keys->touch(slot)) return slot;
+  }
+  KeyMap::Lookup l = rs.keys->get(key);
+  if (!rs.sharers) {
+    if (l.created) rs.stats().keys.add();
+    if (l.evicted) flush_evicted(rs, l.evicted, now, out);
+    return std::move(l.slot);
+  }
+  // What every member's own map would have done at its own lookup.
+  for (uint32_t r : *rs.sharers) {
+    RuleState& member = *states_[r];
+    if (l.created) member.stats().keys.add();
+    if (l.evicted) flush_evicted(member, l.evicted, now, out);
+  }
+  recent.slots[recent.next++ % RecentSlots::kSize] = {rs.keys.get(), l.slot};
+  return std::move(l.slot);
 }
 
 void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vector<Record>& out,
@@ -396,6 +605,7 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
   bool suppressed = false;
   const config::Rule* passed_by = nullptr;
   std::string key;
+  RecentSlots recent;
   // Filled before use, as far as each rule needs: zeroing 1.5 KiB per line
   // showed in profiles.
   std::array<uint64_t, 64> counts;
@@ -405,6 +615,9 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
     RuleState& rs = *states_[hit.rule];
     const config::Rule& rule = *rs.rule;
     rs.stats().lines.add();
+    // A rider is decided with the line of the rule whose window it rides on
+    // (offer_riders): nothing here but its line count.
+    if (rs.rider >= 0 && line.timed && explain == nullptr) continue;
     const std::size_t ncap = rule.capture_names.size();
     const bool have_captures =
         (rs.needs_captures || options_.all_captures) && hit.first_capture + ncap <= m.captures.size();
@@ -442,17 +655,19 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
       continue;
     }
 
+    if (rs.rider >= 0) {  // as above, with --explain
+      if (ex) ex->decision = "decided on the window of the rule it copies";
+      continue;
+    }
+
     key.clear();
     if (rule.key) rule.key->render(key, fields);
     if (ex) ex->key = key;
     window::Window* w = rs.single.get();
     SlotRef slot;
     if (rs.keys) {
-      KeyMap::Lookup l = rs.keys->get(key);
-      if (l.created) rs.stats().keys.add();
-      if (l.evicted) flush_evicted(rs, l.evicted, now, out);
-      slot = std::move(l.slot);
-      w = &slot->window();
+      slot = key_slot(rs, key, now, recent, out);
+      w = &window_of(rs, *slot);
     }
 
     if (rs.throttle) {
@@ -483,7 +698,7 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
       if (observer_ && !o.late) {
         uint64_t c = 0;
         w->read(std::span<uint64_t>(&c, 1));
-        observer_->counted(hit.rule, key, t, c);
+        observer_->counted(hit.rule, key, t, c, memo_of(rs, slot));
       }
       if (o.passed) {
         rs.stats().passed.add();
@@ -518,7 +733,21 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
       if (offer_fleet_alert(rs, hit.events, key, line, t, now, *w, counts, values, alerts, ex)) continue;
       // No answer in time: on_unreachable = "local" decides on this window below.
     }
-    const window::AlertOutcome o = w->offer_alert(t, now, hit.events, rs.policy, counts);
+    window::AlertOutcome o;
+    if (rs.riders.empty()) {
+      o = w->offer_alert(t, now, hit.events, rs.policy, counts);
+    } else {
+      // The riders decide on the counts this line made, before any other
+      // line of the key is counted: as on windows of their own.
+      auto& group = static_cast<WindowGroup&>(slot->window());
+      bool riders_firing = false;
+      {
+        std::lock_guard lock(group.riders_mutex());
+        o = w->offer_alert(t, now, hit.events, rs.policy, counts);
+        riders_firing = offer_riders(rs, group, o, counts, key, line, t, now, hit.events, values, alerts);
+      }
+      if (riders_firing) rs.keys->mark_active(slot);
+    }
     if (ex) ex->counts.assign(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(rule.events.size()));
     if (o.late) {
       rs.stats().late.add();
@@ -529,7 +758,7 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
     if (observer_) {
       uint64_t sum = 0;
       for (std::size_t i = 0; i < rule.events.size(); ++i) sum += counts[i];
-      observer_->counted(hit.rule, key, t, sum);
+      observer_->counted(hit.rule, key, t, sum, memo_of(rs, slot));
     }
     if (o.firing && slot) rs.keys->mark_active(slot);
     if (o.action == window::AlertAction::Alert || o.action == window::AlertAction::Resolved) {
@@ -591,7 +820,7 @@ void Engine::finish(std::vector<Record>& out) {
     }
     auto slots = rs->keys->all();
     std::sort(slots.begin(), slots.end(), [](const auto& a, const auto& b) { return a->key() < b->key(); });
-    for (const auto& s : slots) take(s->window(), s->key());
+    for (const auto& s : slots) take(window_of(*rs, *s), s->key());
   }
 }
 
@@ -606,7 +835,7 @@ EngineState Engine::save_state() const {
       rw.windows.push_back({"", rs->single->save()});
     } else {
       for (const auto& slot : rs->keys->by_age())
-        rw.windows.push_back({std::string(slot->key()), slot->window().save()});
+        rw.windows.push_back({std::string(slot->key()), saved_window(*rs, *slot)});
     }
     st.rules.push_back(std::move(rw));
   }
@@ -630,8 +859,14 @@ std::vector<std::string> Engine::load_state(const EngineState& st) {
         rs->single->load(k.window);
       } else {
         KeyMap::Lookup l = rs->keys->get(k.key);  // oldest first: the LRU order comes back as it was
-        l.slot->window().load(k.window);
-        if (!l.slot->window().quiet()) rs->keys->mark_active(l.slot);
+        if (rs->rider >= 0) {
+          load_rider(*rs, *l.slot, k.window);
+          if (k.window.firing) rs->keys->mark_active(l.slot);
+          continue;
+        }
+        window::Window& w = window_of(*rs, *l.slot);
+        w.load(k.window);
+        if (!w.quiet()) rs->keys->mark_active(l.slot);
       }
     }
   }
@@ -662,7 +897,7 @@ std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& f
         };
         if (prev->single) take(*prev->single, "");
         else
-          for (const auto& slot : prev->keys->by_age()) take(slot->window(), slot->key());
+          for (const auto& slot : prev->keys->by_age()) take(window_of(*prev, *slot), slot->key());
       }
       continue;
     }
@@ -671,16 +906,20 @@ std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& f
     if (prev->rule->mode == rs->rule->mode) {
       rs->single = prev->single;  // shared: deciders finishing a line on the old engine count here too
       rs->keys = prev->keys;
+      rs->sharers = prev->sharers;  // and the map's members as they were
+      rs->member = prev->member;
       continue;
     }
     // The mode changed: the same state, carried into windows of the new mode.
+    if (rs->rider >= 0 || prev->rider >= 0) continue;  // backtest copies only: a backtest never reloads
     if (rs->single) {
       rs->single->load(prev->single->save());
     } else {
       for (const auto& slot : prev->keys->by_age()) {
         KeyMap::Lookup l = rs->keys->get(slot->key());
-        l.slot->window().load(slot->window().save());
-        if (!l.slot->window().quiet()) rs->keys->mark_active(l.slot);
+        window::Window& w = window_of(*rs, *l.slot);
+        w.load(window_of(*prev, *slot).save());
+        if (!w.quiet()) rs->keys->mark_active(l.slot);
       }
     }
   }

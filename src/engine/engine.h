@@ -27,6 +27,8 @@
 
 namespace swthrottle::engine {
 
+class WindowGroup;
+
 struct EngineOptions {
   bool passthrough = false;
   bool all_captures = false;  // the Matcher was made with all_captures (--explain)
@@ -90,7 +92,7 @@ class Engine {
 
   // `swthrottle backtest`: told the window count of every counted line. Set
   // before the first offer(); the observer outlives the engine's use.
-  void observe(CountObserver* observer) { observer_ = observer; }
+  void observe(CountObserver* observer);
 
   // The alerts the fleet claimed for batched rules since the last call, as
   // records (written by the App's timer). `claims` holds their lines: keep
@@ -132,6 +134,28 @@ class Engine {
   // Boundary check of the fleet episodes this host opened: resolved records.
   void check_fleet_episodes(RuleState& rs, int64_t now, std::vector<Record>& out);
   void flush_evicted(RuleState& rs, const SlotRef& evicted, int64_t now, std::vector<Record>& out);
+  // The key's slot for a keyed rule's line (its map's get(), or for a rule
+  // sharing its map, the slot `recent` holds for that map when it is the
+  // key's); keys created and evicted are counted and flushed for every rule
+  // of the map.
+  struct RecentSlots;
+  SlotRef key_slot(RuleState& rs, std::string_view key, int64_t now, RecentSlots& recent, std::vector<Record>& out);
+  // every_keyed: every keyed rule's map becomes a WindowGroup, with the observer's word per key.
+  void share_keys(bool every_keyed);
+  static uint32_t* memo_of(const RuleState& rs, const SlotRef& slot);
+  // The AlertRiders on `host`'s window (engine/window_group.h) decide on the
+  // counts its line `o` made; true when any of them is firing. Under the
+  // group's riders_mutex().
+  bool offer_riders(RuleState& host, WindowGroup& group, const window::AlertOutcome& o,
+                    std::span<const uint64_t> counts, std::string_view key, const LineEvent& line, int64_t t,
+                    int64_t now, uint64_t events, std::span<std::string_view> values, std::vector<Record>& alerts);
+  // The boundary check of a rider: its firing keys that resolve.
+  void check_riders(RuleState& rs, int64_t now, std::vector<Record>& out);
+  // A rule's window in a key's slot (a rider: the window it rides on).
+  static window::Window& window_of(const RuleState& rs, const Slot& slot);
+  // --state: a key's window as the rule's own (a rider's: its alert state on the counts it rides on).
+  static window::WindowState saved_window(const RuleState& rs, const Slot& slot);
+  static void load_rider(const RuleState& rs, const Slot& slot, const window::WindowState& st);
   Record make_record(RecordType type, const RuleState& rs, std::string_view key, int64_t now) const;
   // `counts`: the summary's per-event counts, as the window wrote them
   // (unread for a rule of one event, whose windows tally none).

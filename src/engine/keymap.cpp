@@ -5,19 +5,23 @@
 #include <functional>
 #include <new>
 
+#include "engine/window_group.h"
+
 namespace swthrottle::engine {
 
 // The budget of keymap.h, on 64-bit targets.
 static_assert(sizeof(void*) != 8 || sizeof(Slot) == 24, "a slot header is two links and two words");
 
-Slot* Slot::create(std::string_view key, window::Mode mode, const window::WindowSpec& spec, std::size_t window_bytes) {
+Slot* Slot::create(std::string_view key, window::Mode mode, std::span<const window::WindowSpec> members,
+                   std::size_t riders, bool grouped, std::size_t window_bytes) {
   const std::size_t offset = window_offset(key.size());
   // ::operator new aligns to at least __STDCPP_DEFAULT_NEW_ALIGNMENT__ (16).
   static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ >= window::kWindowAlign && alignof(Slot) <= window::kWindowAlign);
   char* mem = static_cast<char*>(::operator new(offset + window_bytes));
   Slot* s = new (mem) Slot(static_cast<uint32_t>(key.size()));
   if (!key.empty()) std::memcpy(mem + sizeof(Slot), key.data(), key.size());
-  window::Window* w = window::make_window_at(mem + offset, mode, spec);
+  window::Window* w = grouped ? WindowGroup::make_at(mem + offset, mode, members, riders)
+                              : window::make_window_at(mem + offset, mode, members[0]);
   // window() finds it there: the Window base is at the start of either window.
   if (static_cast<void*>(w) != mem + offset) std::abort();
   return s;
@@ -31,9 +35,19 @@ void Slot::destroy() {
 
 KeyMap::KeyMap(window::Mode mode, const window::WindowSpec& spec, std::size_t max_keys)
     : mode_(mode),
-      spec_(spec),
+      members_{spec},
       max_keys_(max_keys == 0 ? 1 : max_keys),
       window_bytes_(window::window_bytes_at(mode, spec)) {}
+
+KeyMap::KeyMap(window::Mode mode, std::vector<window::WindowSpec> members, std::size_t riders, std::size_t max_keys)
+    : mode_(mode),
+      members_(std::move(members)),
+      riders_(riders),
+      grouped_(true),
+      max_keys_(max_keys == 0 ? 1 : max_keys),
+      window_bytes_(WindowGroup::bytes_at(mode, members_, riders)) {
+  if (members_.empty()) std::abort();
+}
 
 KeyMap::~KeyMap() {
   // Slots that deciders still hold outlive the map; they are out of it now.
@@ -138,7 +152,7 @@ KeyMap::Lookup KeyMap::get(std::string_view key) {
     out.evicted = SlotRef::adopt(victim);  // the map's reference, handed over
   }
   if ((size_ + 1) * 8 > (mask_ + 1) * 7) grow();  // also makes the first table
-  Slot* s = Slot::create(key, mode_, spec_, window_bytes_);
+  Slot* s = Slot::create(key, mode_, members_, riders_, grouped_, window_bytes_);
   const std::size_t i = find(key, h);
   table_[i] = s;
   hashes_[i] = h;
@@ -147,6 +161,17 @@ KeyMap::Lookup KeyMap::get(std::string_view key) {
   out.slot = SlotRef::share(s);  // and the map keeps the creator's
   out.created = true;
   return out;
+}
+
+bool KeyMap::touch(const SlotRef& ref) {
+  Slot* s = ref.get();
+  std::lock_guard lock(mu_);
+  if (!s->in_map()) return false;
+  if (lru_.next != s) {
+    unlink(s);
+    link_front(s);
+  }
+  return true;
 }
 
 void KeyMap::mark_active(const SlotRef& ref) {

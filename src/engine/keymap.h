@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -77,8 +78,9 @@ class Slot : private detail::LruLinks {
     const std::size_t a = window::kWindowAlign;
     return (sizeof(Slot) + key_len + a - 1) / a * a;
   }
-  static Slot* create(std::string_view key, window::Mode mode, const window::WindowSpec& spec,
-                      std::size_t window_bytes);
+  // grouped: a WindowGroup of the members' windows and riders; else a window of members[0].
+  static Slot* create(std::string_view key, window::Mode mode, std::span<const window::WindowSpec> members,
+                      std::size_t riders, bool grouped, std::size_t window_bytes);
   void retain() { refs_.fetch_add(kRef, std::memory_order_relaxed); }
   void release() {
     if ((refs_.fetch_sub(kRef, std::memory_order_acq_rel) & ~kActive) == kRef) destroy();
@@ -131,6 +133,10 @@ class SlotRef {
 class KeyMap {
  public:
   KeyMap(window::Mode mode, const window::WindowSpec& spec, std::size_t max_keys);
+  // A map whose slots hold a WindowGroup (engine/window_group.h) of one
+  // window per member, in this order, and `riders` AlertRiders: rules that
+  // share their keys.
+  KeyMap(window::Mode mode, std::vector<window::WindowSpec> members, std::size_t riders, std::size_t max_keys);
   ~KeyMap();
   KeyMap(const KeyMap&) = delete;
   KeyMap& operator=(const KeyMap&) = delete;
@@ -144,6 +150,11 @@ class KeyMap {
   // Finds or creates the slot of `key` and marks it most recently updated.
   // Allocates only when it creates.
   Lookup get(std::string_view key);
+
+  // The same as get(s->key()) when `s` is still in the map (it becomes the
+  // most recently updated) without looking the key up: true. False when it
+  // was evicted since: get() it again.
+  bool touch(const SlotRef& s);
 
   // Remember that a slot needs boundary checks.
   void mark_active(const SlotRef& s);
@@ -170,7 +181,9 @@ class KeyMap {
   static constexpr uint64_t kFib = 0x9E3779B97F4A7C15u;  // 2^64 / golden ratio: spreads h over the index bits
 
   window::Mode mode_;
-  window::WindowSpec spec_;
+  std::vector<window::WindowSpec> members_;
+  std::size_t riders_ = 0;
+  bool grouped_ = false;  // slots hold a WindowGroup (else a window of members_[0])
   std::size_t max_keys_;
   std::size_t window_bytes_;
   mutable std::mutex mu_;  // guards everything below and every in-map slot's links and active flag
