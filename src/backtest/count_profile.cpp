@@ -18,7 +18,18 @@ CountProfile::CountProfile(const SweepPlan& plan) : profile_of_(plan.slots.size(
   }
 }
 
-void CountProfile::counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count, uint32_t* memo) {
+void CountProfile::will_count(uint32_t rule, const std::atomic<uint32_t>& memo) {
+  if (rule >= profile_of_.size() || profile_of_[rule] < 0) return;
+  const uint32_t m = memo.load(std::memory_order_relaxed);
+  if (m == 0) return;
+  const Profile& p = profiles_[static_cast<std::size_t>(profile_of_[rule])];
+  // An address only: a stale table or index makes a useless fetch, never a read.
+  const std::uintptr_t at = p.entries_at.load(std::memory_order_relaxed);
+  if (at != 0) __builtin_prefetch(reinterpret_cast<const void*>(at + (m - 1) * sizeof(KeyTable<KeyState>::Entry)));
+}
+
+void CountProfile::counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count,
+                           std::atomic<uint32_t>* memo) {
   if (rule >= profile_of_.size() || profile_of_[rule] < 0) return;
   std::lock_guard lock(mu_);
   if (first_ms_ < 0 || t_ms < first_ms_) first_ms_ = t_ms;
@@ -33,11 +44,13 @@ void CountProfile::counted(uint32_t rule, std::string_view key, int64_t t_ms, ui
   // The memo is checked: forget_lowest() moves keys, and a key evicted
   // from the engine comes back with a word of 0.
   uint32_t index = 0;
-  if (memo != nullptr && *memo != 0 && *memo <= p.keys.size() && p.keys.at(*memo - 1).key == key) {
-    index = *memo - 1;
+  const uint32_t m = memo != nullptr ? memo->load(std::memory_order_relaxed) : 0;
+  if (m != 0 && m <= p.keys.size() && p.keys.at(m - 1).key == key) {
+    index = m - 1;
   } else {
     index = p.keys.find_or_add(key);
-    if (memo != nullptr) *memo = index + 1;
+    p.entries_at.store(reinterpret_cast<std::uintptr_t>(p.keys.entries().data()), std::memory_order_relaxed);
+    if (memo != nullptr) memo->store(index + 1, std::memory_order_relaxed);
   }
   KeyState& k = p.keys.at(index).value;
   if (k.bucket != bucket) {
@@ -86,6 +99,7 @@ void CountProfile::forget_lowest(Profile& p) {
   for (std::size_t i = 0; i < keep && i < by_peak.size(); ++i) kept[by_peak[i].second] = true;
   const auto* first = p.keys.entries().data();
   p.keys.keep_only([&](const auto& e) { return kept[static_cast<std::size_t>(&e - first)]; });
+  p.entries_at.store(reinterpret_cast<std::uintptr_t>(p.keys.entries().data()), std::memory_order_relaxed);
 }
 
 void CountProfile::add_to_series(Series& s, int64_t t_ms, uint64_t count) {

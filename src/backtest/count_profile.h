@@ -12,6 +12,7 @@
 // its next count); the timeline has at most kMaxSeries points.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -34,7 +35,11 @@ class CountProfile final : public engine::CountObserver {
   explicit CountProfile(const SweepPlan& plan);
   // `memo`: the engine's word for the key (see CountObserver): its index
   // among the profile's keys, plus one, checked against the key.
-  void counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count, uint32_t* memo = nullptr) override;
+  void counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count,
+               std::atomic<uint32_t>* memo = nullptr) override;
+  // Prefetches the key's entry: the engine decides (a sweep's riders
+  // included) while it comes in.
+  void will_count(uint32_t rule, const std::atomic<uint32_t>& memo) override;
 
   // After the run: each result's distribution, top keys (at most `top`,
   // highest peak first) and series.
@@ -57,7 +62,8 @@ class CountProfile final : public engine::CountObserver {
     int64_t bucket_ms = 1;
     std::map<uint64_t, uint64_t> samples;  // count -> how many samples
     KeyTable<KeyState> keys;
-    std::vector<uint32_t> open;  // keys with an open bucket, by index
+    std::atomic<std::uintptr_t> entries_at{0};  // keys.entries().data(), read without mu_ by will_count()
+    std::vector<uint32_t> open;                 // keys with an open bucket, by index
     int64_t newest_bucket = INT64_MIN;
     Series series;
   };

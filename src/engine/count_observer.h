@@ -4,6 +4,7 @@
 // thread, for every timed line a rule counted (not late ones).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string_view>
 
@@ -17,9 +18,12 @@ class CountObserver {
   // `memo`, when not null, is a word the engine keeps with that rule's key
   // for the observer (0 until the observer writes it): where the observer
   // keeps the key, found again without a lookup. Only the observer reads or
-  // writes it, on the deciding thread, and calls for one rule and key may
-  // come from several deciders: it guards the word as it guards its own.
-  virtual void counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count, uint32_t* memo) = 0;
+  // writes it, on the deciding threads.
+  virtual void counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count,
+                       std::atomic<uint32_t>* memo) = 0;
+  // Rule `rule` found the key whose word is `memo` and will count a line of
+  // it once it has decided: the observer may start fetching what it keeps.
+  virtual void will_count(uint32_t /*rule*/, const std::atomic<uint32_t>& /*memo*/) {}
 };
 
 }  // namespace swthrottle::engine

@@ -68,8 +68,10 @@ struct Engine::RuleState {
   // candidate copies, engine/window_group.h), this one being member
   // `member`; null when the map is the rule's own.
   std::shared_ptr<const std::vector<uint32_t>> sharers;
-  uint32_t member = 0;             // its window in the group (a rider: the window it rides on)
-  int32_t rider = -1;              // an AlertRider of the group: decided on member `member`'s window
+  uint32_t member = 0;  // its window in the group (a rider: the window it rides on)
+  int32_t rider = -1;   // an AlertRider of the group: decided on member `member`'s window
+  // Other members with windows of their own look the same key up on the same line.
+  bool shares_lookup = false;
   std::vector<RuleState*> riders;  // the riders on this rule's window, decided with its lines
   std::shared_ptr<RuleStats> stats_ptr = std::make_shared<RuleStats>();
   RuleStats& stats() { return *stats_ptr; }
@@ -166,6 +168,7 @@ void Engine::share_keys(bool every_keyed) {
     for (uint32_t r : *sharers) {
       states_[r]->keys = keys;
       states_[r]->sharers = sharers;
+      states_[r]->shares_lookup = states_[r]->rider < 0 && windowed.size() > 1;
     }
   }
 }
@@ -267,7 +270,7 @@ void Engine::load_rider(const RuleState& rs, const Slot& slot, const window::Win
   ar.held_back = st.alert_suppressed;
 }
 
-uint32_t* Engine::memo_of(const RuleState& rs, const SlotRef& slot) {
+std::atomic<uint32_t>* Engine::memo_of(const RuleState& rs, const SlotRef& slot) {
   if (!rs.sharers || rs.rider >= 0 || !slot) return nullptr;
   return &static_cast<WindowGroup&>(slot->window()).observer_memo(rs.member);
 }
@@ -559,7 +562,7 @@ struct Engine::RecentSlots {
 
 SlotRef Engine::key_slot(RuleState& rs, std::string_view key, int64_t now, RecentSlots& recent,
                          std::vector<Record>& out) {
-  if (rs.sharers) {
+  if (rs.shares_lookup) {
     for (const auto& [map, slot] : recent.slots)
       if (map == rs.keys.get() && slot->key() == key && rs.keys->touch(slot)) return slot;
   }
@@ -575,7 +578,7 @@ SlotRef Engine::key_slot(RuleState& rs, std::string_view key, int64_t now, Recen
     if (l.created) member.stats().keys.add();
     if (l.evicted) flush_evicted(member, l.evicted, now, out);
   }
-  recent.slots[recent.next++ % RecentSlots::kSize] = {rs.keys.get(), l.slot};
+  if (rs.shares_lookup) recent.slots[recent.next++ % RecentSlots::kSize] = {rs.keys.get(), l.slot};
   return std::move(l.slot);
 }
 
@@ -668,6 +671,9 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
     if (rs.keys) {
       slot = key_slot(rs, key, now, recent, out);
       w = &window_of(rs, *slot);
+      if (observer_ != nullptr) {
+        if (const auto* word = memo_of(rs, slot)) observer_->will_count(hit.rule, *word);
+      }
     }
 
     if (rs.throttle) {

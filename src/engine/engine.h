@@ -142,7 +142,7 @@ class Engine {
   SlotRef key_slot(RuleState& rs, std::string_view key, int64_t now, RecentSlots& recent, std::vector<Record>& out);
   // every_keyed: every keyed rule's map becomes a WindowGroup, with the observer's word per key.
   void share_keys(bool every_keyed);
-  static uint32_t* memo_of(const RuleState& rs, const SlotRef& slot);
+  static std::atomic<uint32_t>* memo_of(const RuleState& rs, const SlotRef& slot);
   // The AlertRiders on `host`'s window (engine/window_group.h) decide on the
   // counts its line `o` made; true when any of them is firing. Under the
   // group's riders_mutex().

@@ -23,10 +23,11 @@ std::size_t stride_of(window::Mode mode, std::span<const window::WindowSpec> mem
 std::size_t WindowGroup::header_bytes() { return align_up(sizeof(WindowGroup)); }
 
 static_assert(alignof(AlertRider) <= window::kWindowAlign);
+static_assert(std::is_trivially_destructible_v<std::atomic<uint32_t>> && sizeof(std::atomic<uint32_t>) == 4);
 
 std::size_t WindowGroup::bytes_at(window::Mode mode, std::span<const window::WindowSpec> members, std::size_t riders) {
   return header_bytes() + members.size() * stride_of(mode, members) + riders * sizeof(AlertRider) +
-         members.size() * sizeof(uint32_t);
+         members.size() * sizeof(std::atomic<uint32_t>);
 }
 
 WindowGroup* WindowGroup::make_at(void* where, window::Mode mode, std::span<const window::WindowSpec> members,
@@ -42,7 +43,7 @@ WindowGroup* WindowGroup::make_at(void* where, window::Mode mode, std::span<cons
     if (static_cast<void*>(w) != base + i * stride) std::abort();
   }
   for (std::size_t i = 0; i < riders; ++i) new (&g->rider(i)) AlertRider();
-  for (std::size_t i = 0; i < members.size(); ++i) new (&g->observer_memo(i)) uint32_t(0);
+  for (std::size_t i = 0; i < members.size(); ++i) new (&g->observer_memo(i)) std::atomic<uint32_t>(0);
   return g;
 }
 
@@ -62,10 +63,10 @@ window::Window& WindowGroup::member(std::size_t i) const {
   return *std::launder(reinterpret_cast<window::Window*>(base + i * stride_));
 }
 
-uint32_t& WindowGroup::observer_memo(std::size_t i) const {
+std::atomic<uint32_t>& WindowGroup::observer_memo(std::size_t i) const {
   char* base = reinterpret_cast<char*>(const_cast<WindowGroup*>(this)) + header_bytes() + count_ * stride_ +
                riders_ * sizeof(AlertRider);
-  return *std::launder(reinterpret_cast<uint32_t*>(base + i * sizeof(uint32_t)));
+  return *std::launder(reinterpret_cast<std::atomic<uint32_t>*>(base + i * sizeof(std::atomic<uint32_t>)));
 }
 
 bool WindowGroup::quiet() const {

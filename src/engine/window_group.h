@@ -25,6 +25,7 @@
 // boundary check of a quiet member's window changes nothing).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -57,7 +58,7 @@ class WindowGroup final : public window::Window {
   // Under riders_mutex().
   AlertRider& rider(std::size_t i) const;
   // Member i's word for the engine's CountObserver (count_observer.h).
-  uint32_t& observer_memo(std::size_t i) const;
+  std::atomic<uint32_t>& observer_memo(std::size_t i) const;
   window::TinyMutex& riders_mutex() const { return riders_mu_; }
 
   window::AddResult add(int64_t t_ms, uint32_t event, uint64_t n) override { return first().add(t_ms, event, n); }

@@ -9,6 +9,7 @@
 // as its own engine would.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -149,8 +150,8 @@ RuleSet with_copies(const std::string& mode, const std::vector<Variant>& variant
 // Counts what it is told, and keeps the engine's word per key busy.
 class CountingObserver final : public swthrottle::engine::CountObserver {
  public:
-  void counted(uint32_t rule, std::string_view key, int64_t, uint64_t count, uint32_t* memo) override {
-    if (memo != nullptr) ++*memo;
+  void counted(uint32_t rule, std::string_view key, int64_t, uint64_t count, std::atomic<uint32_t>* memo) override {
+    if (memo != nullptr) memo->fetch_add(1);
     total[rule] += count;
     ++calls[std::string(key)];
   }
