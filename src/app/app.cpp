@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include <fmt/format.h>
@@ -18,6 +21,14 @@
 #include "util/stderr.h"
 
 namespace swthrottle::app {
+namespace {
+
+// The bound of the exec actions waiting for a command slot (man page,
+// Actions): whichever is reached first.
+constexpr std::size_t kExecQueueJobs = 10'000;
+constexpr std::size_t kExecQueueBytes = std::size_t{64} << 20;
+
+}  // namespace
 
 App::App(const cli::Options& options, const AppOptions& app_options, std::unique_ptr<pipeline::Generation> first,
          output::RecordSink& sink, const Clock& clock)
@@ -74,7 +85,20 @@ bool App::start() {
     output::ExecOptions eo;
     eo.jobs = options_.exec_jobs;
     eo.timeout_ms = *config::parse_duration(options_.exec_timeout);  // checked by parse_options
+    // Output lines never wait on a slow command: past this bound (man
+    // page, Actions) an action is dropped, counted and reported, and the
+    // record is still written. Memory: at most kExecQueueBytes of waiting
+    // actions, whatever the line length.
+    eo.queue_capacity = kExecQueueJobs;
+    eo.queue_bytes = kExecQueueBytes;
+    eo.full = output::ExecOptions::Full::Drop;
+    if (const char* at = std::getenv("SWTHROTTLE_EXEC_THREAD_FAIL")) eo.fail_thread_at = std::atoi(at);  // tests
     exec_ = std::make_unique<output::ExecPool>(eo, output::ExecPool::Reporter{}, clock_);
+    if (exec_->workers() == 0) {
+      print_message("exec: cannot start a worker thread for the actions (" + exec_->thread_error() +
+                    "); lower --exec-jobs or raise the limit on processes (ulimit -u, the unit's TasksMax=)");
+      return false;
+    }
   }
   if (!options_.state_file.empty()) {
     state_ = std::make_unique<state::StateFile>(options_.state_file);
@@ -207,7 +231,12 @@ int App::run(std::vector<InputSpec> inputs) {
 // saves) what is pending, it does not hide what the run saw.
 int App::exit_status() {
   if (input_failed_ || sink_.failed()) return cli::kExitError;
-  if (exec_ && exec_->stats().gave_up > 0) return cli::kExitExecGaveUp;
+  // An action that gave up, was dropped at a full queue or was not run at a
+  // stop: a record was not delivered.
+  if (exec_) {
+    const output::ExecStats e = exec_->stats();
+    if (e.gave_up > 0 || e.dropped > 0 || e.not_run > 0) return cli::kExitExecGaveUp;
+  }
   if (delivery_.pool && delivery_.pool->dead_letters() > 0) return cli::kExitExecGaveUp;
   // Records a full outbox dropped (outbox_full = "drop-oldest") are dead letters too.
   if (delivery_.outbox && delivery_.outbox->stats().dead_letters > 0) return cli::kExitExecGaveUp;
@@ -239,8 +268,15 @@ void App::fail(const std::string& message) {
 
 void App::saw_log_time(int64_t newest_ms) { atomic_max(last_log_ms_, newest_ms); }
 
-void App::request_stop() {
+void App::request_stop(int sig) {
   stop_ = true;
+  // Exit does not wait for actions: running commands are killed (SIGTERM,
+  // then SIGKILL after a second), and every action not run is named on
+  // stderr. They do not go into the outbox (man page, Actions).
+  if (exec_) {
+    const char* name = sig > 0 ? sigabbrev_np(sig) : nullptr;
+    exec_->stop(name != nullptr ? std::string("stopped by SIG") + name : std::string("the run stopped"));
+  }
   // A decider waiting for room in a delivery queue (a receiver long down)
   // must not hold the stop up: from now on submit() does not wait.
   if (delivery_.pool) delivery_.pool->unblock();
@@ -288,7 +324,10 @@ void App::finish() {
     g.engine->finish(records);
     emit(records);
   }
-  if (exec_) exec_->drain();  // exit waits for running commands
+  if (exec_) {
+    exec_->drain();  // exit waits for running commands; after a stop, for a second at most (killed)
+    exec_->flush_reports();
+  }
   if (delivery_.pool) {
     // Exit waits for deliveries a while; what is left stays in the outbox
     // for the next run (without --state it is lost, and said so).
@@ -334,7 +373,8 @@ std::string App::stats_text() {
     const auto e = exec_->stats();
     s += "swthrottle: stats: exec: started " + std::to_string(e.started) + " succeeded " + std::to_string(e.succeeded) +
          " retried " + std::to_string(e.retried) + " timed out " + std::to_string(e.timed_out) + " gave up " +
-         std::to_string(e.gave_up) + "\n";
+         std::to_string(e.gave_up) + " dropped " + std::to_string(e.dropped) + " not run " + std::to_string(e.not_run) +
+         "\n";
   }
   if (delivery_.pool) {
     for (const delivery::DestinationStats& d : delivery_.pool->stats()) {

@@ -67,8 +67,10 @@ class App final : private pipeline::DeciderHost {
   int run(std::vector<InputSpec> inputs);
 
   // Ends the run as SIGINT/SIGTERM do: every input stops, then finish().
-  // Thread-safe.
-  void request_stop();
+  // Exec actions not run by now never will be (each is reported on stderr;
+  // running commands are killed). `sig`: the signal that asked, for the
+  // reports (0: none). Thread-safe.
+  void request_stop(int sig = 0);
 
   // The signal thread: waits for the signals in `set` (blocked in every
   // thread) and never returns until the process ends.

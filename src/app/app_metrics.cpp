@@ -105,6 +105,9 @@ metrics::Snapshot App::snapshot() {
     s.exec_failed_attempts = x.failed_attempts;
     s.exec_timed_out = x.timed_out;
     s.exec_gave_up = x.gave_up;
+    s.exec_dropped = x.dropped;
+    s.exec_not_run = x.not_run;
+    s.exec_queued = x.queued;
   }
   if (delivery_.pool) {
     for (const delivery::DestinationStats& d : delivery_.pool->stats()) {

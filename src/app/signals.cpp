@@ -22,7 +22,7 @@ std::unique_lock<std::shared_mutex> App::order_watching_stop() {
     const timespec ts{0, 20'000'000};  // 20 ms
     if (const int sig = ::sigtimedwait(&stop, nullptr, &ts); sig == SIGINT || sig == SIGTERM) {
       stop_signal_ = sig;
-      request_stop();
+      request_stop(sig);
     }
     order.try_lock();
   }
@@ -56,7 +56,7 @@ void App::signal_loop(sigset_t set) {
         reload();
       }
     } else if (sig == SIGINT || sig == SIGTERM) {
-      request_stop();
+      request_stop(sig);
       // Deciders reading a followed file wake at once; one blocked in
       // read(2) on a pipe cannot be woken: finish without it.
       std::unique_lock lock(mu_);

@@ -214,6 +214,11 @@ std::string prometheus_text(const Snapshot& s) {
            num(s.exec_timed_out));
     single(out, "swthrottle_exec_gave_up_total", "counter", "Exec actions given up after their last attempt.",
            num(s.exec_gave_up));
+    single(out, "swthrottle_exec_dropped_total", "counter", "Exec actions dropped at a full queue.",
+           num(s.exec_dropped));
+    single(out, "swthrottle_exec_not_run_total", "counter", "Exec actions ended by a stop (SIGTERM) before they ran.",
+           num(s.exec_not_run));
+    single(out, "swthrottle_exec_queued", "gauge", "Exec actions waiting for a command slot.", num(s.exec_queued));
   }
 
   per_destination(out, s, "swthrottle_delivery_queued_total", "counter", "Records queued for the destination.",
@@ -306,11 +311,10 @@ std::string stats_json(const Snapshot& s) {
   j["inputs"] = std::move(inputs);
 
   if (s.exec) {
-    j["exec"] = {{"started", s.exec_started},
-                 {"succeeded", s.exec_succeeded},
-                 {"failed_attempts", s.exec_failed_attempts},
-                 {"timed_out", s.exec_timed_out},
-                 {"gave_up", s.exec_gave_up}};
+    j["exec"] = {
+        {"started", s.exec_started},     {"succeeded", s.exec_succeeded}, {"failed_attempts", s.exec_failed_attempts},
+        {"timed_out", s.exec_timed_out}, {"gave_up", s.exec_gave_up},     {"dropped", s.exec_dropped},
+        {"not_run", s.exec_not_run},     {"queued", s.exec_queued}};
   }
 
   ordered_json destinations = ordered_json::array();

@@ -43,6 +43,9 @@
 //   swthrottle_exec_failed_attempts_total             counter
 //   swthrottle_exec_timed_out_total                   counter
 //   swthrottle_exec_gave_up_total                     counter
+//   swthrottle_exec_dropped_total                     counter
+//   swthrottle_exec_not_run_total                     counter
+//   swthrottle_exec_queued                            gauge
 //   swthrottle_delivery_queued_total                  counter  destination         one sample per destination
 //   swthrottle_delivery_delivered_total               counter  destination
 //   swthrottle_delivery_attempts_total                counter  destination
@@ -91,7 +94,8 @@ std::string prometheus_text(const Snapshot& s);
 //               "evictions", "keys_now"}],
 //    "inputs": [{"input", "lines", "bytes_behind"?, "log_time_lag_seconds"?,
 //                "last_progress": "..." | null}],
-//    "exec"?: {"started", "succeeded", "failed_attempts", "timed_out", "gave_up"},
+//    "exec"?: {"started", "succeeded", "failed_attempts", "timed_out", "gave_up",
+//              "dropped", "not_run", "queued"},
 //    "destinations": [{"destination", "queued", "delivered", "attempts",
 //                      "failed_attempts", "dead_letters", "reposts", "pending",
 //                      "circuit_open"}],

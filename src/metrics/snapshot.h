@@ -46,6 +46,8 @@ struct Snapshot {
   // exec actions (absent: no exec pool)
   bool exec = false;
   uint64_t exec_started = 0, exec_succeeded = 0, exec_failed_attempts = 0, exec_timed_out = 0, exec_gave_up = 0;
+  uint64_t exec_dropped = 0, exec_not_run = 0;  // at a full queue; ended by a stop
+  uint64_t exec_queued = 0;                     // now: waiting for a command slot
   std::vector<DestinationCounters> destinations;
   // the outbox (absent without --state and a destination)
   bool outbox = false;

@@ -188,7 +188,8 @@ Spawned spawn_child(const ExecJob& job, const std::vector<std::string>& parent_e
 
 // Feeds stdin, waits for the exit, enforces the timeout, and reaps the child
 // in every case.
-ChildResult supervise(pid_t pid, int stdin_fd, const std::string& data, const ChildLimits& limits, const Clock& clock) {
+ChildResult supervise(pid_t pid, int stdin_fd, const std::string& data, const ChildLimits& limits, const Clock& clock,
+                      const ChildStop& stop) {
   ChildResult a;
   a.spawned = true;
   // A pidfd turns "the child exited" into a poll(2) event, next to the
@@ -205,11 +206,17 @@ ChildResult supervise(pid_t pid, int stdin_fd, const std::string& data, const Ch
   bool reaped = false;
   int wait_err = 0;
 
+  auto stop_asked = [&stop] { return stop.flag != nullptr && stop.flag->load(std::memory_order_acquire); };
   while (!reaped) {
-    pollfd fds[2];
+    pollfd fds[3];
     int n = 0;
     int pid_slot = -1;
     int w_slot = -1;
+    int stop_slot = -1;
+    if (phase == Phase::Running && stop.fd >= 0) {
+      stop_slot = n;  // watched while running only: once readable, it stays so
+      fds[n++] = pollfd{stop.fd, POLLIN, 0};
+    }
     if (pidfd >= 0) {
       pid_slot = n;
       fds[n++] = pollfd{pidfd, POLLIN, 0};
@@ -224,6 +231,7 @@ ChildResult supervise(pid_t pid, int stdin_fd, const std::string& data, const Ch
       wait_ms = static_cast<int>(std::clamp<int64_t>(left, 0, 60'000));
     }
     if (pidfd < 0 && (wait_ms < 0 || wait_ms > 10)) wait_ms = 10;
+    if (phase == Phase::Running && stop.fd < 0 && stop.flag != nullptr && (wait_ms < 0 || wait_ms > 50)) wait_ms = 50;
     const int pr = ::poll(fds, static_cast<nfds_t>(n), wait_ms);
     if (pr < 0 && errno != EINTR) {
       // Only ENOMEM can get here: wait a little rather than spin on it.
@@ -255,6 +263,15 @@ ChildResult supervise(pid_t pid, int stdin_fd, const std::string& data, const Ch
       }
     }
 
+    if (phase == Phase::Running && ((pr > 0 && stop_slot >= 0 && fds[stop_slot].revents != 0) || stop_asked())) {
+      // The program stops: no waiting for the timeout.
+      a.stopped = true;
+      close_fd(wfd);
+      signal_child(pid, SIGTERM);
+      phase = Phase::Terminating;
+      deadline = clock.steady_ms() + limits.kill_grace_ms;
+    }
+
     if (phase != Phase::Killed && clock.steady_ms() >= deadline) {
       if (phase == Phase::Running) {
         a.timed_out = true;
@@ -280,6 +297,10 @@ ChildResult supervise(pid_t pid, int stdin_fd, const std::string& data, const Ch
     a.why = "timed out after " + config::format_duration(limits.timeout_ms);
     return a;
   }
+  if (a.stopped) {
+    a.why = "killed at stop (" + describe_status(status) + ")";
+    return a;
+  }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     a.outcome = ChildResult::Outcome::Ok;
     return a;
@@ -291,7 +312,7 @@ ChildResult supervise(pid_t pid, int stdin_fd, const std::string& data, const Ch
 }  // namespace
 
 ChildResult run_child(const ExecJob& job, const std::vector<std::string>& parent_env, const ChildLimits& limits,
-                      const Clock& clock) {
+                      const Clock& clock, const ChildStop& stop) {
   const Spawned s = spawn_child(job, parent_env);
   if (s.pid < 0) {
     ChildResult a;
@@ -299,7 +320,7 @@ ChildResult run_child(const ExecJob& job, const std::vector<std::string>& parent
     a.why = "cannot run \"" + job.argv[0] + "\": " + std::strerror(s.err);
     return a;
   }
-  return supervise(s.pid, s.stdin_fd, job.stdin_data, limits, clock);
+  return supervise(s.pid, s.stdin_fd, job.stdin_data, limits, clock, stop);
 }
 
 }  // namespace swthrottle::output

@@ -718,7 +718,8 @@ TEST_CASE("live: exec failure: retried, then reported on stderr and in --stats")
   CHECK(r.signal == 0);
   CHECK(contains(r.out, "swthrottle: alert ssh key=203.0.113.9 count=2 "));
   CHECK(contains(r.err, "swthrottle: exec: alert ssh key=203.0.113.9: gave up after 3 attempts: exit status 1\n"));
-  CHECK(contains(r.err, "swthrottle: stats: exec: started 3 succeeded 0 retried 2 timed out 0 gave up 1\n"));
+  CHECK(contains(
+      r.err, "swthrottle: stats: exec: started 3 succeeded 0 retried 2 timed out 0 gave up 1 dropped 0 not run 0\n"));
 }
 
 TEST_CASE("live: exec gave up and --exit-code: 3 wins over 1, a command that succeeds on retry: 1") {
@@ -745,7 +746,8 @@ TEST_CASE("live: exec that hangs is killed at --exec-timeout and reported as tim
   CHECK(r.exit_status == 3);  // gave up: not delivered
   CHECK(contains(r.err,
                  "swthrottle: exec: alert ssh key=203.0.113.9: gave up after 3 attempts: timed out after 300ms\n"));
-  CHECK(contains(r.err, "swthrottle: stats: exec: started 3 succeeded 0 retried 2 timed out 3 gave up 1\n"));
+  CHECK(contains(
+      r.err, "swthrottle: stats: exec: started 3 succeeded 0 retried 2 timed out 3 gave up 1 dropped 0 not run 0\n"));
   // Each attempt's `sleep` (exec'd: the script's own pid) is gone.
   const std::vector<std::string> started = lines_of(read_file(pids));
   CHECK(started.size() == 3);

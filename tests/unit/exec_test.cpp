@@ -740,3 +740,190 @@ TEST_CASE("exec: the destructor waits for queued and running commands") {
   }
   CHECK(slurp(dir.file("log")) == "k0\nk1\nk2\n");
 }
+
+// --- stop, the bounded queue, threads (issue 18) ---------------------------------
+
+namespace {
+
+// Waits (bounded) until the file at `path` has `n` lines.
+bool file_has_lines(const std::string& path, std::size_t n) {
+  for (int i = 0; i < 1000; ++i) {
+    const std::string s = slurp(path);
+    if (static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')) >= n) return true;
+    ::poll(nullptr, 0, 10);
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("exec: stop() kills the running command, ends the waiting jobs as not run, and drain() returns") {
+  TempDir dir;
+  Reports reports;
+  ExecOptions o = fast_options();
+  o.jobs = 1;
+  o.queue_capacity = 10;
+  o.timeout_ms = 3'600'000;  // an hour: only the stop can end the command in time
+  o.kill_grace_ms = 100;
+  ExecPool pool(o, reports.fn());
+  // The command ignores SIGTERM: the grace's SIGKILL ends it.
+  pool.submit(job(sh("trap '' TERM; echo $$ >> \"$1/pids\"; exec sleep 1000", dir), "k0"));
+  pool.submit(job(sh("echo $$ >> \"$1/pids\"", dir), "k1"));
+  pool.submit(job(sh("echo $$ >> \"$1/pids\"", dir), "k2"));
+  REQUIRE(file_has_lines(dir.file("pids"), 1));
+  pool.stop("stopped by SIGTERM");
+  pool.drain();
+  pool.submit(job(sh("echo $$ >> \"$1/pids\"", dir), "k3"));  // after the stop: not run either
+  pool.flush_reports();
+  const ExecStats s = pool.stats();
+  CHECK(s.started == 1);
+  CHECK(s.succeeded == 0);
+  CHECK(s.not_run == 4);
+  CHECK(s.gave_up == 0);
+  CHECK(s.retried == 0);  // a killed command is not retried
+  CHECK(s.queued == 0);
+  const std::string pids = slurp(dir.file("pids"));
+  CHECK(std::count(pids.begin(), pids.end(), '\n') == 1);  // k1, k2, k3 never started
+  const pid_t pid = read_pid(dir.file("pids"));
+  CHECK(not_our_child(pid));  // reaped
+  std::vector<std::string> got = reports.get();
+  std::sort(got.begin(), got.end());  // the killed command's line comes from its worker
+  CHECK(got ==
+        std::vector<std::string>{
+            "swthrottle: exec: alert ssh-bruteforce key=k0: not run: stopped by SIGTERM (its command was killed)",
+            "swthrottle: exec: alert ssh-bruteforce key=k1: not run: stopped by SIGTERM",
+            "swthrottle: exec: alert ssh-bruteforce key=k2: not run: stopped by SIGTERM",
+            "swthrottle: exec: alert ssh-bruteforce key=k3: not run: stopped by SIGTERM",
+        });
+}
+
+TEST_CASE("exec: stop() during a backoff ends the job at once, without the retry") {
+  TempDir dir;
+  Reports reports;
+  ExecOptions o = fast_options();
+  o.jobs = 1;
+  o.retries = 5;
+  o.backoff_ms = 3'600'000;  // an hour: only the stop can end the wait in time
+  ExecPool pool(o, reports.fn());
+  pool.submit(job(sh("echo x >> \"$1/attempts\"; exit 1", dir), "k"));
+  REQUIRE(file_has_lines(dir.file("attempts"), 1));
+  // The attempt's end is counted just after the file is written: wait for it.
+  for (int i = 0; i < 1000 && pool.stats().failed_attempts == 0; ++i) ::poll(nullptr, 0, 10);
+  pool.stop("stopped by SIGINT");
+  pool.drain();
+  CHECK(slurp(dir.file("attempts")) == "x\n");
+  const ExecStats s = pool.stats();
+  CHECK(s.not_run == 1);
+  CHECK(s.retried == 0);
+  CHECK(reports.get() == std::vector<std::string>{"swthrottle: exec: alert ssh-bruteforce key=k: not run: stopped by "
+                                                  "SIGINT (after 1 failed attempt: exit status 1)"});
+}
+
+TEST_CASE("exec: past reported_not_run, the jobs not run are one count") {
+  TempDir dir;
+  Reports reports;
+  ExecOptions o = fast_options();
+  o.jobs = 1;
+  o.queue_capacity = 100;
+  o.timeout_ms = 3'600'000;
+  o.reported_not_run = 3;
+  ExecPool pool(o, reports.fn());
+  pool.submit(job(sh("echo $$ >> \"$1/pids\"; exec sleep 1000", dir), "k0"));
+  REQUIRE(file_has_lines(dir.file("pids"), 1));
+  for (int i = 1; i <= 9; ++i) pool.submit(job(sh("true", dir), "k" + std::to_string(i)));
+  pool.stop("stopped by SIGTERM");
+  pool.drain();
+  pool.flush_reports();
+  pool.flush_reports();  // once
+  CHECK(pool.stats().not_run == 10);
+  CHECK(reports.get() == std::vector<std::string>{
+                             "swthrottle: exec: alert ssh-bruteforce key=k1: not run: stopped by SIGTERM",
+                             "swthrottle: exec: alert ssh-bruteforce key=k2: not run: stopped by SIGTERM",
+                             "swthrottle: exec: alert ssh-bruteforce key=k3: not run: stopped by SIGTERM",
+                             "swthrottle: exec: 7 more actions not run: stopped by SIGTERM",
+                         });
+}
+
+TEST_CASE(
+    "exec: Full::Drop: submit() never waits, past the bound jobs are dropped and counted, one report an episode") {
+  TempDir dir;
+  Reports reports;
+  ExecOptions o = fast_options();
+  o.jobs = 1;
+  o.queue_capacity = 4;
+  o.full = ExecOptions::Full::Drop;
+  ExecPool pool(o, reports.fn());
+  // The first job holds the one slot until the file `go` exists.
+  pool.submit(job(
+      sh("echo $$ >> \"$1/pids\"; while [ ! -e \"$1/go\" ]; do sleep 0.01; done; echo k0 >> \"$1/log\"", dir), "k0"));
+  REQUIRE(file_has_lines(dir.file("pids"), 1));
+  for (int i = 1; i <= 10; ++i)
+    pool.submit(job(sh("echo \"$SWTHROTTLE_KEY\" >> \"$1/log\"", dir), "k" + std::to_string(i)));
+  // Returned at once, with the slot still taken: 4 wait, 6 were dropped.
+  ExecStats s = pool.stats();
+  CHECK(s.queued == 4);
+  CHECK(s.dropped == 6);
+  CHECK(s.submitted == 5);
+  CHECK(reports.get() == std::vector<std::string>{
+                             "swthrottle: exec: the queue is full (4 actions, " + std::to_string(s.queued_bytes) +
+                                 " bytes waiting): new actions are dropped, and counted, until it is half empty; the "
+                                 "first: alert ssh-bruteforce key=k5",
+                         });
+  dir.write("go", "");
+  pool.drain();
+  pool.flush_reports();
+  s = pool.stats();
+  CHECK(s.succeeded == 5);
+  CHECK(s.queued == 0);
+  CHECK(s.queued_bytes == 0);
+  CHECK(slurp(dir.file("log")) == "k0\nk1\nk2\nk3\nk4\n");
+  const std::vector<std::string> got = reports.get();
+  REQUIRE(got.size() == 2);
+  CHECK(got[1] == "swthrottle: exec: 6 actions dropped while the queue was full");
+}
+
+TEST_CASE("exec: the queue's byte bound: a job over it waits only in an empty queue") {
+  TempDir dir;
+  Reports reports;
+  ExecOptions o = fast_options();
+  o.jobs = 1;
+  o.queue_capacity = 100;
+  o.queue_bytes = 10'000;
+  o.full = ExecOptions::Full::Drop;
+  ExecPool pool(o, reports.fn());
+  pool.submit(job(sh("echo $$ >> \"$1/pids\"; while [ ! -e \"$1/go\" ]; do sleep 0.01; done", dir), "k0"));
+  REQUIRE(file_has_lines(dir.file("pids"), 1));
+  ExecJob big = job(sh("echo big >> \"$1/log\"", dir), "big");
+  big.stdin_data.assign(20'000, 'x');  // more than the bound: taken, the queue being empty
+  pool.submit(big);
+  pool.submit(job(sh("true", dir), "small"));  // no room beside it
+  ExecStats s = pool.stats();
+  CHECK(s.queued == 1);
+  CHECK(s.queued_bytes > 20'000);
+  CHECK(s.dropped == 1);
+  dir.write("go", "");
+  pool.drain();
+  CHECK(slurp(dir.file("log")) == "big\n");
+}
+
+TEST_CASE("exec: a worker thread that cannot be started: the pool runs with those it got, and says so") {
+  TempDir dir;
+  Reports reports;
+  ExecOptions o = fast_options();
+  o.jobs = 5;
+  o.fail_thread_at = 2;
+  {
+    ExecPool pool(o, reports.fn());
+    CHECK(pool.workers() == 2);
+    for (int i = 0; i < 4; ++i)
+      pool.submit(job(sh("echo \"$SWTHROTTLE_KEY\" >> \"$1/log\"", dir), "k" + std::to_string(i)));
+    pool.drain();
+    CHECK(pool.stats().succeeded == 4);
+  }
+  CHECK(reports.get() == std::vector<std::string>{"swthrottle: exec: started only 2 of 5 worker threads (Resource "
+                                                  "temporarily unavailable): at most 2 commands run at once"});
+  o.fail_thread_at = 0;
+  ExecPool none(o, reports.fn());
+  CHECK(none.workers() == 0);
+  CHECK(none.thread_error() == "Resource temporarily unavailable");
+}

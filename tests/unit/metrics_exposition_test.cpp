@@ -83,6 +83,9 @@ Snapshot full() {
   s.exec_failed_attempts = 1;
   s.exec_timed_out = 1;
   s.exec_gave_up = 1;
+  s.exec_dropped = 7;
+  s.exec_not_run = 3;
+  s.exec_queued = 5;
   DestinationCounters d;
   d.destination = "webhook http://127.0.0.1:9/hook";
   d.queued = 3;
@@ -207,6 +210,11 @@ TEST_CASE("metrics: prometheus_text: seconds are exact decimals of the milliseco
 TEST_CASE("metrics: prometheus_text: exec, delivery, outbox and fleet when present") {
   const std::string text = prometheus_text(full());
   CHECK(text.find("swthrottle_exec_gave_up_total 1\n") != std::string::npos);
+  CHECK(text.find("# TYPE swthrottle_exec_dropped_total counter\nswthrottle_exec_dropped_total 7\n") !=
+        std::string::npos);
+  CHECK(text.find("# TYPE swthrottle_exec_not_run_total counter\nswthrottle_exec_not_run_total 3\n") !=
+        std::string::npos);
+  CHECK(text.find("# TYPE swthrottle_exec_queued gauge\nswthrottle_exec_queued 5\n") != std::string::npos);
   CHECK(text.find("swthrottle_delivery_circuit_open{destination=\"webhook http://127.0.0.1:9/hook\"} 1\n") !=
         std::string::npos);
   CHECK(text.find("swthrottle_delivery_pending{destination=\"webhook http://127.0.0.1:9/hook\"} 1\n") !=
@@ -258,6 +266,9 @@ TEST_CASE("metrics: stats_json: one JSON object with the same figures") {
   CHECK_FALSE(j["inputs"][1].contains("log_time_lag_seconds"));
   CHECK(j["inputs"][1]["last_progress"].is_null());
   CHECK(j["exec"]["timed_out"] == 1);
+  CHECK(j["exec"]["dropped"] == 7);
+  CHECK(j["exec"]["not_run"] == 3);
+  CHECK(j["exec"]["queued"] == 5);
   REQUIRE(j["destinations"].size() == 1);
   CHECK(j["destinations"][0]["circuit_open"] == true);
   CHECK(j["outbox"]["pending"] == 1);
