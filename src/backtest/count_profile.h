@@ -38,6 +38,7 @@ class CountProfile final : public engine::CountObserver {
   // among the profile's keys, plus one, checked against the key.
   void counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count,
                std::atomic<uint32_t>* memo = nullptr) override;
+  bool observes(uint32_t rule) const override { return rule < profile_of_.size() && profile_of_[rule] >= 0; }
   // Prefetches the key's entry: the engine decides (a sweep's riders
   // included) while it comes in.
   void will_count(uint32_t rule, const std::atomic<uint32_t>& memo) override;

@@ -21,6 +21,9 @@ class CountObserver {
   // writes it, on the deciding threads.
   virtual void counted(uint32_t rule, std::string_view key, int64_t t_ms, uint64_t count,
                        std::atomic<uint32_t>* memo) = 0;
+  // Whether counted() and will_count() are wanted for rule `rule`: asked
+  // once per rule, when the observer is set.
+  virtual bool observes(uint32_t /*rule*/) const { return true; }
   // Rule `rule` found the key whose word is `memo` and will count a line of
   // it once it has decided: the observer may start fetching what it keeps.
   virtual void will_count(uint32_t /*rule*/, const std::atomic<uint32_t>& /*memo*/) {}

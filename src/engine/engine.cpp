@@ -72,6 +72,7 @@ struct Engine::RuleState {
   int32_t rider = -1;   // an AlertRider of the group: decided on member `member`'s window
   // Other members with windows of their own look the same key up on the same line.
   bool shares_lookup = false;
+  bool observed = false;           // the CountObserver wants this rule's counts
   std::vector<RuleState*> riders;  // the riders on this rule's window, decided with its lines
   std::shared_ptr<RuleStats> stats_ptr = std::make_shared<RuleStats>();
   RuleStats& stats() { return *stats_ptr; }
@@ -115,6 +116,7 @@ Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rul
 
 void Engine::observe(CountObserver* observer) {
   observer_ = observer;
+  for (auto& rs : states_) rs->observed = observer != nullptr && observer->observes(rs->index);
   if (observer != nullptr) share_keys(/*every_keyed=*/true);  // each key gets the observer's word
 }
 
@@ -186,7 +188,7 @@ bool Engine::offer_riders(RuleState& host, WindowGroup& group, const window::Ale
     }
     const std::span<const uint64_t> c = counts.first(rs.rule->events.size());
     rs.stats().events.add(static_cast<uint64_t>(std::popcount(events)));
-    if (observer_) {
+    if (rs.observed) {
       uint64_t sum = 0;
       for (uint64_t v : c) sum += v;
       observer_->counted(rs.index, key, t, sum, nullptr);
@@ -671,7 +673,7 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
     if (rs.keys) {
       slot = key_slot(rs, key, now, recent, out);
       w = &window_of(rs, *slot);
-      if (observer_ != nullptr) {
+      if (rs.observed) {
         if (const auto* word = memo_of(rs, slot)) observer_->will_count(hit.rule, *word);
       }
     }
@@ -701,7 +703,7 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
       }
       const window::ThrottleOutcome o = w->offer_throttle(t, now, limit, 0, events, tally);
       if (o.late || fleet_late) rs.stats().late.add();
-      if (observer_ && !o.late) {
+      if (rs.observed && !o.late) {
         uint64_t c = 0;
         w->read(std::span<uint64_t>(&c, 1));
         observer_->counted(hit.rule, key, t, c, memo_of(rs, slot));
@@ -761,7 +763,7 @@ void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vect
       continue;
     }
     rs.stats().events.add(static_cast<uint64_t>(std::popcount(hit.events)));
-    if (observer_) {
+    if (rs.observed) {
       uint64_t sum = 0;
       for (std::size_t i = 0; i < rule.events.size(); ++i) sum += counts[i];
       observer_->counted(hit.rule, key, t, sum, memo_of(rs, slot));
