@@ -141,7 +141,7 @@ class Follower : private ByteSource {
   //   PATH: compressed input (gzip|zstd) cannot be followed; skipped
   //   PATH: file truncated
   //   error reading 'PATH': REASON
-  //   inotify cannot be used, reverting to polling: REASON
+  //   'PATH': inotify cannot be used, reverting to polling: REASON
   std::vector<std::string> take_notices();
 
   const FollowCounts& counts() const { return counts_; }

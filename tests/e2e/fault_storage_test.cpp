@@ -224,14 +224,15 @@ TEST_CASE("fault: state file on a read-only bind mount, where mount is allowed: 
   CHECK(o.err == "swthrottle: " + state + ".outbox: cannot open: Read-only file system\n");
 }
 
-TEST_CASE("fault: outbox journal on a full disk (RLIMIT_FSIZE): what it took is delivered next run, once, the rest said") {
+TEST_CASE(
+    "fault: outbox journal on a full disk (RLIMIT_FSIZE): what it took is delivered next run, once, the rest said") {
   HttpReceiver hook;
   hook.otherwise(Reply(503));  // down for the first run: everything waits in the outbox
   TempDir dir;
-  const std::string rules = dir.write(
-      "rules.toml",
-      "[delivery]\ndrain = \"200ms\"\n\n[[rule]]\nname = \"a\"\nkind = \"alert\"\nthreshold = \"1 per 1h\"\n"
-      "key = \"{k}\"\n  [[rule.event]]\n  name = \"e\"\n  match = 'k=(?P<k>\\w+)'\n");
+  const std::string rules =
+      dir.write("rules.toml",
+                "[delivery]\ndrain = \"200ms\"\n\n[[rule]]\nname = \"a\"\nkind = \"alert\"\nthreshold = \"1 per 1h\"\n"
+                "key = \"{k}\"\n  [[rule.event]]\n  name = \"e\"\n  match = 'k=(?P<k>\\w+)'\n");
   const std::string state = dir.file("state.json");
   std::string input;
   for (int i = 1; i <= 40; ++i) input += "k=u" + std::to_string(i) + "\n";
@@ -272,8 +273,8 @@ TEST_CASE("fault: outbox journal on a full disk (RLIMIT_FSIZE): what it took is 
   const std::size_t before = hook.count();
   const RunResult next = run({"--rule", rules, "--state", state, "--webhook", hook.url("/hook")}, "");
   CHECK(next.exit_status == 0);
-  CHECK(contains(next.err, "delivery: " + std::to_string(kept.size()) +
-                               " records the last run did not deliver are sent first"));
+  CHECK(contains(next.err,
+                 "delivery: " + std::to_string(kept.size()) + " records the last run did not deliver are sent first"));
   std::map<std::string, int> delivered;
   const auto reqs = hook.requests();
   for (std::size_t i = before; i < reqs.size(); ++i) ++delivered[json::parse(reqs[i].body)["id"].get<std::string>()];
