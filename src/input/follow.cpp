@@ -473,7 +473,11 @@ void Follower::open_failed(int err) {
   if (err == open_errno_) return;
   open_errno_ = err;
   lost_ = true;
-  notice("cannot open '" + path_ + "' for reading: " + reason(err));
+  std::string text = "cannot open '" + path_ + "' for reading: " + reason(err);
+  // Retried at every check, as tail -F does, but descriptors seldom come
+  // back by themselves: say what to change.
+  if (err == EMFILE) text += " (a followed file holds 5 descriptors or more: raise the limit, ulimit -n)";
+  notice(std::move(text));
 }
 
 bool Follower::wait(int64_t deadline_ms) {

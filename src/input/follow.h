@@ -134,7 +134,7 @@ class Follower : private ByteSource {
 
   // Messages for stderr, in order, without a program prefix (the caller adds
   // "swthrottle: "), and forgets them. Each state is reported once:
-  //   cannot open 'PATH' for reading: REASON
+  //   cannot open 'PATH' for reading: REASON (with EMFILE, a hint: ulimit -n)
   //   'PATH' has become inaccessible: REASON
   //   'PATH' has appeared; following new file
   //   'PATH' has been replaced; following new file

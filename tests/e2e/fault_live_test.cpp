@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "support/http_receiver.h"
+#include "support/limited_command.h"
 #include "support/notify_socket.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
@@ -33,6 +34,8 @@ namespace {
 
 using swthrottle::test::EnvAdditions;
 using swthrottle::test::HttpReceiver;
+using swthrottle::test::limited;
+using swthrottle::test::Limits;
 using swthrottle::test::NotifySocket;
 using swthrottle::test::open_file_offset;
 using swthrottle::test::poll_until;
@@ -390,4 +393,50 @@ TEST_CASE("fault: a followed file turned into a FIFO: its writers' lines read as
   check_only(r.err,
              {"swthrottle: '" + f + "' has become inaccessible",
               "swthrottle: '" + f + "' has been replaced; following new file", "swthrottle: '" + f + "' has appeared"});
+}
+
+TEST_CASE("fault: too many open files with --follow (ulimit -n 30, 10 files): each file read or named, as tail -F") {
+  TempDir dir;
+  std::vector<std::string> args{kBinary,         "--rule",   dir.write("nothing.toml", kNothing),
+                                "--passthrough", "--follow", "--from-start"};
+  for (int i = 1; i <= 10; ++i)
+    args.push_back(dir.write("in" + std::to_string(i) + ".log", "file " + std::to_string(i) + "\n"));
+  Process p = Process::spawn(limited(Limits::files_open(30), args));
+  // Every file is accounted for: its line read, or its open refused with the limit named.
+  auto read_or_refused = [&](int i) {
+    const std::string name = args[static_cast<std::size_t>(5 + i)];
+    const bool read = contains(p.out(), "file " + std::to_string(i) + "\n");
+    const bool refused = contains(p.err(), "cannot open '" + name +
+                                               "' for reading: Too many open files (a followed file holds 5 "
+                                               "descriptors or more: raise the limit, ulimit -n)\n");
+    return std::pair{read, refused};
+  };
+  REQUIRE(p.read_stdout_until(
+      [&](const std::string&) {
+        for (int i = 1; i <= 10; ++i) {
+          const auto [read, refused] = read_or_refused(i);
+          if (!read && !refused) return false;
+        }
+        return true;
+      },
+      10s));
+  int read_count = 0, refused_count = 0;
+  for (int i = 1; i <= 10; ++i) {
+    CAPTURE(i);
+    const auto [read, refused] = read_or_refused(i);
+    CHECK(read != refused);  // one or the other, never both
+    read_count += read ? 1 : 0;
+    refused_count += refused ? 1 : 0;
+  }
+  MESSAGE("ulimit -n 30, 10 followed files: " << read_count << " read, " << refused_count << " refused");
+  CHECK(read_count >= 1);
+  CHECK(refused_count >= 1);
+  REQUIRE(p.send_signal(SIGTERM));
+  const RunResult r = p.wait();
+  check_exit_0(r);
+  check_only(r.err, {"swthrottle: cannot open '", "swthrottle: '"});  // refused, or polling without inotify
+  for (const std::string& line : lines_of(r.err)) {
+    if (line.rfind("swthrottle: cannot open '", 0) != 0)
+      CHECK(contains(line, "': inotify cannot be used, reverting to polling: Too many open files"));
+  }
 }
