@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -198,4 +199,43 @@ TEST_CASE("fault: too many open files (ulimit -n 16, 40 inputs): exit 2 before a
   std::sort(got.begin(), got.end());
   std::sort(want.begin(), want.end());
   CHECK(got == want);
+}
+
+TEST_CASE("fault: SIGTERM while the consumer stopped reading: the output given up, the state saved, exit 0") {
+  TempDir dir;
+  const std::string rules = dir.write("nothing.toml", kNothing);
+  const std::string lines = numbered_lines(1'000'000);
+  const std::string input = dir.write("in.log", lines);
+  const std::string state = dir.file("state.json");
+  const std::string fifo = dir.file("out.fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const int rd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  REQUIRE(rd >= 0);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{rd};
+  Process p = Process::spawn(
+      limited(Limits::stdout_on(fifo), binary_with({"--rule", rules, "--passthrough", "--state", state, input})));
+  const int capacity = ::fcntl(rd, F_GETPIPE_SZ);
+  REQUIRE(poll_until([&] {
+    int queued = 0;
+    return ::ioctl(rd, FIONREAD, &queued) == 0 && queued > capacity - 512;
+  }));
+  // Blocked in write(2), holding what a stop needs: before the fix, the run
+  // never ended until the consumer read again.
+  REQUIRE(p.send_signal(SIGTERM));
+  const RunResult r = p.wait(10s);
+  check_survived(r);
+  CHECK(r.exit_status == 0);
+  CHECK(r.err ==
+        "swthrottle: SIGTERM: standard output took nothing for 0.5s; the records not written by now are "
+        "dropped\n");
+  CHECK(read_file(state).find("\"swthrottle_state\"") != std::string::npos);
+  // What the consumer finds is the input's beginning, in order, nothing twice.
+  std::string got;
+  char buf[1 << 16];
+  for (ssize_t n; (n = ::read(rd, buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+  CHECK(got.size() >= static_cast<std::size_t>(capacity) - 512);
+  CHECK(got == lines.substr(0, got.size()));
 }
