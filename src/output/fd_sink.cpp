@@ -48,11 +48,10 @@ FdSink::FdSink(int fd, Format format, std::function<void(const std::string&)> re
 
 bool FdSink::abandon(const std::string& why) {
   {
+    // Nobody blocked writing: the output still works, and the stop's own
+    // records (the pending summaries) must go out.
     std::lock_guard lock(interrupt_mu_);
-    if (!writing_) {
-      writer_.abandon();
-      return false;
-    }
+    if (!writing_) return false;
   }
   if (report_) report_(why);
   writer_.abandon();

@@ -102,8 +102,11 @@ TEST_CASE("fd sink: abandon() ends a write blocked on a full pipe, quietly, and 
   REQUIRE(::pipe(fds) == 0);
   std::vector<std::string> reported;
   sw::output::FdSink sink(fds[1], sw::output::Format::Text, [&](const std::string& m) { reported.push_back(m); });
-  CHECK_FALSE(sink.abandon("nobody writes"));  // nothing blocked: nothing said
+  CHECK_FALSE(sink.abandon("nobody writes"));  // nothing blocked: nothing said, and it still writes
   CHECK(reported.empty());
+  CHECK(sink.write(alert_and_line(rule)));
+  char got[4096];
+  CHECK(::read(fds[0], got, sizeof got) > 0);  // the pipe holds them, and is empty again
   sw::output::FdSink blocked_sink(fds[1], sw::output::Format::Text,
                                   [&](const std::string& m) { reported.push_back(m); });
   // Fills the pipe from a thread, which then blocks in write(2).
