@@ -1,6 +1,7 @@
 #include "app/inputs.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +10,20 @@
 #include "input/byte_source.h"
 
 namespace swthrottle::app {
+
+namespace {
+
+// EMFILE: every input is held open from the start (they are decided
+// together), so the fix is the limit, or fewer files per run.
+std::string too_many_open_files_hint(std::size_t inputs) {
+  rlimit rl{};
+  std::string limit = "?";
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) limit = std::to_string(rl.rlim_cur);
+  return " (" + std::to_string(inputs) + " inputs are held open at once; the open file limit is " + limit +
+         ": raise it with ulimit -n, or read fewer files per run)";
+}
+
+}  // namespace
 
 Result<std::vector<InputSpec>> open_inputs(const cli::Options& options) {
   std::vector<InputSpec> inputs;
@@ -36,7 +51,12 @@ Result<std::vector<InputSpec>> open_inputs(const cli::Options& options) {
       }
     } else {
       in.fd = ::open(n.c_str(), O_RDONLY | O_CLOEXEC);
-      if (in.fd < 0) return fail(n + ": " + std::strerror(errno));
+      if (in.fd < 0) {
+        const int err = errno;
+        std::string what = n + ": " + std::strerror(err);
+        if (err == EMFILE) what += too_many_open_files_hint(names.size());
+        return fail(std::move(what));
+      }
     }
     inputs.push_back(in);
   }

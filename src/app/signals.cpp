@@ -3,6 +3,7 @@
 // rules, USR1 writes the stats.
 #include <chrono>
 #include <cstdlib>
+#include <string>
 
 #include "app/app.h"
 #include "util/stderr.h"
@@ -62,6 +63,15 @@ void App::signal_loop(sigset_t set) {
       std::unique_lock lock(mu_);
       if (!cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return finished_; })) {
         lock.unlock();
+        // One blocked in write(2) on an output nobody reads holds the order
+        // lock that finish() needs: the output is given up, the decider sees
+        // it closed and ends, and run() finishes (the state is saved).
+        if (sink_.abandon(std::string(sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                          ": standard output took nothing for 0.5s; the records not written by now are dropped")) {
+          lock.lock();
+          if (cv_.wait_for(lock, std::chrono::seconds(5), [this] { return finished_; })) return;
+          lock.unlock();
+        }
         finish();
         std::_Exit(exit_status());  // as run() would have returned
       }

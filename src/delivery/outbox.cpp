@@ -301,6 +301,16 @@ struct Outbox::Impl {
     return true;
   }
 
+  // The journal was unlinked under us (its directory removed, or the file
+  // deleted): what is written to it now would not outlive the run, so it
+  // takes nothing more, and says so, instead of promising durability.
+  bool removed() {
+    struct stat st {};
+    if (::fstat(journal_fd, &st) != 0 || st.st_nlink > 0) return false;
+    fail(journal_path, "removed while in use (is its directory gone?): records are no longer kept across a restart");
+    return true;
+  }
+
   void undo() {
     if (::ftruncate(journal_fd, static_cast<off_t>(journal_bytes)) != 0) {
       broken = true;
@@ -311,6 +321,7 @@ struct Outbox::Impl {
   // add()'s write: append() with the crash hook's phases around it.
   bool append_durably(const std::string& text) {
     if (broken) return false;
+    if (removed()) return false;
     const bool crash_now =
         crash.phase != CrashPhase::None && crash.phase != CrashPhase::MidCompaction && ++add_writes == crash.at;
     if (crash_now && crash.phase == CrashPhase::BeforeWrite) die();

@@ -28,6 +28,9 @@
 // anything is appended; everything fsync'd before it is kept. A bad line in
 // the middle (no crash leaves one) is skipped, and last_error() says so. A
 // failed write is cut back too, so the next entry starts on a line of its own.
+// A journal unlinked while open (its directory removed) takes no more adds:
+// add() fails and last_error() says so, rather than write where no restart
+// would find it.
 //
 // Compaction: when the journal is at least 64 KiB and more than half of its
 // lines are no longer needed (done entries, tries, the adds they finished),

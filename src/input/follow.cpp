@@ -44,7 +44,7 @@ Follower::Follower(std::string path, FollowOptions opts, const Clock& clock)
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // without it, stop() is seen at the next check
   if (opts_.use_inotify) {
     inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    if (inotify_fd_ < 0) notice("inotify cannot be used, reverting to polling: " + reason(errno));
+    if (inotify_fd_ < 0) notice("'" + path_ + "': inotify cannot be used, reverting to polling: " + reason(errno));
     else watch_dir();  // before the first open, so that a file created right after a failed open is seen
     if (inotify_fd_ >= 0) {
       watcher_ =
@@ -473,7 +473,11 @@ void Follower::open_failed(int err) {
   if (err == open_errno_) return;
   open_errno_ = err;
   lost_ = true;
-  notice("cannot open '" + path_ + "' for reading: " + reason(err));
+  std::string text = "cannot open '" + path_ + "' for reading: " + reason(err);
+  // Retried at every check, as tail -F does, but descriptors seldom come
+  // back by themselves: say what to change.
+  if (err == EMFILE) text += " (a followed file holds 5 descriptors or more: raise the limit, ulimit -n)";
+  notice(std::move(text));
 }
 
 bool Follower::wait(int64_t deadline_ms) {

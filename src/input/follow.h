@@ -134,14 +134,14 @@ class Follower : private ByteSource {
 
   // Messages for stderr, in order, without a program prefix (the caller adds
   // "swthrottle: "), and forgets them. Each state is reported once:
-  //   cannot open 'PATH' for reading: REASON
+  //   cannot open 'PATH' for reading: REASON (with EMFILE, a hint: ulimit -n)
   //   'PATH' has become inaccessible: REASON
   //   'PATH' has appeared; following new file
   //   'PATH' has been replaced; following new file
   //   PATH: compressed input (gzip|zstd) cannot be followed; skipped
   //   PATH: file truncated
   //   error reading 'PATH': REASON
-  //   inotify cannot be used, reverting to polling: REASON
+  //   'PATH': inotify cannot be used, reverting to polling: REASON
   std::vector<std::string> take_notices();
 
   const FollowCounts& counts() const { return counts_; }

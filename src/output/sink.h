@@ -7,6 +7,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "engine/record.h"
@@ -27,6 +28,15 @@ class RecordSink {
   virtual bool failed() = 0;
   // Has an alert record been handed over while the output was open?
   virtual bool wrote_alert() = 0;
+  // At a stop, when the output has taken nothing for a while (a consumer
+  // that stopped reading): when a write is blocked in it, the sink closes,
+  // that write ends now, returning false, and `why` is reported first (the
+  // process may exit as soon as the write ends). Otherwise nothing changes.
+  // Thread-safe. True when a write was blocked.
+  virtual bool abandon(const std::string& why) {
+    (void)why;
+    return false;
+  }
 };
 
 }  // namespace swthrottle::output

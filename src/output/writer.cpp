@@ -9,8 +9,6 @@
 #include <system_error>
 
 #include "util/json.h"
-#include "util/wait_ready.h"
-#include "util/write_all.h"
 
 namespace swthrottle::output {
 namespace {
@@ -222,21 +220,30 @@ bool FdWriter::write(const Record& r) {
   render(buf_, r, format_);
 
   std::string_view rest = buf_;
-  for (;;) {
-    std::size_t written = 0;
-    int err = write_all(fd_, rest, &written);
-    if (err == 0) return true;
-    rest.remove_prefix(written);
+  while (!rest.empty()) {
+    if (abandoned_.load(std::memory_order_acquire)) {
+      closed_ = true;  // quietly, as for EPIPE: the run is stopping
+      return false;
+    }
+    const ssize_t n = ::write(fd_, rest.data(), rest.size());
+    if (n > 0) {
+      rest.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    int err = n < 0 ? errno : EIO;
+    if (err == EINTR) continue;  // abandon()'s signal, or another: looked at above
     if (err == EAGAIN || err == EWOULDBLOCK) {
       // An inherited non-blocking stdout: wait for room rather than drop the
-      // rest of the record.
-      err = wait_ready(fd_, POLLOUT);
-      if (err == 0) continue;
+      // rest of the record; in slices, so that abandon() is seen.
+      pollfd pfd{fd_, POLLOUT, 0};
+      if (::poll(&pfd, 1, 100) >= 0 || errno == EINTR) continue;
+      err = errno;
     }
     closed_ = true;
     if (err != EPIPE) error_ = std::generic_category().message(err);
     return false;
   }
+  return true;
 }
 
 }  // namespace swthrottle::output

@@ -23,6 +23,7 @@
 // JSON: one object per line, fields in the order of SPEC §5.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <string_view>
 
@@ -49,7 +50,11 @@ void render(std::string& out, const engine::Record& r, Format f);
 // other error also leaves error() holding its strerror text (e.g. "No space
 // left on device").
 //
-// Not thread-safe: one writer per output, used by one thread at a time.
+// abandon() (thread-safe) makes a write that waits for room give up at its
+// next EINTR or poll slice, and closes the writer quietly (error() empty):
+// FdSink interrupts the blocked thread with a signal to get there.
+//
+// Not thread-safe otherwise: one writer per output, used by one thread at a time.
 class FdWriter {
  public:
   explicit FdWriter(int fd, Format f);
@@ -60,11 +65,13 @@ class FdWriter {
   bool closed() const { return closed_; }
   const std::string& error() const { return error_; }
   Format format() const { return format_; }
+  void abandon() { abandoned_.store(true, std::memory_order_release); }
 
  private:
   int fd_;
   Format format_;
   bool closed_ = false;
+  std::atomic<bool> abandoned_{false};
   std::string error_;
   std::string buf_;  // reused for every record: no allocation in steady state
 };

@@ -856,3 +856,24 @@ TEST_CASE("outbox: SIGKILL from outside at any moment loses no add that returned
   box.reset();
   check_appendable(p, expect);
 }
+
+TEST_CASE("outbox: a journal removed while open takes no more adds, and last_error() says why") {
+  TempDir dir;
+  const std::string sub = dir.file("state");
+  std::filesystem::create_directory(sub);
+  const std::string journal = sub + "/state.outbox";
+  auto r = Outbox::open(journal, sub + "/state.dead", {});
+  REQUIRE(r.ok());
+  Outbox& box = **r;
+  CHECK(add_one(box, rec("a")));
+  std::filesystem::remove_all(sub);  // the directory, while the run holds the journal open
+  CHECK_FALSE(add_one(box, rec("b")));
+  CHECK(box.last_error() == journal +
+                                ": removed while in use (is its directory gone?): records are no longer kept "
+                                "across a restart");
+  const OutboxStats s = box.stats();
+  CHECK(s.added == 1);
+  CHECK(s.pending == 1);  // a: still delivered by this run, and done() still works
+  box.done("a", 0);
+  CHECK(box.stats().pending == 0);
+}

@@ -5,9 +5,15 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/rule_fixtures.h"
@@ -89,3 +95,55 @@ TEST_CASE("fd sink: a reader that went away closes it quietly, other errors are 
 }
 
 }  // namespace
+
+TEST_CASE("fd sink: abandon() ends a write blocked on a full pipe, quietly, and says why first") {
+  const sw::config::Rule rule = sw::test::make_ssh();
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  std::vector<std::string> reported;
+  sw::output::FdSink sink(fds[1], sw::output::Format::Text, [&](const std::string& m) { reported.push_back(m); });
+  CHECK_FALSE(sink.abandon("nobody writes"));  // nothing blocked: nothing said, and it still writes
+  CHECK(reported.empty());
+  CHECK(sink.write(alert_and_line(rule)));
+  char got[4096];
+  CHECK(::read(fds[0], got, sizeof got) > 0);  // the pipe holds them, and is empty again
+  sw::output::FdSink blocked_sink(fds[1], sw::output::Format::Text,
+                                  [&](const std::string& m) { reported.push_back(m); });
+  // Fills the pipe from a thread, which then blocks in write(2).
+  std::atomic<bool> returned{false};
+  std::atomic<pid_t> tid{0};
+  bool result = true;
+  std::thread writer([&] {
+    tid = static_cast<pid_t>(::syscall(SYS_gettid));
+    sw::engine::Record l;
+    l.type = sw::engine::RecordType::Line;
+    l.line = std::string(1000, 'x');
+    l.has_line = true;
+    const std::vector<sw::engine::Record> one{l};
+    while ((result = blocked_sink.write(one))) {
+    }
+    returned = true;
+  });
+  // Blocked: the pipe is full (to within a page: a write of a record is
+  // atomic) and the thread sleeps (in write(2): it does nothing else).
+  const int capacity = ::fcntl(fds[0], F_GETPIPE_SZ);
+  auto sleeping = [&] {
+    std::ifstream stat("/proc/self/task/" + std::to_string(tid.load()) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto paren = text.rfind(')');
+    return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'S';
+  };
+  for (int queued = 0;;) {
+    if (tid != 0 && ::ioctl(fds[0], FIONREAD, &queued) == 0 && queued > capacity - 4096 && sleeping()) break;
+    std::this_thread::yield();
+  }
+  CHECK(blocked_sink.abandon("stopping: output given up"));
+  writer.join();
+  CHECK(returned);
+  CHECK_FALSE(result);
+  CHECK(blocked_sink.closed());
+  CHECK_FALSE(blocked_sink.failed());  // quietly, as for a reader gone: exit 0
+  CHECK(reported == std::vector<std::string>{"stopping: output given up"});
+  ::close(fds[0]);
+  ::close(fds[1]);
+}
