@@ -2,9 +2,14 @@
 // the app (app/app.h) runs. The only place that maps errors to exit
 // statuses (SPEC §6).
 #include <signal.h>
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 #include <thread>
 
@@ -31,6 +36,25 @@ bool prefilter_wanted() {
   return v == nullptr || *v == '\0';
 }
 
+// What --help, --version and --check print must have reached stdout: a full
+// disk or a closed pipe is an error (exit 2), as for grep or ls.
+int written(int status) {
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
+  const int err = errno;
+  sw::print_message(std::string("standard output: ") + std::strerror(err != 0 ? err : EIO));
+  return 2;
+}
+
+// Each input (and each followed file's watch) takes descriptors: the soft
+// limit goes up to the hard one, as systemd advises for programs that do
+// not use select(2). Lowering the hard limit (`ulimit -n`) still bounds it.
+void raise_open_files_limit() {
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max) return;
+  rl.rlim_cur = rl.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -39,7 +63,7 @@ int main(int argc, char** argv) {
   sw::cli::Parsed parsed = sw::cli::parse_options(argc, argv);
   if (!parsed.options) {
     std::fputs(parsed.text.c_str(), parsed.exit_status == 0 ? stdout : stderr);
-    return parsed.exit_status;
+    return parsed.exit_status == 0 ? written(0) : parsed.exit_status;
   }
   const sw::cli::Options& opt = *parsed.options;
 
@@ -50,12 +74,13 @@ int main(int argc, char** argv) {
   }
   if (opt.check) {
     std::fputs(sw::cli::check_summary(*(*first)->rules).c_str(), stdout);
-    if (opt.inputs.empty()) return 0;
+    if (opt.inputs.empty()) return written(0);
     // With files: what the timestamp setting reads of them (app/check_inputs.h).
     const auto checked = sw::app::check_inputs((*first)->rules->settings, opt.inputs, sw::system_clock().wall_ms());
     std::fputs(checked.text.c_str(), stdout);
-    return checked.failed ? 2 : 0;
+    return written(checked.failed ? 2 : 0);
   }
+  raise_open_files_limit();
   auto inputs = sw::app::open_inputs(opt);
   if (!inputs) {
     sw::print_message(inputs.error().str());

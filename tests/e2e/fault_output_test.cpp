@@ -100,6 +100,19 @@ TEST_CASE("fault: stdout on /dev/full (ENOSPC): exit 2, the write error said onc
   }
 }
 
+TEST_CASE("fault: --help, --version and --check on /dev/full: exit 2, the write error said") {
+  TempDir dir;
+  const std::string rules = dir.write("nothing.toml", kNothing);
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--help"}, {"--version"}, {"--check", "--rule", rules}}) {
+    CAPTURE(args.front());
+    const RunResult r = swthrottle::test::run_process(limited(Limits::stdout_on("/dev/full"), binary_with(args)), "");
+    check_survived(r);
+    CHECK(r.exit_status == 2);
+    CHECK(r.err == "swthrottle: standard output: No space left on device\n");
+  }
+}
+
 TEST_CASE("fault: a consumer that stops reading: input slowed, memory bounded, then every line, once, in order") {
   TempDir dir;
   const std::string rules = dir.write("nothing.toml", kNothing);
