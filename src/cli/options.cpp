@@ -82,9 +82,9 @@ Parsed parse_options(int argc, const char* const* argv) {
   app.get_formatter()->column_width(30);
   app.footer(
       "Exit status: 0 done; 1 with --exit-code when an alert was written; 2 usage, rules,\n"
-      "  input or output error, or the --state save at exit failed; 3 an exec command gave\n"
-      "  up after its retries; 4 the --state lock stayed taken by another run for\n"
-      "  --state-wait, or SIGINT/SIGTERM while waiting.\n"
+      "  input or output error, or the --state save at exit failed;\n"
+      "  3 an exec command gave up after its retries; 4 the --state lock stayed taken by\n"
+      "  another run for --state-wait, or SIGINT/SIGTERM while waiting.\n"
       "  When several apply: 2, then 3, then 1. The same after SIGINT/SIGTERM.\n"
       "Signals: INT, TERM: write pending summaries (with --state: save them), exit as above;\n"
       "  HUP: reload the rules files; USR1: print the statistics to stderr and go on.\n"
