@@ -17,6 +17,7 @@
 #include "fleet/rule_fleet.h"
 #include "metrics/exposition.h"
 #include "state/clamp_future.h"
+#include "state/state_validation.h"
 #include "util/atomic_max.h"
 #include "util/stderr.h"
 
@@ -135,6 +136,9 @@ bool App::start() {
     std::string warning;
     engine::EngineState st = state_->load(warning, clock_.wall_ms());
     if (!warning.empty()) print_message(warning);
+    // Before anything edits st: the messages name the members of the file.
+    for (const std::string& m : state::drop_inconsistent(st, *current()->rules))
+      print_message("state file " + state_->path() + ": " + m);
     if (const std::string c = state::clamp_future(st, clock_.wall_ms(), current()->rules->settings.max_future_ms);
         !c.empty())
       print_message("--state " + state_->path() + ": " + c);
@@ -230,7 +234,7 @@ int App::run(std::vector<InputSpec> inputs) {
 // The same after SIGINT/SIGTERM as at the end of input: a stop writes (or
 // saves) what is pending, it does not hide what the run saw.
 int App::exit_status() {
-  if (input_failed_ || sink_.failed()) return cli::kExitError;
+  if (input_failed_ || sink_.failed() || state_save_failed_) return cli::kExitError;
   // An action that gave up, was dropped at a full queue or was not run at a
   // stop: a record was not delivered.
   if (exec_) {
@@ -288,11 +292,13 @@ void App::stop_followers() {
   for (auto* f : followers_) f->stop();
 }
 
-void App::save_state(pipeline::Generation& g) {
+bool App::save_state(pipeline::Generation& g) {
   engine::EngineState st = g.engine->save_state();
   st.last_log_ms = last_log_ms_.load();
   if (g.fleet) st.fleet_unsent = g.fleet->unsent();
-  if (auto r = state_->save(st, clock_.wall_ms()); !r) print_message(r.error().str());
+  auto r = state_->save(st, clock_.wall_ms());
+  if (!r) print_message(r.error().str());
+  return r.ok();
 }
 
 // End of input, a signal, or a closed output: once. With --state, pending
@@ -318,7 +324,12 @@ void App::finish() {
     write_fleet_alerts();
   }
   if (state_) {
-    save_state(g);
+    // The last save is the one the next run reads: without it the windows
+    // and the pending summaries of this run are lost, which the exit says.
+    if (!save_state(g)) {
+      print_message("--state " + state_->path() + ": the state of this run was not saved (exit 2)");
+      state_save_failed_ = true;
+    }
   } else if (!sink_.closed()) {
     std::vector<engine::Record> records;
     g.engine->finish(records);

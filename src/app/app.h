@@ -125,7 +125,7 @@ class App final : private pipeline::DeciderHost {
   void timer_loop();
   int64_t quiet_reached(const pipeline::Generation& g);
   void stop_followers();
-  void save_state(pipeline::Generation& g);
+  bool save_state(pipeline::Generation& g);  // false: failed, and said so
   void finish();
   int exit_status();  // after finish(): SPEC §6 and README's decisions
   std::string stats_text();
@@ -157,6 +157,7 @@ class App final : private pipeline::DeciderHost {
   DeliverySetup delivery_;  // webhooks and Alertmanagers (an outbox with --state); started after the state lock
   std::atomic<bool> stop_{false};
   std::atomic<bool> input_failed_{false};
+  std::atomic<bool> state_save_failed_{false};  // the save at the end failed: exit 2
   std::atomic<int64_t> last_log_ms_{-1};
   std::size_t inputs_ = 1;
   int start_status_ = 2;

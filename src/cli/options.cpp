@@ -82,8 +82,9 @@ Parsed parse_options(int argc, const char* const* argv) {
   app.get_formatter()->column_width(30);
   app.footer(
       "Exit status: 0 done; 1 with --exit-code when an alert was written; 2 usage, rules,\n"
-      "  input or output error; 3 an exec command gave up after its retries; 4 the --state\n"
-      "  lock stayed taken by another run for --state-wait, or SIGINT/SIGTERM while waiting.\n"
+      "  input or output error, or the --state save at exit failed;\n"
+      "  3 an exec command gave up after its retries; 4 the --state lock stayed taken by\n"
+      "  another run for --state-wait, or SIGINT/SIGTERM while waiting.\n"
       "  When several apply: 2, then 3, then 1. The same after SIGINT/SIGTERM.\n"
       "Signals: INT, TERM: write pending summaries (with --state: save them), exit as above;\n"
       "  HUP: reload the rules files; USR1: print the statistics to stderr and go on.\n"
@@ -144,8 +145,12 @@ Parsed parse_options(int argc, const char* const* argv) {
       ->check(CLI::IsMember({"text", "json"}).description(""))
       ->group("Output");
   app.add_flag("--exit-code", o.exit_code, "Exit 1 if any alert was written")->group("Output");
-  app.add_option("--exec", o.exec, "Run CMD once per record")->type_name("CMD")->group("Actions");
-  app.add_option("--exec-jobs", o.exec_jobs, "Commands at once (default 4)")->type_name("N")->group("Actions");
+  CLI::Option* exec = app.add_option("--exec", o.exec, "Run CMD once per record")->type_name("CMD")->group("Actions");
+  app.add_option(
+         "--exec-jobs", o.exec_jobs,
+         "Commands at once, " + std::to_string(kMinExecJobs) + " to " + std::to_string(kMaxExecJobs) + " (default 4)")
+      ->type_name("N")
+      ->group("Actions");
   app.add_option("--exec-timeout", o.exec_timeout, "Kill a command after DUR (default 30s)")
       ->type_name("DUR")
       ->group("Actions");
@@ -226,8 +231,19 @@ Parsed parse_options(int argc, const char* const* argv) {
       }
     }
   }
-  if (o.exec_jobs < 1) {
-    p.text = "swthrottle: --exec-jobs must be at least 1\n";
+  // Each job is a thread (output/exec_pool.h): 100000 of them ran the
+  // process out of threads. More than a few hundred commands at once is
+  // rather a fork bomb than a throughput.
+  if (o.exec_jobs < kMinExecJobs || o.exec_jobs > kMaxExecJobs) {
+    p.text = "swthrottle: --exec-jobs " + std::to_string(o.exec_jobs) + ": must be " + std::to_string(kMinExecJobs) +
+             " to " + std::to_string(kMaxExecJobs) + "\n";
+    p.exit_status = 2;
+    return p;
+  }
+  // An empty command is as much an error as one of blanks (which
+  // output::split_command() rejects at start), not a --exec left out.
+  if (exec->count() > 0 && o.exec.find_first_not_of(" \t\n") == std::string::npos) {
+    p.text = "swthrottle: --exec: empty command\n";
     p.exit_status = 2;
     return p;
   }

@@ -62,9 +62,13 @@ Parsed parse_options(int argc, const char* const* argv);
 // Exit statuses (SPEC §6; the ones the spec leaves open are in README's
 // decisions).
 inline constexpr int kExitAlert = 1;       // --exit-code and an alert was written
-inline constexpr int kExitError = 2;       // usage, rules, input or output error
+inline constexpr int kExitError = 2;       // usage, rules, input or output error, or the last --state save failed
 inline constexpr int kExitExecGaveUp = 3;  // an exec command failed after its retries
 inline constexpr int kExitStateBusy = 4;   // --state: another run kept the lock past --state-wait
+
+// --exec-jobs: commands running at once, one thread each.
+inline constexpr int kMinExecJobs = 1;
+inline constexpr int kMaxExecJobs = 256;
 
 // --state-wait: "0" (do not wait), "forever" (-1) or a duration -> ms.
 std::optional<int64_t> parse_state_wait(const std::string& text);

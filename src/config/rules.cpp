@@ -9,6 +9,7 @@
 #include "config/rules.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -120,24 +121,47 @@ Result<ParsedFile> parse_file(std::string_view text, std::string_view file) {
   return out;
 }
 
+// A rules file is read whole into memory, so it has a bound (man page,
+// FILES): `-r /dev/zero` read forever and grew without one. The largest
+// rule sets are some thousand rules, well under a megabyte. Regular files
+// and pipes (`-r <(generate-rules)`, /dev/stdin from a pipe) are read; a
+// device or a socket is no rules file (/dev/zero, /dev/tty would block).
 Result<std::string> read_file(const std::string& path) {
   auto fail = [&](int e) { return Error{path, 0, 0, "cannot read rules file: " + std::string(std::strerror(e))}; };
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return fail(errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return fail(errno);
+  if (S_ISDIR(st.st_mode)) return fail(EISDIR);
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    return Error{path, 0, 0,
+                 std::string("not a rules file: ") +
+                     (S_ISCHR(st.st_mode)    ? "a character device"
+                      : S_ISBLK(st.st_mode)  ? "a block device"
+                      : S_ISSOCK(st.st_mode) ? "a socket"
+                                             : "not a regular file") +
+                     " (a rules file is a regular file or a pipe)"};
+  const auto too_large = [&] {
+    return Error{path, 0, 0, fmt::format("rules file larger than {} MiB", kMaxRulesFileBytes >> 20)};
+  };
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > kMaxRulesFileBytes) return too_large();
   std::string out;
   char buf[1 << 16];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      return fail(e);
+      return fail(errno);
     }
     if (n == 0) break;
+    // A file that grows while read, or a pipe: the bound holds for what is read.
+    if (out.size() + static_cast<std::size_t>(n) > kMaxRulesFileBytes) return too_large();
     out.append(buf, static_cast<std::size_t>(n));
   }
-  ::close(fd);
   return out;
 }
 

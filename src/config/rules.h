@@ -4,6 +4,7 @@
 // `FILE:LINE:COL: what` (SPEC §7); nothing in a RuleSet can fail later.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -262,9 +263,14 @@ bool uses_fleet(const RuleSet& rules);
 // Parses one rules file's text. `file_name` is used in error messages.
 Result<RuleSet> parse_rules(std::string_view toml_text, std::string_view file_name);
 
+// The largest rules file load_rules() reads: 16 MiB.
+inline constexpr std::size_t kMaxRulesFileBytes = std::size_t{16} << 20;
+
 // Reads and parses every file and merges them: rules are appended in order,
 // rule names must stay unique across files, and a setting given in more than
-// one file must have the same value everywhere.
+// one file must have the same value everywhere. A file larger than
+// kMaxRulesFileBytes, or that is a device or a socket rather than a regular
+// file or a pipe, is an error.
 Result<RuleSet> load_rules(std::span<const std::string> paths);
 
 // The stand-in of an event (Event::stand_in): the longest value its

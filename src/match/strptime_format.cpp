@@ -11,6 +11,9 @@ namespace {
 
 using std::size_t;
 
+// %s: seconds since 1970 of up to 11 digits, up to the year 5138.
+constexpr size_t kMaxEpochDigits = 11;
+
 constexpr const char* kMonths[12] = {"January", "February", "March",     "April",   "May",      "June",
                                      "July",    "August",   "September", "October", "November", "December"};
 constexpr const char* kWeekdays[7] = {"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"};
@@ -229,9 +232,16 @@ bool StrptimeFormat::read(std::string_view s, Fields& f) const {
         break;
       }
       case 's': {
+        // Seconds: at most 11 digits (up to the year 5138). Longer runs
+        // are read whole and refused rather than cut: a 13-digit number is
+        // epoch milliseconds, whose first 12 digits as seconds made a date
+        // in the year 55000 (the `epoch` form reads those by their digits).
         const size_t start = i;
         int64_t e = 0;
-        while (i < s.size() && i - start < 12 && is_digit(s[i])) e = e * 10 + (s[i++] - '0');
+        while (i < s.size() && is_digit(s[i])) {
+          if (i - start == kMaxEpochDigits) return false;
+          e = e * 10 + (s[i++] - '0');
+        }
         if (i == start) return false;
         f.has_epoch = true;
         f.epoch_s = e;

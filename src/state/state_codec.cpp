@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "state/state_validation.h"
 #include "util/base64.h"
 #include "util/json.h"
 #include "util/json_bytes.h"
@@ -386,6 +387,9 @@ Result<EngineState> from_json(std::string_view text) {
       st.fleet_unsent.push_back(std::move(u));
     }
   }
+  // Well-formed, but with values no run writes (a time in the year
+  // 292278994, a count of 2^63): not ours, or damaged.
+  if (auto e = out_of_range(st)) return std::move(*e);
   return st;
 }
 

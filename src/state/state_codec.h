@@ -36,7 +36,10 @@ std::string to_json(const engine::EngineState& s, int64_t saved_at_ms);
 // Parses a state file's text. Errors name the place: `line`/`col` for text
 // that is not JSON, a member path such as "rules[0].windows[2].now_ms" in
 // `what` for a value of the wrong type or a missing member. A file of a newer
-// version is an error naming both versions. `file` is left empty.
+// version is an error naming both versions. So is a value no run writes
+// (state_validation.h's out_of_range(): a time past 9999, a count past
+// 2^40, an alert state the state machine never reaches), with its member
+// path. `file` is left empty.
 Result<engine::EngineState> from_json(std::string_view text);
 
 }  // namespace swthrottle::state

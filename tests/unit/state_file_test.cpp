@@ -69,7 +69,8 @@ WindowState window(int64_t now, std::vector<WindowState::Bucket> buckets) {
   return w;
 }
 
-// A state that uses every field, with keys that are not plain text.
+// A state that uses every field, with keys that are not plain text, and the
+// largest values a run may write (state/state_validation.h).
 EngineState rich_state() {
   EngineState s;
   s.now_ms = 1795255205123;
@@ -80,13 +81,13 @@ EngineState rich_state() {
   alert.announced = true;
   alert.alerted = true;
   alert.last_alert_ms = 1795255200000;
-  alert.alert_suppressed = 18446744073709551615u;
+  alert.alert_suppressed = 281474976710656u;  // 2^48
 
-  WindowState throttle = window(-1, {{-3, {5}}});
-  throttle.pending = {42, -7, 9223372036854775807};
+  WindowState throttle = window(253402300799999, {{0, {5}}, {253402300799999, {1099511627776u}}});  // 9999-12-31
+  throttle.pending = {42, -1, 253402300799999};
 
   WindowState resolved = window(0, {});
-  resolved.last_alert_ms = -9223372036854775807 - 1;
+  resolved.alerted = true;  // an alert at time 0, since resolved
 
   s.rules.push_back({"ssh-bruteforce",
                      "kind=alert;events=failed:'Failed password .* from (?P<ip>\\S+)';window=60000",
