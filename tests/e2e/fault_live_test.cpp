@@ -255,7 +255,10 @@ TEST_CASE("fault: the --state directory removed mid-run: every line written, eac
   const RunResult r = p.wait();
   CHECK(r.signal == 0);
   CHECK(r.out == "line 1\nline 2\n");
-  check_only(r.err, {said.substr(0, said.size() - 1)});
+  // The save at exit failed too: said, and exit 2.
+  CHECK(r.exit_status == 2);
+  check_only(r.err, {said.substr(0, said.size() - 1),
+                     "swthrottle: --state " + state + ": the state of this run was not saved (exit 2)"});
   CHECK_FALSE(std::filesystem::exists(sub));  // not made again behind the user's back
 }
 

@@ -147,7 +147,10 @@ void check_save_fails_safely(const std::string& dir, const Limits& limits, const
   const RunResult r = run({"--rule", rules, "--state", state}, second_input, limits);
   check_survived(r);
   CHECK(r.out == control.out);
-  CHECK(r.err == "swthrottle: cannot save state to " + state + ": " + reason + "\n");
+  // The save at exit failed: the run's windows are lost, said, exit 2.
+  CHECK(r.exit_status == 2);
+  CHECK(r.err == "swthrottle: cannot save state to " + state + ": " + reason + "\nswthrottle: --state " + state +
+                     ": the state of this run was not saved (exit 2)\n");
   CHECK(read_file(state) == saved);
   CHECK(files_starting(dir, "state.json.tmp.").empty());
 }
@@ -186,6 +189,7 @@ TEST_CASE("fault: --state under a regular file (ENOTDIR, read-only for root too)
   // No lock, nothing to read, nothing saved: each said once.
   CHECK(contains(r.err, "cannot lock state file " + state));
   CHECK(contains(r.err, "swthrottle: cannot save state to " + state + ": Not a directory\n"));
+  CHECK(r.exit_status == 2);  // the state of the run was not saved
   CHECK(read_file(dir.file("plain-file")) == "x");
 }
 
@@ -211,7 +215,9 @@ TEST_CASE("fault: state file on a read-only bind mount, where mount is allowed: 
   const RunResult r = run({"--rule", rules, "--state", state}, "k=a 4\nk=b 1\n");
   check_survived(r);
   CHECK(r.out == "k=b 1\n");
-  CHECK(r.err == "swthrottle: cannot save state to " + state + ": Read-only file system\n");
+  CHECK(r.exit_status == 2);
+  CHECK(r.err == "swthrottle: cannot save state to " + state + ": Read-only file system\nswthrottle: --state " + state +
+                     ": the state of this run was not saved (exit 2)\n");
   CHECK(read_file(state) == saved);
 
   // The outbox cannot be opened there: the run refuses to start, exit 2,
