@@ -143,13 +143,30 @@ struct StringHash {
 
 }  // namespace
 
-struct Prefilter::Impl {
+// What make() compiles: read-only once made, so every thread's Prefilter
+// (another()) scans with the same database and asks the same formulas.
+struct Prefilter::Compiled {
   std::string reason;
   std::vector<std::string> atoms;
   uint32_t escaped_id = UINT32_MAX;  // reported for a line whose fields may be spelled otherwise
   re2::FilteredRE2 filter{kMinAtomLen};
   hs_database_t* db = nullptr;
-  hs_scratch_t* scratch = nullptr;
+
+  Compiled() = default;
+  Compiled(const Compiled&) = delete;
+  Compiled& operator=(const Compiled&) = delete;
+  ~Compiled() {
+    if (db) hs_free_database(db);
+  }
+};
+
+struct Prefilter::Impl {
+  std::shared_ptr<const Compiled> compiled;
+  const std::vector<std::string>& atoms;
+  const re2::FilteredRE2& filter;
+  const uint32_t escaped_id;
+  hs_database_t* const db;
+  hs_scratch_t* scratch = nullptr;  // this thread's
 
   // One scan's state, reused.
   const LineSpan* lines = nullptr;
@@ -166,9 +183,17 @@ struct Prefilter::Impl {
   // The lists of potential events, by verdict.
   std::vector<std::vector<uint32_t>> lists;
 
+  explicit Impl(std::shared_ptr<const Compiled> c)
+      : compiled(std::move(c)),
+        atoms(compiled->atoms),
+        filter(compiled->filter),
+        escaped_id(compiled->escaped_id),
+        db(compiled->db) {}
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
   ~Impl() {
     if (scratch) hs_free_scratch(scratch);
-    if (db) hs_free_database(db);
   }
 
   // The line holding byte `pos` of the text: lines are in text order, and
@@ -229,19 +254,28 @@ Prefilter::Prefilter(Prefilter&&) noexcept = default;
 Prefilter& Prefilter::operator=(Prefilter&&) noexcept = default;
 Prefilter::~Prefilter() = default;
 
-bool Prefilter::active() const { return impl_->db != nullptr; }
-const std::string& Prefilter::reason() const { return impl_->reason; }
+bool Prefilter::active() const { return impl_->db != nullptr && impl_->scratch != nullptr; }
+const std::string& Prefilter::reason() const { return impl_->compiled->reason; }
 const std::vector<std::string>& Prefilter::atoms() const { return impl_->atoms; }
 std::span<const uint32_t> Prefilter::potentials(int32_t verdict) const {
   return impl_->lists[static_cast<std::size_t>(verdict)];
 }
 
+Prefilter Prefilter::another() const {
+  auto impl = std::make_unique<Impl>(impl_->compiled);
+  // A scratch of the shared database's own (hs_clone_scratch would read this
+  // thread's scratch while it may be scanning). Without one, this copy is
+  // inactive: every line a candidate, so nothing is lost.
+  if (impl->db != nullptr && hs_alloc_scratch(impl->db, &impl->scratch) != HS_SUCCESS) impl->scratch = nullptr;
+  return Prefilter(std::move(impl));
+}
+
 Prefilter Prefilter::make(const config::RuleSet& rules) {
-  auto impl = std::make_unique<Impl>();
-  Impl& m = *impl;
+  auto compiled = std::make_shared<Compiled>();
+  Compiled& m = *compiled;
   auto off = [&](std::string why) {
     m.reason = std::move(why);
-    return Prefilter(std::move(impl));
+    return Prefilter(std::make_unique<Impl>(std::move(compiled)));
   };
 
   RE2::Options options;
@@ -266,9 +300,10 @@ Prefilter Prefilter::make(const config::RuleSet& rules) {
   m.filter.Compile(&m.atoms);
 
   const std::vector<int> none;
-  m.filter.AllPotentials(none, &m.potentials);
-  if (!m.potentials.empty()) {
-    const int i = m.potentials.front();
+  std::vector<int> potentials;
+  m.filter.AllPotentials(none, &potentials);
+  if (!potentials.empty()) {
+    const int i = potentials.front();
     return off(fmt::format("pattern '{}' has no literal of {} bytes or more that every match contains",
                            patterns[static_cast<std::size_t>(i)], kMinAtomLen));
   }
@@ -317,11 +352,14 @@ Prefilter Prefilter::make(const config::RuleSet& rules) {
     hs_free_compile_error(err);
     return off("vectorscan cannot compile the literals: " + what);
   }
-  if (hs_alloc_scratch(db, &m.scratch) != HS_SUCCESS) {
+  hs_scratch_t* scratch = nullptr;
+  if (hs_alloc_scratch(db, &scratch) != HS_SUCCESS) {
     hs_free_database(db);
     return off("vectorscan cannot allocate its scratch space");
   }
   m.db = db;
+  auto impl = std::make_unique<Impl>(std::move(compiled));
+  impl->scratch = scratch;
   return Prefilter(std::move(impl));
 }
 

@@ -38,7 +38,11 @@
 // new combination of atoms (FilteredRE2 allocates there) and the answer is
 // remembered, up to kMemoEntries combinations.
 //
-// Not thread-safe: one Prefilter per thread (each has its own scratch).
+// Not thread-safe: one Prefilter per thread (each has its own scratch and
+// memo). What make() compiles (the formulas, the vectorscan database) is
+// read-only and shared: another() gives a thread its own Prefilter over it
+// without compiling again, which is what keeps a large rule set's start-up
+// and memory from growing with -j.
 #pragma once
 
 #include <cstddef>
@@ -70,6 +74,10 @@ class Prefilter {
   Prefilter(const Prefilter&) = delete;
   Prefilter& operator=(const Prefilter&) = delete;
 
+  // A Prefilter over the same compiled database and formulas, with a scratch
+  // and memo of its own: for another thread. Safe to call while this one scans.
+  Prefilter another() const;
+
   // False: every line is a candidate, and scan() need not be called.
   bool active() const;
   // Why it is inactive ("" when active), for --stats and tests.
@@ -92,6 +100,7 @@ class Prefilter {
   std::span<const uint32_t> potentials(int32_t verdict) const;
 
  private:
+  struct Compiled;
   struct Impl;
   explicit Prefilter(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
