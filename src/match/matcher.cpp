@@ -226,15 +226,20 @@ struct Matcher::Impl {
   }
 
   // This thread's set for one reading (0: UTF-8, 1: Latin-1): the plan's
-  // spare when no thread has taken it yet, else compiled now. Null when it
-  // cannot be compiled (then run() matches pattern by pattern).
+  // spare when no thread has taken it yet (the Latin-1 one is compiled by
+  // the thread that takes it), else compiled now. Null when it cannot be
+  // compiled (then run() matches pattern by pattern).
   RE2::Set* own(int which) {
     if (own_set[which] || own_set_failed[which]) return own_set[which].get();
     {
       std::lock_guard lock(plan->spare_mu);
       own_set[which] = std::move(which == 0 ? plan->spare_utf8 : plan->spare_latin1);
     }
-    if (own_set[which]) return own_set[which].get();
+    if (own_set[which] && which == 1 && !own_set[which]->Compile()) {
+      own_set[which].reset();
+      own_set_failed[which] = true;
+    }
+    if (own_set[which] || own_set_failed[which]) return own_set[which].get();
     const Encoding& enc = which == 0 ? plan->utf8 : plan->latin1;
     RE2::Options options = which == 0 ? plan->utf8_options : plan->latin1_options;
     options.set_max_mem(kSetMaxMem);
@@ -552,11 +557,14 @@ Result<std::shared_ptr<Matcher::Plan>> build_plan(const config::RuleSet& rules, 
         return fail(fmt::format("{}: invalid pattern: {}", where, error));
       }
       impl->utf8.set_to_pattern.push_back(index);
-      auto re = std::make_unique<RE2>(pattern, utf8_options);
-      if (!re->ok()) return fail(fmt::format("{}: invalid pattern: {}", where, re->error()));
 
+      // The event's named groups, from an RE2 compiled for that alone: only
+      // a pattern that has one is compiled (the loader compiled each pattern
+      // already, config::compile_regex; the set has parsed it).
       Plan::EventGroups groups;
-      if (event >= 0) {
+      if (event >= 0 && (pattern.find("(?P<") != std::string::npos || pattern.find("(?<") != std::string::npos)) {
+        auto re = std::make_unique<RE2>(pattern, utf8_options);
+        if (!re->ok()) return fail(fmt::format("{}: invalid pattern: {}", where, re->error()));
         for (const auto& [name, group] : re->NamedCapturingGroups()) {
           const auto it = std::find(rule.capture_names.begin(), rule.capture_names.end(), name);
           if (it == rule.capture_names.end()) continue;
@@ -634,7 +642,10 @@ Result<std::shared_ptr<Matcher::Plan>> build_plan(const config::RuleSet& rules, 
     impl->rules.push_back(info);
   }
 
-  if (!impl->utf8.set->Compile() || !impl->latin1.set->Compile()) {
+  // The UTF-8 set is compiled now, so that one too large for RE2 is an error
+  // at the start; the Latin-1 set (a program no larger) when a line first
+  // needs it (Impl::own): most logs have no line that is not UTF-8.
+  if (!impl->utf8.set->Compile()) {
     return Error{"", 0, 0,
                  fmt::format("the rules' patterns are too large for RE2 to compile into one set "
                              "(limit {} MiB); simplify them or split them over fewer rules",
