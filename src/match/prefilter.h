@@ -66,6 +66,9 @@ class Prefilter {
   static constexpr std::size_t kMemoEntries = 4096;
 
   // Never fails: a Prefilter that cannot help is inactive (see reason()).
+  // The vectorscan database is compiled at the first scan() of any Prefilter
+  // sharing it, not here (--check lists the literals without it); should
+  // that fail, active() turns false and every line is a candidate.
   static Prefilter make(const config::RuleSet& rules);
 
   Prefilter(Prefilter&&) noexcept;
