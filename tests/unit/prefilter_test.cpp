@@ -235,7 +235,9 @@ TEST_CASE("prefilter: another() shares the compiled literals and scans alike, tw
   CHECK(pf.another().atoms() == pf.atoms());
 }
 
-TEST_CASE("prefilter: Matchers of rule sets with the same content share one compile and match alike, in threads") {
+TEST_CASE(
+    "prefilter: Matchers made in threads at once from equal rule sets match alike, and a changed pattern gets its own "
+    "compile") {
   // Two RuleSets parsed apart, equal in content: their Matchers share what
   // make() compiled (match/matcher.h), and each thread compiles its own RE2
   // objects as it needs them. A third with one pattern changed must not be
