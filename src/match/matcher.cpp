@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -46,16 +48,23 @@ struct Pattern {
   int32_t event = -1;  // -1: the rule's `ignore`
 };
 
-// Everything compiled for one reading of a line (UTF-8 or Latin-1).
+// The set of one reading of a line (UTF-8 or Latin-1).
 struct Encoding {
-  std::unique_ptr<RE2::Set> set;
-  std::vector<uint32_t> set_to_pattern;   // set index -> pattern index
-  std::vector<std::unique_ptr<RE2>> res;  // per pattern; null when it cannot be read this way
+  std::unique_ptr<RE2::Set> set;         // compiled by the plan, then a thread's (Plan::spare_*)
+  std::vector<uint32_t> set_to_pattern;  // set index -> pattern index
 };
 
 }  // namespace
 
-struct Matcher::Impl {
+// What Matcher::make compiles from a rule set, read-only once made: one Plan
+// per rule set's content (PlanCache), shared by the decider and every -j
+// worker (each Matcher holds it). A thread searches with RE2 objects of its
+// own (Matcher::Impl), compiled when it first needs one, because an RE2
+// shared between threads makes them fight over its DFA cache's lock (RE2
+// issue #569). The Plan keeps no RE2 per pattern: with a thousand rules a
+// thread compiles only the few its lines make it search (the prefilter
+// names them), and the sets only when a line needs them.
+struct Matcher::Plan {
   struct RuleInfo {
     uint32_t first_pattern = 0;  // events are first_pattern + i; ignore follows them
     uint32_t num_events = 0;
@@ -76,12 +85,75 @@ struct Matcher::Impl {
 
   Encoding utf8;
   Encoding latin1;
+  std::vector<std::string> texts;   // per pattern: its text, for a thread's own RE2 and sets
+  std::vector<uint8_t> has_latin1;  // per pattern: it has a Latin-1 reading (in latin1.set)
+  RE2::Options utf8_options;
+  RE2::Options latin1_options;
   std::vector<Pattern> patterns;  // in rule order, so sorting pattern ids sorts by rule
   std::vector<RuleInfo> rules;
   // Backtest: by rule, its candidate copies (config::Rule::matched_as), given its hits.
   std::vector<std::vector<uint32_t>> copies;
   bool has_copies = false;
   std::vector<EventGroups> groups;              // per pattern (empty for ignore patterns)
+  std::vector<std::vector<FieldCheck>> checks;  // per pattern: its event's `fields` (each thread copies them)
+  std::vector<FieldCheck> ignore_checks;        // RuleInfo::ignore_check (likewise)
+  std::vector<std::string> json_paths;          // the JSON fields the rules name
+  std::size_t max_captures = 0;
+  int max_submatch = 0;
+
+  std::optional<Prefilter> prefilter;   // each thread takes another() of it
+  bool journal_rules = false;           // the rules' settings.journal (config::use_journal)
+  std::vector<uint32_t> event_pattern;  // event number over all rules -> pattern index
+  // Per pattern: the pattern itself when it is plain ASCII text without a
+  // metacharacter, so that on an ASCII line "matches" is "contains"; else "".
+  std::vector<std::string> literal;
+  std::vector<uint8_t> fields_only;  // per pattern: an event with `fields` and no `match`
+
+  // The compiled sets, for the first Matcher that needs a set: the others
+  // compile their own (the lock guards only the hand-over).
+  mutable std::mutex spare_mu;
+  mutable std::unique_ptr<RE2::Set> spare_utf8;
+  mutable std::unique_ptr<RE2::Set> spare_latin1;
+};
+
+namespace {
+
+// A copy of a field check with RE2 objects of its own.
+FieldCheck copy_check(const FieldCheck& c) {
+  FieldCheck out;
+  out.slot = c.slot;
+  out.equals = c.equals;
+  if (c.re) out.re = std::make_unique<RE2>(c.re->pattern(), c.re->options());
+  if (c.latin1) out.latin1 = std::make_unique<RE2>(c.latin1->pattern(), c.latin1->options());
+  out.slot_group = c.slot_group;
+  out.nsubmatch = c.nsubmatch;
+  return out;
+}
+
+}  // namespace
+
+struct Matcher::Impl {
+  using RuleInfo = Plan::RuleInfo;
+  using EventGroups = Plan::EventGroups;
+
+  std::shared_ptr<const Plan> plan;
+  // The plan's, under the names the code below has always used.
+  const std::vector<Pattern>& patterns;
+  const std::vector<RuleInfo>& rules;
+  const std::vector<std::vector<uint32_t>>& copies;
+  const bool has_copies;
+  const std::vector<EventGroups>& groups;
+  const std::vector<uint32_t>& event_pattern;
+  const std::vector<std::string>& literal;
+  const std::vector<uint8_t>& fields_only;
+  const bool journal_rules;
+
+  // This thread's: sets made on first use, an RE2 per pattern (UTF-8
+  // reading) made on first use, the field checks copied.
+  std::unique_ptr<RE2::Set> own_set[2];  // [0] UTF-8, [1] Latin-1
+  bool own_set_failed[2] = {false, false};
+  std::vector<std::unique_ptr<RE2>> own_utf8;
+  std::vector<std::unique_ptr<RE2>> own_latin1;
   std::vector<std::vector<FieldCheck>> checks;  // per pattern: its event's `fields`
   std::vector<FieldCheck> ignore_checks;        // RuleInfo::ignore_check
 
@@ -106,22 +178,88 @@ struct Matcher::Impl {
   bool force_fallback = false;  // tests: take the out-of-memory path on every line
 
   std::optional<Prefilter> prefilter;
-  bool journal_rules = false;           // the rules' settings.journal (config::use_journal)
-  std::vector<int32_t> verdict;         // per line of the batch in match_batch()
-  std::vector<uint32_t> event_pattern;  // event number over all rules -> pattern index
-  // Per pattern: the pattern itself when it is plain ASCII text without a
-  // metacharacter, so that on an ASCII line "matches" is "contains"; else "".
-  std::vector<std::string> literal;
-  std::vector<uint8_t> fields_only;  // per pattern: an event with `fields` and no `match`
+  std::vector<int32_t> verdict;  // per line of the batch in match_batch()
+
+  explicit Impl(std::shared_ptr<const Plan> p)
+      : plan(std::move(p)),
+        patterns(plan->patterns),
+        rules(plan->rules),
+        copies(plan->copies),
+        has_copies(plan->has_copies),
+        groups(plan->groups),
+        event_pattern(plan->event_pattern),
+        literal(plan->literal),
+        fields_only(plan->fields_only),
+        journal_rules(plan->journal_rules) {
+    own_utf8.resize(patterns.size());
+    own_latin1.resize(patterns.size());
+    checks.reserve(plan->checks.size());
+    for (const auto& cs : plan->checks) {
+      std::vector<FieldCheck> copied;
+      for (const FieldCheck& c : cs) copied.push_back(copy_check(c));
+      checks.push_back(std::move(copied));
+    }
+    for (const FieldCheck& c : plan->ignore_checks) ignore_checks.push_back(copy_check(c));
+    if (!plan->json_paths.empty()) json.emplace(plan->json_paths);
+    ids.reserve(patterns.size());
+    via.assign(patterns.size(), 0);
+    matched.reserve(patterns.size());
+    submatch.resize(static_cast<std::size_t>(plan->max_submatch));
+    filled.resize(plan->max_captures);
+    if (plan->prefilter) prefilter.emplace(plan->prefilter->another());
+  }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  // This thread's RE2 for pattern p, UTF-8 reading.
+  const RE2& utf8_re(uint32_t p) {
+    std::unique_ptr<RE2>& re = own_utf8[p];
+    if (!re) re = std::make_unique<RE2>(plan->texts[p], plan->utf8_options);
+    return *re;
+  }
+
+  // This thread's RE2 for pattern p, Latin-1 reading (plan->has_latin1[p]).
+  const RE2& latin1_re(uint32_t p) {
+    std::unique_ptr<RE2>& re = own_latin1[p];
+    if (!re) re = std::make_unique<RE2>(plan->texts[p], plan->latin1_options);
+    return *re;
+  }
+
+  // This thread's set for one reading (0: UTF-8, 1: Latin-1): the plan's
+  // spare when no thread has taken it yet (the Latin-1 one is compiled by
+  // the thread that takes it), else compiled now. Null when it cannot be
+  // compiled (then run() matches pattern by pattern).
+  RE2::Set* own(int which) {
+    if (own_set[which] || own_set_failed[which]) return own_set[which].get();
+    {
+      std::lock_guard lock(plan->spare_mu);
+      own_set[which] = std::move(which == 0 ? plan->spare_utf8 : plan->spare_latin1);
+    }
+    if (own_set[which] && which == 1 && !own_set[which]->Compile()) {
+      own_set[which].reset();
+      own_set_failed[which] = true;
+    }
+    if (own_set[which] || own_set_failed[which]) return own_set[which].get();
+    const Encoding& enc = which == 0 ? plan->utf8 : plan->latin1;
+    RE2::Options options = which == 0 ? plan->utf8_options : plan->latin1_options;
+    options.set_max_mem(kSetMaxMem);
+    auto set = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
+    bool ok = true;
+    for (uint32_t p : enc.set_to_pattern) ok = ok && set->Add(plan->texts[p], nullptr) >= 0;
+    if (ok && set->Compile()) own_set[which] = std::move(set);
+    else own_set_failed[which] = true;
+    return own_set[which].get();
+  }
 
   void mark(uint32_t pattern, uint8_t how) {
     if (via[pattern] == 0) matched.push_back(pattern);
     via[pattern] |= how;
   }
 
-  void run(const Encoding& enc, std::string_view line, uint8_t how) {
+  void run(int which, std::string_view line, uint8_t how) {
     const re2::StringPiece text(line.data(), line.size());
-    bool fallback = force_fallback;
+    RE2::Set* set = force_fallback ? nullptr : own(which);
+    bool fallback = set == nullptr;
     if (!fallback) {
       // First ask only whether anything matches: without an index vector RE2
       // stops at the earliest match and allocates nothing, while Match with
@@ -131,8 +269,9 @@ struct Matcher::Impl {
       // OpenSSH_2k.log (110 bytes/line), 3 patterns, shared 2-core VM, -O2:
       // no match 740 -> 645 ns/line; every line matching 800 -> 1070 ns/line.
       RE2::Set::ErrorInfo err{RE2::Set::kNoError};
-      if (enc.set->Match(text, nullptr, &err) && enc.set->Match(text, &ids, &err)) {
-        for (int id : ids) mark(enc.set_to_pattern[static_cast<std::size_t>(id)], how);
+      if (set->Match(text, nullptr, &err) && set->Match(text, &ids, &err)) {
+        for (int id : ids)
+          mark((which == 0 ? plan->utf8 : plan->latin1).set_to_pattern[static_cast<std::size_t>(id)], how);
       } else if (err.kind != RE2::Set::kNoError) {
         // The set's DFA gave up (out of memory). One RE2 at a time falls back to
         // the NFA when its own DFA gives up, so this line still misses nothing.
@@ -140,8 +279,9 @@ struct Matcher::Impl {
       }
     }
     if (fallback) {
-      for (uint32_t p = 0; p < enc.res.size(); ++p) {
-        if (enc.res[p] && RE2::PartialMatch(text, *enc.res[p])) mark(p, how);
+      for (uint32_t p = 0; p < patterns.size(); ++p) {
+        if (which == 1 && !plan->has_latin1[p]) continue;  // no Latin-1 reading
+        if (RE2::PartialMatch(text, which == 0 ? utf8_re(p) : latin1_re(p))) mark(p, how);
       }
     }
   }
@@ -157,7 +297,7 @@ struct Matcher::Impl {
       // An event with only `fields` needs no search of its stand-in: the
       // stand-in holds on every line where the fields can (see
       // config::make_stand_in), and the fields are checked next.
-      const bool found = fields_only[p] || (literal[p].empty() ? RE2::PartialMatch(text, *utf8.res[p])
+      const bool found = fields_only[p] || (literal[p].empty() ? RE2::PartialMatch(text, utf8_re(p))
                                                                : line.find(literal[p]) != std::string_view::npos);
       if (found) mark(p, kViaUtf8);
     }
@@ -168,7 +308,7 @@ struct Matcher::Impl {
       if (r == last_rule) continue;  // events come in rule order
       last_rule = r;
       const int32_t ig = rules[r].ignore_pattern;
-      if (ig >= 0 && RE2::PartialMatch(text, *utf8.res[static_cast<uint32_t>(ig)]))
+      if (ig >= 0 && RE2::PartialMatch(text, utf8_re(static_cast<uint32_t>(ig))))
         mark(static_cast<uint32_t>(ig), kViaUtf8);
     }
   }
@@ -305,7 +445,7 @@ struct Matcher::Impl {
       if (g.nsubmatch == 0) continue;
       // Prefer the UTF-8 reading when both found the event: it is what the
       // pattern means; the Latin-1 one is there for lines RE2 cannot decode.
-      const RE2& re = (via[p] & kViaUtf8) ? *utf8.res[p] : *latin1.res[p];
+      const RE2& re = (via[p] & kViaUtf8) ? utf8_re(p) : latin1_re(p);
       if (!re.Match(text, 0, text.size(), RE2::UNANCHORED, submatch.data(), g.nsubmatch)) continue;
       for (const auto& [slot, group] : g.slot_group) {
         const re2::StringPiece& sp = submatch[static_cast<std::size_t>(group)];
@@ -336,8 +476,11 @@ Matcher::Matcher(Matcher&&) noexcept = default;
 Matcher& Matcher::operator=(Matcher&&) noexcept = default;
 Matcher::~Matcher() = default;
 
-Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, bool prefilter) {
-  auto impl = std::make_unique<Impl>();
+namespace {
+
+Result<std::shared_ptr<Matcher::Plan>> build_plan(const config::RuleSet& rules, bool all_captures, bool prefilter) {
+  auto impl = std::make_shared<Matcher::Plan>();
+  using Plan = Matcher::Plan;
 
   RE2::Options utf8_options;
   utf8_options.set_log_errors(false);
@@ -347,12 +490,14 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
   utf8_set_options.set_max_mem(kSetMaxMem);
   RE2::Options latin1_set_options = latin1_options;
   latin1_set_options.set_max_mem(kSetMaxMem);
+  impl->utf8_options = utf8_options;
+  impl->latin1_options = latin1_options;
   impl->utf8.set = std::make_unique<RE2::Set>(utf8_set_options, RE2::UNANCHORED);
   impl->latin1.set = std::make_unique<RE2::Set>(latin1_set_options, RE2::UNANCHORED);
 
-  std::size_t max_captures = 0;
-  int max_submatch = 0;
-  std::vector<std::string> json_paths;
+  std::size_t& max_captures = impl->max_captures;
+  int& max_submatch = impl->max_submatch;
+  std::vector<std::string>& json_paths = impl->json_paths;
   auto json_slot = [&json_paths](std::string_view path) {
     const auto it = std::find(json_paths.begin(), json_paths.end(), path);
     if (it != json_paths.end()) return static_cast<std::size_t>(it - json_paths.begin());
@@ -371,7 +516,7 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
       const uint32_t source = *rule.matched_as;
       if (source >= r || rules.rules[source].matched_as || rules.rules[source].events.size() != rule.events.size())
         return fail("a candidate copy must follow the rule it copies, with the same events");
-      Impl::RuleInfo info = impl->rules[source];
+      Plan::RuleInfo info = impl->rules[source];
       info.num_events = 0;
       info.ignore_pattern = -1;
       info.ignore_check.reset();
@@ -386,7 +531,7 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
       return fail(fmt::format("{} events; at most 64 are supported", rule.events.size()));
     }
 
-    Impl::RuleInfo info;
+    Plan::RuleInfo info;
     info.first_pattern = static_cast<uint32_t>(impl->patterns.size());
     info.num_events = static_cast<uint32_t>(rule.events.size());
     info.num_captures = static_cast<uint32_t>(rule.capture_names.size());
@@ -412,11 +557,14 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
         return fail(fmt::format("{}: invalid pattern: {}", where, error));
       }
       impl->utf8.set_to_pattern.push_back(index);
-      auto re = std::make_unique<RE2>(pattern, utf8_options);
-      if (!re->ok()) return fail(fmt::format("{}: invalid pattern: {}", where, re->error()));
 
-      Impl::EventGroups groups;
-      if (event >= 0) {
+      // The event's named groups, from an RE2 compiled for that alone: only
+      // a pattern that has one is compiled (the loader compiled each pattern
+      // already, config::compile_regex; the set has parsed it).
+      Plan::EventGroups groups;
+      if (event >= 0 && (pattern.find("(?P<") != std::string::npos || pattern.find("(?<") != std::string::npos)) {
+        auto re = std::make_unique<RE2>(pattern, utf8_options);
+        if (!re->ok()) return fail(fmt::format("{}: invalid pattern: {}", where, re->error()));
         for (const auto& [name, group] : re->NamedCapturingGroups()) {
           const auto it = std::find(rule.capture_names.begin(), rule.capture_names.end(), name);
           if (it == rule.capture_names.end()) continue;
@@ -425,16 +573,18 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
         }
         max_submatch = std::max(max_submatch, groups.nsubmatch);
       }
-      impl->utf8.res.push_back(std::move(re));
+      // Not kept: each thread compiles its own from the text (Impl::utf8_re).
+      impl->texts.push_back(pattern);
 
       // A pattern that only makes sense as UTF-8 (`\x{263a}`) has no Latin-1
       // reading; on a line that is not UTF-8 it gets the UTF-8 reading only.
-      auto latin1 = std::make_unique<RE2>(pattern, latin1_options);
-      if (latin1->ok() && impl->latin1.set->Add(pattern, nullptr) >= 0) {
+      // (The set parses it as an RE2 of these options would; each thread
+      // compiles that RE2 when a line first needs it, Impl::latin1_re.)
+      if (impl->latin1.set->Add(pattern, nullptr) >= 0) {
         impl->latin1.set_to_pattern.push_back(index);
-        impl->latin1.res.push_back(std::move(latin1));
+        impl->has_latin1.push_back(1);
       } else {
-        impl->latin1.res.push_back(nullptr);
+        impl->has_latin1.push_back(0);
       }
       std::vector<FieldCheck> checks;
       if (event >= 0) {
@@ -492,22 +642,115 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
     impl->rules.push_back(info);
   }
 
-  if (!impl->utf8.set->Compile() || !impl->latin1.set->Compile()) {
+  // The UTF-8 set is compiled now, so that one too large for RE2 is an error
+  // at the start; the Latin-1 set (a program no larger) when a line first
+  // needs it (Impl::own): most logs have no line that is not UTF-8.
+  if (!impl->utf8.set->Compile()) {
     return Error{"", 0, 0,
                  fmt::format("the rules' patterns are too large for RE2 to compile into one set "
                              "(limit {} MiB); simplify them or split them over fewer rules",
                              kSetMaxMem >> 20)};
   }
 
-  impl->ids.reserve(impl->patterns.size());
-  impl->via.assign(impl->patterns.size(), 0);
-  impl->matched.reserve(impl->patterns.size());
-  impl->submatch.resize(static_cast<std::size_t>(max_submatch));
-  impl->filled.resize(max_captures);
-  if (!json_paths.empty()) impl->json.emplace(json_paths);
   if (prefilter) impl->prefilter.emplace(Prefilter::make(rules));
   impl->journal_rules = rules.settings.journal;
-  return Matcher(std::move(impl));
+  impl->spare_utf8 = std::move(impl->utf8.set);
+  impl->spare_latin1 = std::move(impl->latin1.set);
+  return impl;
+}
+
+// Everything of a rule set that build_plan reads, as bytes: two rule sets
+// with the same key give the same Plan. (A key of the content, not of the
+// RuleSet's address: a reload with the same rules shares too, and a rule set
+// made at a freed one's address is never mistaken for it.)
+std::string plan_key(const config::RuleSet& rules, bool all_captures, bool prefilter) {
+  std::string k;
+  auto put = [&k](std::string_view s) {
+    const auto n = static_cast<uint64_t>(s.size());
+    k.append(reinterpret_cast<const char*>(&n), sizeof n);
+    k.append(s);
+  };
+  auto put_n = [&k](uint64_t n) { k.append(reinterpret_cast<const char*>(&n), sizeof n); };
+  put_n((all_captures ? 1 : 0) | (prefilter ? 2 : 0) | (rules.settings.journal ? 4 : 0));
+  put_n(rules.rules.size());
+  for (const config::Rule& rule : rules.rules) {
+    put(rule.name);
+    put(rule.file);
+    put_n(static_cast<uint64_t>(rule.line));
+    put_n(rule.matched_as ? uint64_t{*rule.matched_as} + 1 : 0);
+    put(rule.ignore);
+    put(rule.ignore_field);
+    put_n(rule.capture_names.size());
+    for (std::size_t c = 0; c < rule.capture_names.size(); ++c) {
+      put(rule.capture_names[c]);
+      const int field = config::kFieldFirstCapture + static_cast<int>(c);
+      put_n(((rule.key && rule.key->uses(field)) ? 1 : 0) | ((rule.message && rule.message->uses(field)) ? 2 : 0));
+    }
+    put_n(rule.events.size());
+    for (const config::Event& e : rule.events) {
+      put(e.name);
+      put(e.match);
+      put(config::line_pattern(e));
+      put_n(e.fields.size());
+      for (const config::FieldCondition& f : e.fields) {
+        put(f.path);
+        put(f.value);
+        put_n(f.regex ? 1 : 0);
+      }
+    }
+  }
+  return k;
+}
+
+// The plans in use, by plan_key: the decider and every -j worker of a
+// generation ask at about the same time; the first compiles, the others wait
+// for it and share. A plan lives as long as a Matcher holds it.
+struct PlanCache {
+  struct Entry {
+    std::mutex mu;  // held while compiling
+    bool done = false;
+    Result<std::shared_ptr<Matcher::Plan>> made = Error{"", 0, 0, "not compiled"};
+  };
+  std::mutex mu;
+  std::unordered_map<std::string, std::weak_ptr<Entry>> entries;
+
+  Result<std::shared_ptr<const Matcher::Plan>> get(const config::RuleSet& rules, bool all_captures, bool prefilter) {
+    std::string key = plan_key(rules, all_captures, prefilter);
+    std::shared_ptr<Entry> e;
+    {
+      std::lock_guard lock(mu);
+      std::weak_ptr<Entry>& slot = entries[key];
+      e = slot.lock();
+      if (!e) {
+        e = std::make_shared<Entry>();
+        slot = e;
+      }
+      // Forget expired entries now and then, so the map stays small.
+      if (entries.size() > 64) std::erase_if(entries, [](const auto& kv) { return kv.second.expired(); });
+    }
+    std::lock_guard lock(e->mu);
+    if (!e->done) {
+      e->made = build_plan(rules, all_captures, prefilter);
+      e->done = true;
+    }
+    if (!e->made) return e->made.error();
+    // A handle on the plan that owns its entry: the entry (and the plan in
+    // it) lives as long as some Matcher holds the plan.
+    return std::shared_ptr<const Matcher::Plan>(e, e->made->get());
+  }
+};
+
+PlanCache& plan_cache() {
+  static PlanCache* cache = new PlanCache;  // never destroyed: threads may still ask at exit
+  return *cache;
+}
+
+}  // namespace
+
+Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, bool prefilter) {
+  auto plan = plan_cache().get(rules, all_captures, prefilter);
+  if (!plan) return plan.error();
+  return Matcher(std::make_unique<Impl>(std::move(*plan)));
 }
 
 void Matcher::force_fallback_for_test(bool on) { impl_->force_fallback = on; }
@@ -552,10 +795,10 @@ void Matcher::match(std::string_view line, MatchResult& out) {
   if (m.patterns.empty()) return;
 
   m.matched.clear();
-  m.run(m.utf8, line, kViaUtf8);
+  m.run(0, line, kViaUtf8);
   // Anything RE2's UTF-8 mode might read differently from what the bytes
   // mean gets the extra Latin-1 reading, which can only add matches.
-  if (!is_valid_utf8(line)) m.run(m.latin1, line, kViaLatin1);
+  if (!is_valid_utf8(line)) m.run(1, line, kViaLatin1);
   m.collect(line, out);
 }
 

@@ -67,6 +67,12 @@ struct MatchResult {
 // Not thread-safe, and not to be shared: give each thread its own Matcher.
 // RE2 objects are safe to share, but their lazily built DFA state is guarded
 // by one mutex per object, which threads then fight over (RE2 issue #569).
+// What is read-only is shared, though: make() compiles a rule set once (the
+// pattern table, the checks, the prefilter's vectorscan database) and every
+// Matcher made for a rule set of the same content while one is alive shares
+// it (the decider and each -j worker of a generation). Each Matcher compiles
+// the RE2 objects it searches with on first use, so a line that only ever
+// needs a few of a thousand patterns compiles only those.
 class Matcher {
  public:
   // Compiles all event and ignore patterns of all rules. The patterns were
@@ -75,6 +81,9 @@ class Matcher {
   // With prefilter, match_batch() runs the literal prefilter (prefilter.h)
   // ahead of RE2 when it can help; results are the same either way.
   static Result<Matcher> make(const config::RuleSet& rules, bool all_captures = false, bool prefilter = true);
+
+  // What make() compiles once per rule set and shares (matcher.cpp).
+  struct Plan;
 
   Matcher(Matcher&&) noexcept;
   Matcher& operator=(Matcher&&) noexcept;

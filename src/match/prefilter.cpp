@@ -10,6 +10,7 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 
@@ -143,13 +144,66 @@ struct StringHash {
 
 }  // namespace
 
-struct Prefilter::Impl {
+// What make() compiles: read-only once made, so every thread's Prefilter
+// (another()) scans with the same database and asks the same formulas.
+//
+// The vectorscan database is compiled when a Prefilter first scans, once for
+// all threads (database()): it is most of the prefilter's cost with many
+// rules (~150 us a literal; a pack of 88,000 rules has ~190,000), and
+// --check, which only lists the literals, never scans.
+struct Prefilter::Compiled {
   std::string reason;
   std::vector<std::string> atoms;
   uint32_t escaped_id = UINT32_MAX;  // reported for a line whose fields may be spelled otherwise
   re2::FilteredRE2 filter{kMinAtomLen};
-  hs_database_t* db = nullptr;
-  hs_scratch_t* scratch = nullptr;
+  // What vectorscan is given: each literal's spellings, and the atom each is.
+  std::vector<std::string> spellings;
+  std::vector<unsigned> ids;
+
+  Compiled() = default;
+  Compiled(const Compiled&) = delete;
+  Compiled& operator=(const Compiled&) = delete;
+  ~Compiled() {
+    if (db) hs_free_database(db);
+  }
+
+  // The database, compiled by the first caller; null when it cannot be
+  // (late_reason says why): then every line is a candidate.
+  hs_database_t* database() const {
+    std::call_once(once, [this] {
+      std::vector<const char*> exprs;
+      std::vector<std::size_t> lens;
+      std::vector<unsigned> flags;
+      for (const std::string& sp : spellings) {
+        exprs.push_back(sp.data());
+        lens.push_back(sp.size());
+        flags.push_back(HS_FLAG_CASELESS);
+      }
+      hs_compile_error_t* err = nullptr;
+      if (hs_compile_lit_multi(exprs.data(), flags.data(), ids.data(), lens.data(), static_cast<unsigned>(exprs.size()),
+                               HS_MODE_BLOCK, nullptr, &db, &err) != HS_SUCCESS) {
+        late_reason = "vectorscan cannot compile the literals: " +
+                      std::string(err && err->message ? err->message : "unknown error");
+        hs_free_compile_error(err);
+        db = nullptr;
+      }
+    });
+    return db;
+  }
+
+  mutable std::once_flag once;
+  mutable hs_database_t* db = nullptr;  // set once, under `once`
+  mutable std::string late_reason;      // likewise
+};
+
+struct Prefilter::Impl {
+  std::shared_ptr<const Compiled> compiled;
+  const std::vector<std::string>& atoms;
+  const re2::FilteredRE2& filter;
+  const uint32_t escaped_id;
+  hs_database_t* db = nullptr;      // compiled->database(), at the first scan
+  hs_scratch_t* scratch = nullptr;  // this thread's, likewise
+  bool broken = false;              // the database or the scratch could not be made
 
   // One scan's state, reused.
   const LineSpan* lines = nullptr;
@@ -166,9 +220,26 @@ struct Prefilter::Impl {
   // The lists of potential events, by verdict.
   std::vector<std::vector<uint32_t>> lists;
 
+  explicit Impl(std::shared_ptr<const Compiled> c)
+      : compiled(std::move(c)), atoms(compiled->atoms), filter(compiled->filter), escaped_id(compiled->escaped_id) {}
+
+  // The database and this thread's scratch, made at the first scan.
+  bool ready() {
+    if (scratch != nullptr) return true;
+    if (broken || !compiled->reason.empty()) return false;
+    db = compiled->database();
+    if (db == nullptr || hs_alloc_scratch(db, &scratch) != HS_SUCCESS) {
+      scratch = nullptr;
+      broken = true;
+      return false;
+    }
+    return true;
+  }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
   ~Impl() {
     if (scratch) hs_free_scratch(scratch);
-    if (db) hs_free_database(db);
   }
 
   // The line holding byte `pos` of the text: lines are in text order, and
@@ -229,19 +300,30 @@ Prefilter::Prefilter(Prefilter&&) noexcept = default;
 Prefilter& Prefilter::operator=(Prefilter&&) noexcept = default;
 Prefilter::~Prefilter() = default;
 
-bool Prefilter::active() const { return impl_->db != nullptr; }
-const std::string& Prefilter::reason() const { return impl_->reason; }
+bool Prefilter::active() const { return impl_->compiled->reason.empty() && !impl_->broken; }
+const std::string& Prefilter::reason() const {
+  static const std::string kNoScratch = "vectorscan cannot allocate its scratch space";
+  if (!impl_->compiled->reason.empty() || !impl_->broken) return impl_->compiled->reason;
+  return impl_->compiled->late_reason.empty() ? kNoScratch : impl_->compiled->late_reason;
+}
 const std::vector<std::string>& Prefilter::atoms() const { return impl_->atoms; }
 std::span<const uint32_t> Prefilter::potentials(int32_t verdict) const {
   return impl_->lists[static_cast<std::size_t>(verdict)];
 }
 
+Prefilter Prefilter::another() const {
+  // Its scratch is its own, allocated at its first scan from the shared
+  // database (hs_clone_scratch would read this thread's scratch while it may
+  // be scanning). Without one it is inactive: every line a candidate.
+  return Prefilter(std::make_unique<Impl>(impl_->compiled));
+}
+
 Prefilter Prefilter::make(const config::RuleSet& rules) {
-  auto impl = std::make_unique<Impl>();
-  Impl& m = *impl;
+  auto compiled = std::make_shared<Compiled>();
+  Compiled& m = *compiled;
   auto off = [&](std::string why) {
     m.reason = std::move(why);
-    return Prefilter(std::move(impl));
+    return Prefilter(std::make_unique<Impl>(std::move(compiled)));
   };
 
   RE2::Options options;
@@ -266,9 +348,10 @@ Prefilter Prefilter::make(const config::RuleSet& rules) {
   m.filter.Compile(&m.atoms);
 
   const std::vector<int> none;
-  m.filter.AllPotentials(none, &m.potentials);
-  if (!m.potentials.empty()) {
-    const int i = m.potentials.front();
+  std::vector<int> potentials;
+  m.filter.AllPotentials(none, &potentials);
+  if (!potentials.empty()) {
+    const int i = potentials.front();
     return off(fmt::format("pattern '{}' has no literal of {} bytes or more that every match contains",
                            patterns[static_cast<std::size_t>(i)], kMinAtomLen));
   }
@@ -280,8 +363,8 @@ Prefilter Prefilter::make(const config::RuleSet& rules) {
   // Each atom as it is and, when it holds '"' or a backslash, as a JSON string
   // spells it (a field's text); with atoms of fields, the markers of a line
   // whose fields may be spelled otherwise (the escaped id).
-  std::vector<std::string> spellings;
-  std::vector<unsigned> ids;
+  std::vector<std::string>& spellings = m.spellings;
+  std::vector<unsigned>& ids = m.ids;
   for (std::size_t i = 0; i < m.atoms.size(); ++i) {
     spellings.push_back(m.atoms[i]);
     ids.push_back(static_cast<unsigned>(i));
@@ -301,34 +384,13 @@ Prefilter Prefilter::make(const config::RuleSet& rules) {
     }
     ids.resize(spellings.size(), m.escaped_id);
   }
-  std::vector<const char*> exprs;
-  std::vector<std::size_t> lens;
-  std::vector<unsigned> flags;
-  for (const std::string& sp : spellings) {
-    exprs.push_back(sp.data());
-    lens.push_back(sp.size());
-    flags.push_back(HS_FLAG_CASELESS);
-  }
-  hs_compile_error_t* err = nullptr;
-  hs_database_t* db = nullptr;
-  if (hs_compile_lit_multi(exprs.data(), flags.data(), ids.data(), lens.data(), static_cast<unsigned>(exprs.size()),
-                           HS_MODE_BLOCK, nullptr, &db, &err) != HS_SUCCESS) {
-    std::string what = err && err->message ? err->message : "unknown error";
-    hs_free_compile_error(err);
-    return off("vectorscan cannot compile the literals: " + what);
-  }
-  if (hs_alloc_scratch(db, &m.scratch) != HS_SUCCESS) {
-    hs_free_database(db);
-    return off("vectorscan cannot allocate its scratch space");
-  }
-  m.db = db;
-  return Prefilter(std::move(impl));
+  return Prefilter(std::make_unique<Impl>(std::move(compiled)));
 }
 
 void Prefilter::scan(std::string_view text, std::span<const LineSpan> lines, std::vector<int32_t>& verdict) {
   Impl& m = *impl_;
   const std::size_t n = lines.size();
-  if (!active() || text.size() > UINT_MAX) {
+  if (!active() || text.size() > UINT_MAX || !m.ready()) {
     verdict.assign(n, kAll);
     return;
   }

@@ -38,7 +38,11 @@
 // new combination of atoms (FilteredRE2 allocates there) and the answer is
 // remembered, up to kMemoEntries combinations.
 //
-// Not thread-safe: one Prefilter per thread (each has its own scratch).
+// Not thread-safe: one Prefilter per thread (each has its own scratch and
+// memo). What make() compiles (the formulas, the vectorscan database) is
+// read-only and shared: another() gives a thread its own Prefilter over it
+// without compiling again, which is what keeps a large rule set's start-up
+// and memory from growing with -j.
 #pragma once
 
 #include <cstddef>
@@ -62,6 +66,9 @@ class Prefilter {
   static constexpr std::size_t kMemoEntries = 4096;
 
   // Never fails: a Prefilter that cannot help is inactive (see reason()).
+  // The vectorscan database is compiled at the first scan() of any Prefilter
+  // sharing it, not here (--check lists the literals without it); should
+  // that fail, active() turns false and every line is a candidate.
   static Prefilter make(const config::RuleSet& rules);
 
   Prefilter(Prefilter&&) noexcept;
@@ -69,6 +76,10 @@ class Prefilter {
   ~Prefilter();
   Prefilter(const Prefilter&) = delete;
   Prefilter& operator=(const Prefilter&) = delete;
+
+  // A Prefilter over the same compiled database and formulas, with a scratch
+  // and memo of its own: for another thread. Safe to call while this one scans.
+  Prefilter another() const;
 
   // False: every line is a candidate, and scan() need not be called.
   bool active() const;
@@ -92,6 +103,7 @@ class Prefilter {
   std::span<const uint32_t> potentials(int32_t verdict) const;
 
  private:
+  struct Compiled;
   struct Impl;
   explicit Prefilter(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

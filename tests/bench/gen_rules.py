@@ -7,6 +7,11 @@
 The first 8 rules are the alert rules whose lines tests/bench/gen_log.py plants in about
 10 % of the log. --rules 32 and 64 add distinct patterns (other literals of the same
 shapes) that match rarely: gen_log.py plants each of them in about one line in 100,000.
+Past 64 (--rules 1000, 88000: tests/bench/rulescale.sh), the rules come from a generated
+pack in the style of a shared rule pack (one rule per daemon and message, per vendor
+message id, per probed URL, per exception class), whose literals share words with the
+log ("sshd[", "kernel: ", "connection refused", "Exception") but whose whole patterns
+it does not hold: they cost what a real pack costs on lines it does not describe.
 
 The patterns are written in the subset that RE2, POSIX ERE (GNU grep -E) and Rust regex
 (rg) read alike: no \\d, no \\S, no non-greedy or lookaround. The one named capture,
@@ -91,22 +96,106 @@ def extra_rules():
     return out
 
 
+# The generated pack (rules 65 and up): vocabularies whose combinations give each rule
+# distinct literals. Some words are the log's (sshd, kernel, Connection refused), so a
+# line often holds an atom of a pack rule without its whole formula.
+PACK_PROGRAMS = [
+    "sshd", "kernel", "postfix/smtpd", "postfix/qmgr", "dovecot", "named", "nginx", "haproxy",
+    "postgres", "mysqld", "redis-server", "kafka", "zookeeper", "containerd", "kubelet", "dockerd",
+    "systemd", "CRON", "sudo", "vsftpd", "proftpd", "openvpn", "charon", "slapd", "squid", "clamd",
+    "amavis", "spamd", "smartd", "mdadm", "multipathd", "chronyd", "dhcpd", "unbound", "keepalived",
+    "corosync", "pacemakerd", "libvirtd", "etcd", "consul",
+]
+PACK_PHRASES = [
+    "authentication failure", "Connection refused", "connection reset by peer", "permission denied",
+    "timed out waiting for", "too many open files", "certificate verify failed", "no space left on device",
+    "Cannot allocate memory", "invalid user", "access denied for user", "lost connection to",
+    "unexpected EOF", "checksum error", "protocol error", "bad signature", "unknown host",
+    "login incorrect", "relay access denied", "SASL LOGIN authentication failed", "rejected by policy",
+    "failed to start", "main process exited", "watchdog timeout", "restarting after crash",
+    "read-only file system", "remote I/O error", "stale NFS file handle", "resource temporarily unavailable",
+    "address already in use", "broken pipe", "TLS handshake error", "unsupported protocol version",
+    "certificate has expired", "key mismatch", "lease timeout", "leader election lost", "split brain detected",
+    "quorum lost", "replication lag exceeded", "disk quota exceeded", "write failed", "fsync failed",
+    "corrupted page detected", "deadlock found", "too many connections", "backend not available",
+    "upstream timed out", "no live upstreams", "request entity too large", "rate limit exceeded",
+    "denied by ACL", "blocked by rule", "virus found", "spam score too high", "DNS lookup failed",
+    "SERVFAIL", "zone transfer denied", "clock unsynchronized", "time jump detected",
+]
+PACK_VENDOR_IDS = [  # (format of a message id, how many ids it has)
+    ("%%ASA-[0-9]-%06d: ", 1000000), ("ORA-%05d: ", 100000), ("EventID=%d ", 100000),
+    ("MSG_ID %07d ", 10000000), ("AH%05d: ", 100000),
+]
+PACK_HTTP_DIRS = ["", "admin/", "wp-admin/", "api/v1/", "cgi-bin/", "backup/", "old/", ".well-known/",
+                  "static/", "vendor/", "phpmyadmin/", "manager/", "console/", "debug/", "internal/"]
+PACK_HTTP_FILES = ["config.php", "setup.php", "shell.jsp", "install.sh", "db.sql", "dump.tar.gz",
+                   "credentials.json", "id_rsa", ".htpasswd", "web.config", "xmlrpc.php", "eval-stdin.php",
+                   "login.action", "jmx-console", "invoker/readonly", "solr/admin/info", "actuator/heapdump",
+                   "server-info", "telescope/requests", "_ignition/execute-solution"]
+PACK_JAVA_PACKAGES = ["java.lang", "java.io", "java.net", "java.sql", "java.util", "java.util.concurrent",
+                      "javax.net.ssl", "org.hibernate", "org.springframework.dao", "org.apache.kafka.common.errors",
+                      "io.netty.handler.codec", "com.fasterxml.jackson.core", "redis.clients.jedis.exceptions"]
+PACK_JAVA_CLASSES = ["ConnectException", "SocketTimeoutException", "SQLTransientConnectionException",
+                     "IllegalStateException", "TimeoutException", "RejectedExecutionException",
+                     "SSLPeerUnverifiedException", "LazyInitializationException", "DataIntegrityViolationException",
+                     "RecordTooLargeException", "DecoderException", "JsonParseException", "JedisConnectionException",
+                     "BufferOverflowException", "FileSystemException", "NoSuchFileException"]
+
+
+def _pack_rule(index):
+    """Rule `index` (0, 1, ...) of the generated pack: (name, pattern, threshold, key)."""
+    family, i = index % 5, index // 5
+    if family in (0, 1):  # a daemon's message; the second shape keys by source address
+        n = len(PACK_PROGRAMS) * len(PACK_PHRASES)
+        round_, j = divmod(i, n)
+        prog, phrase = PACK_PROGRAMS[j % len(PACK_PROGRAMS)], PACK_PHRASES[j // len(PACK_PROGRAMS)]
+        suffix = " \\(code %d\\)" % round_ if round_ else ""
+        if family == 0:
+            return ("pack-daemon-%05d" % i, "%s\\[[0-9]+\\]: .*%s%s" % (_escape(prog), _escape(phrase), suffix),
+                    "5 per 1m", None)
+        return ("pack-source-%05d" % i, "%s: %s%s from (?P<ip>[0-9a-f.:]+)" % (_escape(prog), _escape(phrase), suffix),
+                "5 per 10m", "{ip}")
+    if family == 2:  # a vendor message id
+        fmt_, count = PACK_VENDOR_IDS[i % len(PACK_VENDOR_IDS)]
+        n = 104729 * (i // len(PACK_VENDOR_IDS) + 1) % count  # spread over the id space
+        return ("pack-vendor-%05d" % i, fmt_ % n, "1 per 10m", None)
+    if family == 3:  # a probed URL
+        n = len(PACK_HTTP_DIRS) * len(PACK_HTTP_FILES)
+        round_, j = divmod(i, n)
+        path = "/%s%s%s" % (PACK_HTTP_DIRS[j % len(PACK_HTTP_DIRS)],
+                            "v%d/" % round_ if round_ else "", PACK_HTTP_FILES[j // len(PACK_HTTP_DIRS)])
+        return ("pack-probe-%05d" % i, '"(GET|POST|HEAD) %s[ ?]' % _escape(path), "10 per 1m", None)
+    n = len(PACK_JAVA_PACKAGES) * len(PACK_JAVA_CLASSES)  # an exception class
+    round_, j = divmod(i, n)
+    cls = PACK_JAVA_CLASSES[j // len(PACK_JAVA_PACKAGES)]
+    if round_:
+        cls = cls.replace("Exception", "Error%d" % round_) if "Exception" in cls else cls + str(round_)
+    return ("pack-exception-%05d" % i, "%s\\.%s" % (_escape(PACK_JAVA_PACKAGES[j % len(PACK_JAVA_PACKAGES)]), cls),
+            "3 per 5m", None)
+
+
 CLIENT_KEY_RULE = ("http-client", r'^(?P<ip>[0-9a-f.:]+) - [^ ]+ \[', "600 per 1m", "{ip}")
+
+
+MAX_RULES = 200000
 
 
 def rules_for(count, client_key=False):
     extras = extra_rules()
-    if count < len(BASE_RULES) or count > len(BASE_RULES) + len(extras):
-        sys.exit("gen_rules.py: --rules must be between %d and %d"
-                 % (len(BASE_RULES), len(BASE_RULES) + len(extras)))
+    if count < len(BASE_RULES) or count > MAX_RULES:
+        sys.exit("gen_rules.py: --rules must be between %d and %d" % (len(BASE_RULES), MAX_RULES))
     # Take the extras round-robin over the families, so 32 rules are not all "ERROR .*".
+    # (The last family's slice ends at 56: the 64 rules measured so far stay the same.)
     families = [extras[0:16], extras[16:32], extras[32:44], extras[44:52], extras[52:56]]
+    used = sum(len(f) for f in families)
+    pack = [_pack_rule(i) for i in range(max(0, count - len(BASE_RULES) - used))]
+    count = min(count, len(BASE_RULES) + used)
     picked = []
     while len(picked) < count - len(BASE_RULES):
         for f in families:
             if f and len(picked) < count - len(BASE_RULES):
                 picked.append(f.pop(0))
-    rules = BASE_RULES + picked
+    rules = BASE_RULES + picked + pack
     if client_key:
         rules = rules + [CLIENT_KEY_RULE]
     return rules
@@ -139,7 +228,7 @@ def toml(rules, max_keys):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rules", type=int, default=8, help="number of alert rules (8..64)")
+    ap.add_argument("--rules", type=int, default=8, help="number of alert rules (8..%d)" % MAX_RULES)
     ap.add_argument("--client-key", action="store_true",
                     help="add the keyed rule over HTTP client addresses (keys curve)")
     ap.add_argument("--max-keys", type=int, default=200000, help="settings.max_keys")

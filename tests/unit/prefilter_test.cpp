@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "config/rules.h"
@@ -187,6 +188,98 @@ TEST_CASE("prefilter: verdicts per line") {
   CHECK(events(6) == std::vector<uint32_t>{1, 2});
   CHECK(verdict[7] == Prefilter::kNone);
   CHECK(verdict[8] == Prefilter::kNone);
+}
+
+TEST_CASE("prefilter: another() shares the compiled literals and scans alike, two threads at once") {
+  const Prefilter pf = Prefilter::make(load(rules_toml({"ERROR .* timeout", "OutOfMemoryError", "disk full"})));
+  REQUIRE(pf.active());
+  std::vector<std::string> lines;
+  for (int i = 0; i < 2000; ++i) {
+    lines.push_back(i % 3 == 0   ? "ERROR db " + std::to_string(i) + " timeout"
+                    : i % 3 == 1 ? "java.lang.OutOfMemoryError " + std::to_string(i)
+                                 : "INFO fine " + std::to_string(i));
+  }
+  const Batch batch(lines);
+  std::vector<int32_t> expected;
+  Prefilter(pf.another()).scan(batch.text, batch.spans, expected);
+  // Each thread's own Prefilter over the one database; the events it names
+  // must be those of the original (the verdict numbers are per Prefilter).
+  auto events_of = [&](const Prefilter& p, const std::vector<int32_t>& v) {
+    std::vector<std::vector<uint32_t>> out;
+    for (int32_t x : v) {
+      if (x < 0) out.push_back({static_cast<uint32_t>(-x)});
+      else out.emplace_back(p.potentials(x).begin(), p.potentials(x).end());
+    }
+    return out;
+  };
+  Prefilter reference = pf.another();
+  std::vector<int32_t> ref_verdict;
+  reference.scan(batch.text, batch.spans, ref_verdict);
+  const auto want = events_of(reference, ref_verdict);
+  CHECK(want[0] == std::vector<uint32_t>{0});
+  CHECK(want[1] == std::vector<uint32_t>{1});
+  CHECK(want[2] == std::vector<uint32_t>{static_cast<uint32_t>(-Prefilter::kNone)});
+  std::vector<std::vector<std::vector<uint32_t>>> got(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      Prefilter mine = pf.another();
+      std::vector<int32_t> v;
+      for (int round = 0; round < 20; ++round) mine.scan(batch.text, batch.spans, v);
+      got[static_cast<std::size_t>(t)] = events_of(mine, v);
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(got[0] == want);
+  CHECK(got[1] == want);
+  CHECK(pf.another().atoms() == pf.atoms());
+}
+
+TEST_CASE(
+    "prefilter: Matchers made in threads at once from equal rule sets match alike, and a changed pattern gets its own "
+    "compile") {
+  // Two RuleSets parsed apart, equal in content: their Matchers share what
+  // make() compiled (match/matcher.h), and each thread compiles its own RE2
+  // objects as it needs them. A third with one pattern changed must not be
+  // given the others' compile.
+  const std::vector<std::string> patterns = {"Failed password for (?:invalid user )?\\S+ from (?P<ip>[0-9.]+)",
+                                             "authentication failure", "Invalid user", "session opened"};
+  const RuleSet a = load(rules_toml(patterns, {"", "root"}));
+  const RuleSet b = load(rules_toml(patterns, {"", "root"}));
+  std::vector<std::string> other = patterns;
+  other[2] = "Received disconnect";
+  const RuleSet c = load(rules_toml(other, {"", "root"}));
+  std::vector<std::string> lines = read_lines(SWTHROTTLE_SOURCE_DIR "/tests/data/loghub/OpenSSH_2k.log");
+  for (auto& l : read_lines(SWTHROTTLE_SOURCE_DIR "/tests/data/loghub/Linux_2k.log")) lines.push_back(l);
+  lines.push_back("Invalid user j\xF6rg from 1.2.3.4");  // not UTF-8: the set's Latin-1 reading
+  const Batch batch(lines);
+  auto run = [&](const RuleSet& rules, bool prefilter) {
+    auto m = Matcher::make(rules, false, prefilter);
+    REQUIRE(m);
+    std::vector<MatchResult> out(lines.size());
+    m->match_batch(batch.text, batch.spans, out);
+    return out;
+  };
+  const std::vector<MatchResult> plain = run(a, false);
+  std::size_t hits = 0;
+  for (const auto& r : plain) hits += r.hits.size();
+  CHECK(hits > 500);
+  std::vector<std::vector<MatchResult>> got(4);
+  {
+    std::vector<std::thread> threads;
+    threads.emplace_back([&] { got[0] = run(a, true); });
+    threads.emplace_back([&] { got[1] = run(b, true); });
+    threads.emplace_back([&] { got[2] = run(b, false); });
+    threads.emplace_back([&] { got[3] = run(c, true); });
+    for (auto& th : threads) th.join();
+  }
+  std::size_t differ = 0, differ_c = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    for (int k = 0; k < 3; ++k) differ += same(got[static_cast<std::size_t>(k)][i], plain[i]) ? 0 : 1;
+    differ_c += same(got[3][i], plain[i]) ? 0 : 1;
+  }
+  CHECK(differ == 0);
+  CHECK(differ_c > 0);  // "Invalid user" lines are not "Received disconnect" lines
 }
 
 TEST_CASE("prefilter: literals never join across lines") {
