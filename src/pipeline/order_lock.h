@@ -16,12 +16,18 @@
 // glibc's std::shared_mutex does: a timer tick must not stall every input
 // behind one decider that waits for a receiver.
 //
+// Readers pay what they paid on std::shared_mutex, and one atomic load: the
+// lock is a std::shared_timed_mutex (a pthread rwlock), with a gate in front
+// of lock_shared() that is closed only while a try_lock_for() waits.
+//
 // Meets the SharedMutex requirements (std::shared_lock, std::unique_lock).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <shared_mutex>
 
 namespace swthrottle::pipeline {
 
@@ -29,22 +35,20 @@ class OrderLock {
  public:
   void lock_shared();
   bool try_lock_shared();
-  void unlock_shared();
+  void unlock_shared() { rw_.unlock_shared(); }
 
-  void lock();
-  bool try_lock();
+  void lock() { rw_.lock(); }
+  bool try_lock() { return rw_.try_lock(); }
   // Waits at most `within` for the lock; meanwhile new readers wait too.
   // False (readers go on) when it did not get it in time.
   bool try_lock_for(std::chrono::milliseconds within);
-  void unlock();
+  void unlock() { rw_.unlock(); }
 
  private:
-  std::mutex mu_;
-  std::condition_variable readers_cv_;  // lock_shared waits: a writer holds it or asks for it
-  std::condition_variable writers_cv_;  // lock and try_lock_for wait: it is held
-  int readers_ = 0;
-  bool writer_ = false;
-  int asking_ = 0;  // try_lock_for callers waiting
+  std::shared_timed_mutex rw_;
+  std::atomic<int> asking_{0};  // try_lock_for callers waiting: the gate is closed
+  std::mutex gate_mu_;
+  std::condition_variable gate_cv_;  // readers at the closed gate
 };
 
 }  // namespace swthrottle::pipeline
