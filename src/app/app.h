@@ -7,7 +7,7 @@
 // SIGUSR1 stats) and the timer (arrival-time boundary checks, periodic
 // --state saves). Time comes from the injected Clock only.
 //
-// Threads and lock order: order_ (shared_mutex), then mu_, then the sink's,
+// Threads and lock order: order_ (pipeline/order_lock.h), then mu_, then the sink's,
 // the exec pool's and the engine's own locks. Deciders hold order_ shared
 // from a line's match to its output; the timer, reload() and finish() hold
 // it exclusive, so none of them comes between a line and its records.
@@ -36,6 +36,7 @@
 #include "output/sink.h"
 #include "pipeline/decider.h"
 #include "pipeline/generation.h"
+#include "pipeline/order_lock.h"
 #include "pipeline/parallel_match.h"
 #include "pipeline/quiet_time.h"
 #include "state/state_file.h"
@@ -79,7 +80,7 @@ class App final : private pipeline::DeciderHost {
  private:
   // DeciderHost
   pipeline::Generation* current() override { return current_.load(std::memory_order_acquire); }
-  std::shared_mutex& order() override { return order_; }
+  pipeline::OrderLock& order() override { return order_; }
   const std::atomic<bool>& stopping() override { return stop_; }
   void emit(const std::vector<engine::Record>& records, const std::string& explain = {}) override;
   void fail(const std::string& message) override;
@@ -133,7 +134,7 @@ class App final : private pipeline::DeciderHost {
   // The order lock, exclusive, for the signal thread: while it waits, a
   // SIGINT/SIGTERM is taken (stop_signal_) and request_stop() frees what
   // holds the lock (a decider waiting for delivery).
-  std::unique_lock<std::shared_mutex> order_watching_stop();
+  std::unique_lock<pipeline::OrderLock> order_watching_stop();
   int stop_signal_ = 0;  // the signal thread's own
   // Rules with `fleet`: the fleet client (made once, at start) and the
   // generation's link to it. False: the fleet cannot serve these rules.
@@ -162,7 +163,7 @@ class App final : private pipeline::DeciderHost {
   std::size_t inputs_ = 1;
   int start_status_ = 2;
 
-  std::shared_mutex order_;
+  pipeline::OrderLock order_;
   std::mutex mu_;  // guards followers_, quiet_, timer_done_, finished_, generations_
   std::condition_variable cv_;
   std::vector<input::Follower*> followers_;

@@ -10,22 +10,25 @@
 
 namespace swthrottle::app {
 
-std::unique_lock<std::shared_mutex> App::order_watching_stop() {
+std::unique_lock<pipeline::OrderLock> App::order_watching_stop() {
   // A decider may hold the order lock shared for long: one waiting for room
   // in a delivery queue whose receiver is down. Meanwhile a SIGINT/SIGTERM
-  // must still stop the run, and stopping is what frees that decider.
+  // must still stop the run, and stopping is what frees that decider. So the
+  // lock is asked for in turns: 50 ms in which deciders that have not taken
+  // it yet wait (a busy run lets it in at once: pipeline/order_lock.h), then
+  // 20 ms in which they go on (other inputs are not stalled for long behind
+  // one stuck decider) and a stop is looked for.
   sigset_t stop;
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
-  std::unique_lock order(order_, std::try_to_lock);
-  while (!order.owns_lock()) {
+  std::unique_lock order(order_, std::defer_lock);
+  while (!order.try_lock_for(std::chrono::milliseconds(50))) {
     const timespec ts{0, 20'000'000};  // 20 ms
     if (const int sig = ::sigtimedwait(&stop, nullptr, &ts); sig == SIGINT || sig == SIGTERM) {
       stop_signal_ = sig;
       request_stop(sig);
     }
-    order.try_lock();
   }
   return order;
 }

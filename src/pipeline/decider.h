@@ -45,6 +45,7 @@
 #include "pipeline/batch.h"
 #include "pipeline/generation.h"
 #include "pipeline/line_time.h"
+#include "pipeline/order_lock.h"
 #include "pipeline/stamp_watch.h"
 #include "util/clock.h"
 
@@ -59,7 +60,7 @@ class DeciderHost {
   virtual Generation* current() = 0;
   // Held shared by deciders from a line's match to its output; held
   // exclusive by whatever must not come between them.
-  virtual std::shared_mutex& order() = 0;
+  virtual OrderLock& order() = 0;
   // Set when every input should stop (a signal, a closed output).
   virtual const std::atomic<bool>& stopping() = 0;
   // Records to write (and run actions for), with an --explain block before

@@ -55,7 +55,7 @@ class FakeHost final : public sw::pipeline::DeciderHost {
   }
 
   Generation* current() override { return current_.load(); }
-  std::shared_mutex& order() override { return order_; }
+  swthrottle::pipeline::OrderLock& order() override { return order_; }
   const std::atomic<bool>& stopping() override { return stop; }
   void emit(const std::vector<sw::engine::Record>& records, const std::string& explain) override {
     if (!sink.write(records, explain)) stop = true;
@@ -88,7 +88,7 @@ class FakeHost final : public sw::pipeline::DeciderHost {
   bool passthrough_;
   std::vector<std::unique_ptr<Generation>> gens_;
   std::atomic<Generation*> current_{nullptr};
-  std::shared_mutex order_;
+  swthrottle::pipeline::OrderLock order_;
 };
 
 // The reference: each line on its own, straight into a fresh engine.
