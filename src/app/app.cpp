@@ -342,10 +342,18 @@ void App::finish() {
   if (delivery_.pool) {
     // Exit waits for deliveries a while; what is left stays in the outbox
     // for the next run (without --state it is lost, and said so).
-    if (const std::size_t left = delivery_.pool->drain(std::chrono::milliseconds(delivery_.drain_ms)); left > 0) {
-      print_message(fmt::format("delivery: {} record{} not delivered after {} ({}){}", left, left == 1 ? "" : "s",
-                                config::format_duration(delivery_.drain_ms), "[delivery] drain",
-                                delivery_.outbox ? "; kept in the outbox for the next run" : "; lost: no --state"));
+    if (const auto left = delivery_.pool->drain(std::chrono::milliseconds(delivery_.drain_ms)); left.total() > 0) {
+      std::string fate;
+      if (!delivery_.outbox) {
+        fate = "; lost: no --state";
+      } else if (left.lost == 0) {
+        fate = "; kept in the outbox for the next run";
+      } else {
+        fate = fmt::format("; {} kept in the outbox for the next run, {} lost: the outbox did not take them", left.kept,
+                           left.lost);
+      }
+      print_message(fmt::format("delivery: {} record{} not delivered after {} ([delivery] drain){}", left.total(),
+                                left.total() == 1 ? "" : "s", config::format_duration(delivery_.drain_ms), fate));
     }
     delivery_.pool->stop();  // no worker outlives the run (the process exits without destroying the App)
   }

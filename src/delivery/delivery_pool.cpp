@@ -165,9 +165,13 @@ void DeliveryPool::submit(std::span<const engine::Record> records) {
   if (outbox_) {
     if (outbox_->add(batch)) {
       for (Delivery& d : batch) d.in_outbox = true;
-    } else {
-      report_(fmt::format("delivery: the outbox did not take {} records ({}); they are sent without it", batch.size(),
-                          outbox_->last_error().empty() ? "closed" : outbox_->last_error()));
+      if (outbox_refusing_.exchange(false)) report_("delivery: the outbox takes records again");
+    } else if (!outbox_refusing_.exchange(true)) {
+      // Once per episode: a full disk refuses every batch after it.
+      report_(fmt::format(
+          "delivery: the outbox does not take records ({}); they are sent without it, and those not delivered "
+          "when the run ends are lost",
+          outbox_->last_error().empty() ? "closed" : outbox_->last_error()));
     }
   }
   for (std::size_t k = 0; k < batch.size(); ++k) {
@@ -385,13 +389,13 @@ void DeliveryPool::unblock() {
   }
 }
 
-std::size_t DeliveryPool::drain(std::chrono::milliseconds within) {
+DeliveryPool::Pending DeliveryPool::drain(std::chrono::milliseconds within) {
   const auto deadline = Steady::now() + within;
-  std::size_t left = 0;
+  Pending left;
   for (auto& w : workers_) {
     std::unique_lock lock(w->mu);
     w->changed.wait_until(lock, deadline, [&] { return w->queue.empty() || w->stop; });
-    left += w->queue.size();
+    for (const Delivery& d : w->queue) ++(d.in_outbox ? left.kept : left.lost);
   }
   return left;
 }

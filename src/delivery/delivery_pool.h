@@ -95,9 +95,15 @@ class DeliveryPool {
   void unblock();
 
   // End of the run: waits until every queue is empty, or `within` passes.
-  // Returns the deliveries still pending (kept by the outbox for the next
-  // run; lost without one).
-  std::size_t drain(std::chrono::milliseconds within);
+  // Returns the deliveries still pending: those the outbox holds are kept
+  // for the next run; the others (no outbox, or one that did not take them:
+  // a full disk) are lost.
+  struct Pending {
+    std::size_t kept = 0;
+    std::size_t lost = 0;
+    std::size_t total() const { return kept + lost; }
+  };
+  Pending drain(std::chrono::milliseconds within);
   // Stops the workers and waits for them (a request in flight ends within
   // its timeout). What is undelivered stays in the outbox. Idempotent; the
   // destructor calls it.
@@ -123,6 +129,9 @@ class DeliveryPool {
   std::mutex route_mu_;
   std::map<const config::Rule*, std::vector<uint32_t>> routes_;  // guarded by route_mu_
   std::atomic<uint64_t> dead_letters_{0};
+  // The outbox refused records (a full or read-only disk): said once, at the
+  // first refusal of an episode, and again when it takes records again.
+  std::atomic<bool> outbox_refusing_{false};
   std::atomic<bool> unblocked_{false};
 };
 

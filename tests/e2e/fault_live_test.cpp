@@ -281,7 +281,7 @@ TEST_CASE("fault: the outbox's directory removed mid-run: the outbox says it kee
   std::filesystem::remove_all(dir.file("moved"));
   REQUIRE(p.write_stdin("k=u2\n"));
   REQUIRE(p.read_stdout_lines(2));
-  const std::string said = "swthrottle: delivery: the outbox did not take 1 records (" + state +
+  const std::string said = "swthrottle: delivery: the outbox does not take records (" + state +
                            ".outbox: removed while in use (is its directory gone?): records are no longer kept "
                            "across a restart); they are sent without it";
   REQUIRE(p.read_stderr_until([&](const std::string& err) { return contains(err, said); }));
