@@ -193,7 +193,9 @@ EngineState StateFile::load(std::string& warning, int64_t now_wall_ms) {
 
   int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // O_NONBLOCK: a FIFO must not hang us
   if (fd < 0) {
-    if (errno == ENOENT) return {};
+    // No file there (ENOTDIR: a part of the path is a file): nothing to read,
+    // nor to move aside; a save says why it fails.
+    if (errno == ENOENT || errno == ENOTDIR) return {};
     return aside(fmt::format("{}: cannot read: {}", path_, strerr(errno)));
   }
   FdCloser close_fd{fd};
