@@ -107,8 +107,40 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
     auto event = grouper ? grouper->flush() : std::nullopt;
     return !event || decider.take(*event, grouper->lines());
   };
+  // A backlog (--from-start, or a log that got ahead of us): the lines
+  // already there are read, matched and decided as a batch (the prefilter
+  // scans it whole), as a file is; once caught up, line by line, so that no
+  // line waits for others. Events of `multiline`, and a FIFO's lines (a read
+  // there waits for its writers), go one by one.
+  pipeline::Batch backlog;
+  auto take_backlog = [&](const input::Line& first) {
+    backlog.storage.clear();
+    backlog.lines.spans.clear();
+    backlog.lines.truncated.clear();
+    auto add = [&](const input::Line& l) {
+      backlog.lines.spans.emplace_back(backlog.storage.size(), l.text.size());
+      backlog.lines.truncated.push_back(l.truncated ? 1 : 0);
+      backlog.storage.append(l.text).push_back('\n');
+    };
+    add(first);
+    while (!follower.on_stream() && backlog.size() < pipeline::Batch::kLines &&
+           backlog.storage.size() < pipeline::Batch::kBytes) {
+      auto more = follower.next(0);
+      if (!more) break;
+      add(*more);
+    }
+    for (const auto& n : follower.take_notices()) print_message(n);
+    backlog.lines.text = backlog.storage;
+    return decider.take_read(backlog);
+  };
   while (!follower.stopped()) {
     auto line = follower.next(0);
+    if (line && !grouper && current()->multiline_for(in.name).kind == config::MultilineSpec::Kind::Off) {
+      for (const auto& n : follower.take_notices()) print_message(n);
+      quiet.reading();
+      if (!take_backlog(*line)) break;
+      continue;
+    }
     if (!line && grouper && grouper->pending()) {
       for (const auto& n : follower.take_notices()) print_message(n);
       const int64_t left = grouper->idle_deadline() - clock_.steady_ms();

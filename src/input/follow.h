@@ -127,6 +127,9 @@ class Follower : private ByteSource {
   // nullopt.
   void stop();
   bool stopped() const { return stop_.load(std::memory_order_acquire); }
+  // The name is a FIFO or a device (not a regular file): next(0) may wait in
+  // read(2) for its writers. The thread that calls next().
+  bool on_stream() const { return stream_; }
 
   // At shutdown: the unterminated last line read so far, if any, and forgets
   // it. It does not read further: call it when next() has returned nullopt.

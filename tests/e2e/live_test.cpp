@@ -1246,3 +1246,55 @@ threshold = "1 per 1h"
     CHECK(r.exit_status == 0);
   }
 }
+
+// A followed file's backlog (--from-start, or a log that got ahead) is read,
+// matched and decided in batches, as a replay is, and line by line once
+// caught up: the records are those of a replay of the same file, whatever
+// the path, and a line appended afterwards is decided at once.
+TEST_CASE("live: --follow --from-start over a backlog writes the records a replay writes, then follows") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", R"([settings]
+time = "log"
+[[rule]]
+name      = "login"
+kind      = "alert"
+threshold = "4 per 10s"
+key       = "{user}"
+cooldown  = "5s"
+resolve   = true
+  [[rule.event]]
+  name  = "fail"
+  match = 'login failed user=(?P<user>\w+)'
+[[rule]]
+name      = "disk"
+kind      = "throttle"
+threshold = "3 per 10s"
+  [[rule.event]]
+  name  = "full"
+  match = 'disk full'
+)");
+  std::string log;
+  for (int i = 0; i < 20'000; ++i) {
+    const int ms = i * 37;  // 740 s of log
+    char stamp[64];
+    std::snprintf(stamp, sizeof stamp, "2026-11-26T10:%02d:%02d.%03dZ", ms / 60'000 % 60, ms / 1000 % 60, ms % 1000);
+    const char* what = i % 7 == 0 ? "disk full on /var" : i % 3 == 0 ? "login failed user=u" : "request ok user=u";
+    log += std::string(stamp) + " " + what + std::to_string(i % 5 == 0 ? 1 : i % 11) + "\n";
+  }
+  const std::string file = dir.write("app.log", log);
+  // --state: what is pending at the end is saved, not written, in both runs.
+  const RunResult replay = run({"--rule", rules, "--format", "json", "--state", dir.file("replay.json"), file});
+  REQUIRE(replay.exit_status == 0);
+  REQUIRE(replay.out.size() > 10'000);  // alerts, resolves, passed lines and summaries
+  Process p = spawn(
+      {"--rule", rules, "--format", "json", "--state", dir.file("follow.json"), "--follow", "--from-start", file});
+  REQUIRE(p.read_stdout_until([&](const std::string& out) { return out.size() >= replay.out.size(); }, kWait));
+  CHECK(p.out() == replay.out);
+  // Caught up: a new line is decided as it comes.
+  append(file, "2026-11-26T10:12:21.000Z disk full on /data\n");
+  CHECK(p.read_stdout_until(
+      [&](const std::string& out) { return out.find("/data", replay.out.size()) != std::string::npos; }, kWait));
+  REQUIRE(p.send_signal(SIGTERM));
+  const RunResult r = p.wait();
+  CHECK(r.exit_status == 0);
+}
