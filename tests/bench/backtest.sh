@@ -12,7 +12,9 @@
 #              rules (each rule's own added where it is not one of them)
 # interleaved round by round (a busy machine slows all alike), -j 1 and -j 2.
 # Prints a Markdown table: wall time and peak RSS (/usr/bin/time -f '%e %M')
-# of the fastest run of each, and the ratios to the plain replay. The issue's
+# of the fastest run of each, its CPU time (user + system) of the least
+# costly run, and the ratios to the plain replay. On a busy machine the wall
+# times swing with the load; the CPU times much less. The issue's
 # target: a 10-candidate sweep at most 1.5x the plain replay, memory bounded.
 #
 #   tests/bench/backtest.sh build/swthrottle
@@ -40,11 +42,11 @@ python3 "$here/gen_rules.py" --rules 8 --client-key --max-keys $((keys * 2)) --t
 cat "$log" >/dev/null  # in the page cache before anything is timed
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-timed() {  # ID CMD...: appends "seconds KiB" to ID.t
+timed() {  # ID CMD...: appends "seconds KiB cpu-seconds" to ID.t
   local id="$1"; shift
-  /usr/bin/time -f '%e %M' -o "$work/time" "$@" >"$work/out.$id" 2>"$work/err.$id" || {
+  /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$@" >"$work/out.$id" 2>"$work/err.$id" || {
     echo "$id failed:" >&2; cat "$work/err.$id" >&2; exit 1; }
-  cat "$work/time" >>"$work/$id.t"
+  awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$work/time" >>"$work/$id.t"
 }
 for ((round = 1; round <= repeat; round++)); do
   for j in 1 2; do
@@ -68,17 +70,20 @@ n = [len(r["sweep"]) for r in every["rules"]]
 assert len(n) == 9 and all(c in (10, 11) for c in n), "sweep-all: candidates %s" % n
 PY
 
-best() { sort -n "$work/$1.t" | head -n1; }  # "seconds KiB" of the fastest run
+best() { sort -n "$work/$1.t" | head -n1 | cut -d' ' -f1-2; }  # "seconds KiB" of the fastest run
+cpu() { cut -d' ' -f3 "$work/$1.t" | sort -n | head -n1; }     # the least CPU seconds of its runs
 printf '%d lines, %d keys, %d rounds, fastest run each; load before %s, after %s\n\n' \
   "$lines" "$keys" "$repeat" "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '| command | -j | s | lines/s | peak RSS MiB | vs plain (time) | vs plain (RSS) |\n'
-printf '| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n'
+printf '| command | -j | s | lines/s | peak RSS MiB | vs plain (time) | vs plain (RSS) | CPU s | vs plain (CPU) |\n'
+printf '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n'
 for j in 1 2; do
   read -r ps pm <<<"$(best "plain-j$j")"
+  pc="$(cpu "plain-j$j")"
   for what in plain backtest sweep-key sweep-one sweep-all; do
     read -r s m <<<"$(best "$what-j$j")"
-    awk -v id="$what" -v j="$j" -v s="$s" -v m="$m" -v ps="$ps" -v pm="$pm" -v n="$lines" \
-      'BEGIN { printf "| %s | %d | %.2f | %.2f M | %.0f | %.2fx | %.2fx |\n", id, j, s, n / s / 1e6, m / 1024, s / ps, m / pm }'
+    c="$(cpu "$what-j$j")"
+    awk -v id="$what" -v j="$j" -v s="$s" -v m="$m" -v ps="$ps" -v pm="$pm" -v n="$lines" -v c="$c" -v pc="$pc" \
+      'BEGIN { printf "| %s | %d | %.2f | %.2f M | %.0f | %.2fx | %.2fx | %.2f | %.2fx |\n", id, j, s, n / s / 1e6, m / 1024, s / ps, m / pm, c, c / pc }'
   done
 done
 echo
@@ -88,7 +93,8 @@ for j in 1 2; do
   read -r ks _ <<<"$(best "sweep-key-j$j")"
   read -r os _ <<<"$(best "sweep-one-j$j")"
   read -r as _ <<<"$(best "sweep-all-j$j")"
-  awk -v j="$j" -v ps="$ps" -v bs="$bs" -v ks="$ks" -v os="$os" -v as="$as" 'BEGIN {
-    printf "-j %d: backtest/plain %.2f; 10-candidate sweep/plain (target <= 1.5): http-client (keyed) %.2f %s, app-timeout %.2f %s; 10 values x 9 rules/plain %.2f\n",
-      j, bs / ps, ks / ps, (ks / ps <= 1.5 ? "met" : "MISSED"), os / ps, (os / ps <= 1.5 ? "met" : "MISSED"), as / ps }'
+  awk -v j="$j" -v ps="$ps" -v bs="$bs" -v ks="$ks" -v os="$os" -v as="$as" \
+    -v kc="$(cpu "sweep-key-j$j")" -v pc="$(cpu "plain-j$j")" 'BEGIN {
+    printf "-j %d: backtest/plain %.2f; 10-candidate sweep/plain (target <= 1.5): http-client (keyed) %.2f %s, app-timeout %.2f %s; 10 values x 9 rules/plain %.2f; in CPU time, http-client sweep/plain %.2f\n",
+      j, bs / ps, ks / ps, (ks / ps <= 1.5 ? "met" : "MISSED"), os / ps, (os / ps <= 1.5 ? "met" : "MISSED"), as / ps, kc / pc }'
 done
