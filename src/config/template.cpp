@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iterator>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -41,8 +42,11 @@ bool width_too_large(std::string_view spec) {
     const std::size_t first = j;
     while (j < spec.size() && spec[j] >= '0' && spec[j] <= '9') ++j;
     const std::string_view digits = spec.substr(first, j - first);
-    if (!precision && (digits.size() > 4 || (!digits.empty() && std::stoul(std::string(digits)) > kMaxWidth)))
-      return true;
+    // Beyond an int fmt itself says "number is too big", without counting.
+    if (!precision && !digits.empty() && digits.size() <= 10) {
+      const unsigned long long width = std::stoull(std::string(digits));
+      if (width > kMaxWidth && width <= static_cast<unsigned long long>(std::numeric_limits<int>::max())) return true;
+    }
     i = j;
   }
   return false;
