@@ -1,15 +1,18 @@
 // The state file loader: the text of a --state file through the same steps
 // App::start takes (state_codec's from_json, as StateFile::load does, then
 // clamp_future and Engine::load_state into the engine of fixed rules,
-// fixed_rules.h), then a tick, the end of input and a save. A state that
+// fixed_rules.h), then ticks (at the wall clock, and a minute and a day
+// after the state's "now"), the end of input and a save. A state that
 // loads also saves to a text that loads back to the same text.
 //
 // Byte 0 picks "now" (the wall clock of the run) and whether max_future is
 // on; the rest is the file's text.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +52,11 @@ inline void state_one_input(const uint8_t* data, std::size_t size) {
   (void)e.load_state(*st);
   std::vector<engine::Record> out;
   e.tick(wall_ms, out);
+  // Time moves on from the state's own "now" (whatever the file says): a
+  // minute, then a day, saturating rather than overflowing here.
+  const int64_t from = std::max(st->now_ms, wall_ms);
+  for (const int64_t step : {int64_t{60'000}, int64_t{86'400'000}})
+    e.tick(from > std::numeric_limits<int64_t>::max() - step ? std::numeric_limits<int64_t>::max() : from + step, out);
   e.finish(out);
   (void)state::to_json(e.save_state(), wall_ms);
 }
