@@ -32,14 +32,14 @@ cmake --build "$build" -j "$jobs" --target "${harnesses[@]/#/fuzz_}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/swthrottle-fuzz.XXXXXX")
 echo "fuzz: corpora, logs and crash inputs in $work"
 
-# seed DIR NAME BYTES...: a seed file from the bytes on stdin, after a
-# prefix given as octal escapes (the harness's selector bytes).
+# seed DIR NAME PREFIX: a seed file from the bytes on stdin, after PREFIX,
+# octal escapes such as '\103' (the harness's selector bytes).
 seed() {
   local dir=$1 name=$2 prefix=$3
-  { printf "$prefix"; cat; } >"$dir/$name"
+  { printf '%b' "$prefix"; cat; } >"$dir/$name"
 }
 
-# Sample logs: the examples' and loghub's, their first 40 lines each.
+# Sample logs: the examples' and loghub's (the harnesses take their first lines).
 logs=(examples/*.log examples/*/*.log examples/*/*.txt examples/*/syslog examples/*/*.json tests/data/loghub/*.log)
 
 make_corpus() {
@@ -54,14 +54,16 @@ make_corpus() {
       i=0
       grep -h -o -E '^\s*(when|resolve_when)\s*=\s*"[^"]*"' examples/*.toml examples/*/*.toml tests/unit/*.cpp 2>/dev/null |
         sed -E 's/^[^"]*"(.*)"$/\1/' | sort -u | while IFS= read -r line; do
-        printf '%s' "$line" >"$dir/seen-$((i++))"
+        printf '%s' "$line" >"$dir/seen-$i"
+        i=$((i + 1))
       done
       ;;
     template)
       i=0
       grep -h -o -E '^\s*(message|key)\s*=\s*"[^"]*"' examples/*.toml examples/*/*.toml 2>/dev/null |
         sed -E 's/^[^"]*"(.*)"$/\1/' | sort -u | while IFS= read -r line; do
-        printf '%s' "$line" >"$dir/seen-$((i++))"
+        printf '%s' "$line" >"$dir/seen-$i"
+        i=$((i + 1))
       done
       ;;
     logtime)
