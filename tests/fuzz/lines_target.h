@@ -78,7 +78,9 @@ inline void lines_one_input(const uint8_t* data, std::size_t size) {
   const int64_t wall_ms = pick & 64 ? 1'795'341'600'000 : 1'795'255'200'000;
   int status = -1;
   const std::string out = run_lines(o, name, wall_ms, data + 1, size - 1, status);
-  FUZZ_CHECK(status == 0);
+  // 2: an input error, e.g. bytes that start with gzip's or zstd's magic but
+  // do not decompress (input/byte_source.h); never a crash.
+  FUZZ_CHECK(status == 0 || status == 2);
   if (o.threads > 1) {
     o.threads = 1;
     int status1 = -1;
