@@ -205,7 +205,10 @@ std::string format_duration(int64_t ms) {
 }
 
 Result<Threshold> parse_threshold(std::string_view text) {
-  auto [lead, s] = trim(text);
+  // Not a structured binding: `err` captures lead, which clang 14 (the
+  // fuzzing build, tests/fuzz) cannot do with a binding.
+  const auto [lead_at, s] = trim(text);
+  const std::size_t lead = lead_at;
   const std::string quoted = "invalid threshold \"" + std::string(s) + "\": ";
   const std::size_t n = s.size();
   auto err = [&](std::size_t pos, const std::string& reason) {

@@ -29,9 +29,11 @@ MaybeError parse_fleet(const TomlReader& in, const toml::node& node, FleetSettin
   f.col = at.col;
   for (auto [k, v] : ordered(*t)) {
     const std::string key(k->str());
-    auto text = [&](std::string& out) -> MaybeError {
-      if (!v->is_string()) return in.err(*v, fmt::format("fleet {} must be a string, not {}", key, describe(*v)));
-      out = v->as_string()->get();
+    // `value`, not v: clang 14 (the fuzzing build, tests/fuzz) cannot capture a structured binding.
+    auto text = [&, value = v](std::string& out) -> MaybeError {
+      if (!value->is_string())
+        return in.err(*value, fmt::format("fleet {} must be a string, not {}", key, describe(*value)));
+      out = value->as_string()->get();
       return std::nullopt;
     };
     if (key == "redis") {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <iterator>
+#include <limits>
+#include <string>
 #include <utility>
 
 #include "util/suggest.h"
@@ -22,6 +24,33 @@ Error error_at(std::size_t pos, std::string what) {
 }
 
 std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+// Does a run of digits in `spec` that is not a precision (after '.') stand
+// for more than kMaxWidth? Such a run is the width (or, alone before an
+// align char, a digit used as fill: one digit, never more than 9). Checked
+// before fmt sees the spec, because fmt's formatted_size writes the padding
+// one char at a time into a counter: "{ip:>999999999}" took seconds to load.
+bool width_too_large(std::string_view spec) {
+  for (std::size_t i = 0; i < spec.size();) {
+    if (spec[i] < '0' || spec[i] > '9') {
+      ++i;
+      continue;
+    }
+    const bool precision = i > 0 && spec[i - 1] == '.';
+    std::size_t j = i;
+    while (j < spec.size() && spec[j] == '0') ++j;  // leading zeros: the '0' flag, or nothing
+    const std::size_t first = j;
+    while (j < spec.size() && spec[j] >= '0' && spec[j] <= '9') ++j;
+    const std::string_view digits = spec.substr(first, j - first);
+    // Beyond an int fmt itself says "number is too big", without counting.
+    if (!precision && !digits.empty() && digits.size() <= 10) {
+      const unsigned long long width = std::stoull(std::string(digits));
+      if (width > kMaxWidth && width <= static_cast<unsigned long long>(std::numeric_limits<int>::max())) return true;
+    }
+    i = j;
+  }
+  return false;
+}
 
 bool all_digits(std::string_view s) {
   for (char c : s) {
@@ -122,11 +151,12 @@ Result<Template> Template::parse(std::string_view text, const std::function<int(
     if (!spec.empty()) {
       format = "{:" + std::string(spec) + "}";
       // Field values are always text, so a spec that formats a sample string
-      // formats every value; formatted_size parses it the same way without
-      // materialising the padding.
+      // formats every value; formatted_size parses it the same way. It
+      // counts the padding one char at a time, so a width beyond kMaxWidth
+      // is turned away before it (width_too_large).
       std::size_t size = 0;
       try {
-        size = fmt::formatted_size(fmt::runtime(format), std::string_view("x"));
+        size = width_too_large(spec) ? kMaxWidth + 1 : fmt::formatted_size(fmt::runtime(format), std::string_view("x"));
       } catch (const fmt::format_error& e) {
         return error_at(colon + 1,
                         "invalid format spec " + quote(spec) + " for field " + quote(name) + ": " + e.what());
