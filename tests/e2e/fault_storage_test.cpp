@@ -189,7 +189,7 @@ TEST_CASE("fault: --state under a regular file (ENOTDIR, read-only for root too)
   // No lock, nothing to read, nothing saved: each said once.
   CHECK(contains(r.err, "cannot lock state file " + state));
   CHECK(contains(r.err, "swthrottle: cannot save state to " + state + ": Not a directory\n"));
-  CHECK(r.exit_status == 2);  // the state of the run was not saved
+  CHECK(r.exit_status == 2);                      // the state of the run was not saved
   CHECK_FALSE(contains(r.err, "move it aside"));  // there is no file to move: a part of its path is a file
   CHECK(read_file(dir.file("plain-file")) == "x");
 }
