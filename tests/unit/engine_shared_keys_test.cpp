@@ -13,8 +13,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "config/rules.h"
@@ -147,14 +149,17 @@ RuleSet with_copies(const std::string& mode, const std::vector<Variant>& variant
   return set;
 }
 
-// Counts what it is told, and keeps the engine's word per key busy.
+// Counts what it is told, and keeps the engine's word per key busy. Calls
+// may come from several deciders at once: it guards its own state.
 class CountingObserver final : public swthrottle::engine::CountObserver {
  public:
   void counted(uint32_t rule, std::string_view key, int64_t, uint64_t count, std::atomic<uint32_t>* memo) override {
+    std::lock_guard lock(mu);
     if (memo != nullptr) memo->fetch_add(1);
     total[rule] += count;
     ++calls[std::string(key)];
   }
+  std::mutex mu;
   std::map<uint32_t, uint64_t> total;
   std::map<std::string, uint64_t> calls;
 };
@@ -262,5 +267,57 @@ TEST_CASE("engine shared keys: --state saves a rider as its own engine saves the
       any_alerted = any_alerted || b.window.alerted;
     }
     CHECK(any_alerted);
+  }
+}
+
+// Several deciders at once (several inputs): a rule, a copy with its own
+// window and riders on the rule's window, all on the same few keys. Under
+// ThreadSanitizer (.ci/test runs "engine concurrency" there) this checks the
+// lock order of key map, riders and windows; here, that every thread's
+// lines are counted by every copy and that no alert is lost or doubled in a
+// copy that cannot fire twice (a cooldown longer than the run).
+TEST_CASE("engine concurrency: shared keys and riders under four deciders") {
+  for (const std::string mode : {"accurate", "efficient"}) {
+    CAPTURE(mode);
+    const std::string extra = "cooldown = \"1h\"\nmax_keys = 3";
+    const RuleSet set = with_copies(mode, {{"alert", "50", "1h", extra},
+                                           {"alert", "10", "1h", extra},
+                                           {"alert", "200", "1h", extra},
+                                           {"alert", "30", "30m", extra}});
+    auto matcher = Matcher::make(set);
+    REQUIRE(matcher.ok());
+    Engine engine(set, EngineOptions{});
+    CountingObserver observer;
+    engine.observe(&observer);
+    constexpr int kThreads = 4, kLines = 400;
+    std::vector<std::vector<std::string>> alerts(kThreads);
+    std::vector<std::thread> threads;
+    for (int th = 0; th < kThreads; ++th) {
+      threads.emplace_back([&, th] {
+        auto m = Matcher::make(set);
+        MatchResult r;
+        std::vector<Record> out;
+        for (int i = 0; i < kLines; ++i) {
+          const std::string line = std::string(i % 2 ? "error" : "timeout") + " user=u" + std::to_string(i % 2);
+          m->match(line, r);
+          engine.offer(LineEvent{line, true, 1'000'000 + i}, r, out);
+          for (const Record& rec : out)
+            if (rec.type == RecordType::Alert)
+              alerts[static_cast<std::size_t>(th)].push_back(rec.rule->name + " " + rec.key);
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    std::map<std::string, int> fired;
+    for (const auto& a : alerts)
+      for (const auto& s : a) ++fired[s];
+    // 1600 lines over 2 keys, 800 each: every copy's threshold is reached
+    // for both keys, once (a cooldown of an hour).
+    for (const std::string name : {"r", "r@1", "r@2", "r@3"})
+      for (const std::string key : {"u0", "u1"}) {
+        CAPTURE(name + " " + key);
+        CHECK(fired[name + " " + key] == 1);
+      }
+    for (std::size_t r = 0; r < set.rules.size(); ++r) CHECK(engine.rule_stats(r).events.get() == kThreads * kLines);
   }
 }
