@@ -115,9 +115,10 @@ TEST_CASE("fd sink: abandon() ends a write blocked on a full pipe, quietly, and 
   bool result = true;
   std::thread writer([&] {
     tid = static_cast<pid_t>(::syscall(SYS_gettid));
+    const std::string text(1000, 'x');  // Record::line is a view: the text outlives the writes
     sw::engine::Record l;
     l.type = sw::engine::RecordType::Line;
-    l.line = std::string(1000, 'x');
+    l.line = text;
     l.has_line = true;
     const std::vector<sw::engine::Record> one{l};
     while ((result = blocked_sink.write(one))) {
