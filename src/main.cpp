@@ -36,6 +36,13 @@ bool prefilter_wanted() {
   return v == nullptr || *v == '\0';
 }
 
+// SWTHROTTLE_NO_MMAP (any non-empty value): read files with read(2), never
+// mapped (input/mapped_file.h). The records are the same.
+bool mapping_wanted() {
+  const char* v = std::getenv("SWTHROTTLE_NO_MMAP");
+  return v == nullptr || *v == '\0';
+}
+
 // What --help, --version and --check print must have reached stdout: a full
 // disk or a closed pipe is an error (exit 2), as for grep or ls.
 int written(int status) {
@@ -96,6 +103,7 @@ int main(int argc, char** argv) {
   sw::app::AppOptions app_options;
   app_options.state_save_every_ms = *sw::config::parse_duration(opt.state_interval);  // checked by parse_options
   app_options.prefilter = prefilter_wanted();
+  app_options.map_files = mapping_wanted();
   // Never destroyed: the signal thread may still be waking up when main
   // returns (SIGTERM just as the input ends), and must not find them gone.
   // Held by statics so that LeakSanitizer sees them as reachable.

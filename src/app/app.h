@@ -47,6 +47,7 @@ namespace swthrottle::app {
 struct AppOptions {
   int64_t state_save_every_ms = 5000;  // --state while running (--state-interval)
   bool prefilter = true;               // SWTHROTTLE_NO_PREFILTER unset
+  bool map_files = true;               // SWTHROTTLE_NO_MMAP unset: replayed files are mapped
 };
 
 class App final : private pipeline::DeciderHost {

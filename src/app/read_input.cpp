@@ -67,6 +67,7 @@ pipeline::ParallelMatch::Options App::match_options(const InputSpec& in, int wor
   po.max_line = options_.max_line;
   po.workers = workers;
   po.prefilter = app_options_.prefilter;
+  po.map_file = app_options_.map_files;
   po.all_captures = options_.explain;
   po.sniff_notice = sniff_notice(in.name);
   po.input = in.name;  // its [[settings.input]]
@@ -185,7 +186,7 @@ void App::read_parallel(pipeline::Decider& decider, const InputSpec& in, int wor
 // One thread: read a batch, match it (the prefilter scans it whole), decide it.
 void App::read_batches(pipeline::Decider& decider, const InputSpec& in) {
   input::LineReader reader(in.fd, options_.max_line);
-  reader.sniff(sniff_notice(in.name));
+  reader.sniff(sniff_notice(in.name), app_options_.map_files);
   pipeline::Batch b;
   std::optional<input::EventGrouper> grouper;
   while (!stop_.load(std::memory_order_relaxed)) {

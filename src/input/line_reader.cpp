@@ -1,6 +1,7 @@
 #include "input/line_reader.h"
 
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -20,10 +21,22 @@ LineReader::LineReader(int fd, std::size_t max_line, std::size_t buffer_size, bo
       capacity_limit_(std::max(std::max<std::size_t>(buffer_size, 1), known_long_)),
       hold_partial_(hold_partial),
       buf_(new char[std::max<std::size_t>(buffer_size, 1)]),
+      base_(buf_.get()),
       capacity_(std::max<std::size_t>(buffer_size, 1)) {}
 
+namespace {
+
+std::string binary_notice(std::size_t first, Compression c) {
+  return "looks binary (a NUL byte in its first " + std::to_string(first) +
+         (c != Compression::None ? std::string(" bytes of ") + compression_name(c) + "-decompressed text"
+                                 : std::string(" bytes")) +
+         "); its lines are read and matched as text";
+}
+
+}  // namespace
+
 Line LineReader::cut(std::size_t len, bool terminated) const {
-  const char* p = buf_.get() + begin_;
+  const char* p = base_ + begin_;
   if (terminated && len > 0 && p[len - 1] == '\r') --len;
   if (len > max_line_) return Line{std::string_view(p, max_line_), true};
   return Line{std::string_view(p, len), false};
@@ -47,7 +60,7 @@ bool LineReader::next_lines(Block& out, std::size_t max_lines, std::size_t max_b
   out.truncated.push_back(first->truncated ? 1 : 0);
   // The first line's bytes end with its "\n", where the buffered lines after
   // it begin (begin_); a cut line ends where its text does.
-  const char* const buf = buf_.get();
+  const char* const buf = base_;
   const auto text_end = static_cast<std::size_t>(first->text.data() + first->text.size() - buf);
   std::size_t end = first->truncated ? text_end : std::max(text_end, begin_);
   // More whole lines, straight from the buffer: next()'s fast path in a loop.
@@ -56,7 +69,7 @@ bool LineReader::next_lines(Block& out, std::size_t max_lines, std::size_t max_b
       const std::size_t pending = end_ - begin_;
       if (pending == 0) break;
       const void* nl = std::memchr(buf + begin_, '\n', pending);
-      if (nl == nullptr) break;  // an unterminated line: next() deals with it
+      if (nl == nullptr || shrank()) break;  // an unterminated line, or zeros: next() deals with it
       const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - (buf + begin_));
       const Line line = cut(len, true);
       out.spans.emplace_back(static_cast<std::size_t>(line.text.data() - base), line.text.size());
@@ -67,18 +80,32 @@ bool LineReader::next_lines(Block& out, std::size_t max_lines, std::size_t max_b
     }
   }
   out.text = std::string_view(base, end - static_cast<std::size_t>(base - buf));
+  out.mapped = mapping_;
   return true;
 }
 
 std::optional<Line> LineReader::next_impl(bool* would_wait) {
   at_eof_ = false;
   for (;;) {
+    if (shrank()) {
+      // What was mapped past the file's new end reads as zeros: end here.
+      struct stat st {};
+      const long long now = ::fstat(fd_, &st) == 0 ? static_cast<long long>(st.st_size) : -1;
+      error_ = "the file shrank while it was read" +
+               (now >= 0 ? " (to " + std::to_string(now) + " bytes)" : std::string()) +
+               "; the lines past its new end are not read";
+      mapping_ = false;
+      base_ = buf_.get();
+      begin_ = end_ = scanned_ = 0;
+      skipping_ = false;
+      done_ = true;
+    }
     if (skipping_) {
-      const void* nl = std::memchr(buf_.get() + begin_, '\n', end_ - begin_);
+      const void* nl = std::memchr(base_ + begin_, '\n', end_ - begin_);
       if (nl == nullptr) {
         begin_ = end_;  // drop it all: fill() then reads into the whole buffer
       } else {
-        begin_ = static_cast<std::size_t>(static_cast<const char*>(nl) - buf_.get()) + 1;
+        begin_ = static_cast<std::size_t>(static_cast<const char*>(nl) - base_) + 1;
         skipping_ = false;
         scanned_ = 0;
       }
@@ -87,10 +114,11 @@ std::optional<Line> LineReader::next_impl(bool* would_wait) {
       const std::size_t pending = end_ - begin_;
       // Fast path: a whole line is already buffered.
       if (scanned_ < pending) {
-        const char* from = buf_.get() + begin_ + scanned_;
+        const char* from = base_ + begin_ + scanned_;
         const void* nl = std::memchr(from, '\n', pending - scanned_);
+        if (shrank()) continue;
         if (nl != nullptr) {
-          const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - (buf_.get() + begin_));
+          const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - (base_ + begin_));
           const Line line = cut(len, true);
           begin_ += len + 1;
           scanned_ = 0;
@@ -101,7 +129,7 @@ std::optional<Line> LineReader::next_impl(bool* would_wait) {
       // No "\n" in max_line + 2 bytes: whatever follows, the line without its
       // "\r\n" is longer than max_line. Return it now rather than buffer it.
       if (pending >= known_long_) {
-        const Line line{std::string_view(buf_.get() + begin_, max_line_), true};
+        const Line line{std::string_view(base_ + begin_, max_line_), true};
         begin_ = end_;
         scanned_ = 0;
         skipping_ = true;
@@ -155,9 +183,58 @@ std::optional<Line> LineReader::take_partial() {
   return rest();
 }
 
-void LineReader::sniff(std::function<void(const std::string&)> notice) {
+void LineReader::sniff(std::function<void(const std::string&)> notice, bool map) {
   sniff_ = true;
+  map_wanted_ = map;
   notice_ = std::move(notice);
+}
+
+bool LineReader::try_map() {
+  struct stat st {};
+  if (hold_partial_ || through_ != nullptr || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  const off_t at = ::lseek(fd_, 0, SEEK_CUR);
+  if (at < 0 || st.st_size - at < static_cast<off_t>(kMapMin)) return false;
+  char magic[4];
+  const ssize_t got = ::pread(fd_, magic, sizeof magic, at);
+  if (got < 0 || sniff_compression(std::string_view(magic, static_cast<std::size_t>(got))) != Compression::None)
+    return false;  // read(2) then says what is wrong, or decompresses
+  std::string why;
+  auto m = MappedFile::map(fd_, at, static_cast<std::size_t>(st.st_size - at), why);
+  if (!m) return false;  // read(2) does it all the same
+  sniff_ = false;
+  const std::size_t first = std::min(capacity_, m->size());
+  if (notice_ && std::memchr(m->data(), '\0', first) != nullptr) notice_(binary_notice(first, Compression::None));
+  map_ = std::move(m);
+  map_offset_ = at;
+  mapping_ = true;
+  base_ = map_->data();
+  begin_ = end_ = scanned_ = 0;
+  return true;
+}
+
+std::size_t LineReader::fill_mapped() {
+  if (end_ < map_->size()) {
+    const std::size_t n = map_->size() - end_;
+    end_ = map_->size();
+    return n;
+  }
+  // All of the mapping is buffered: go on with read(2) after it, with the
+  // unterminated line at its end (shorter than known_long_) in the buffer.
+  const std::size_t pending = end_ - begin_;
+  if (pending > capacity_) {
+    buf_.reset(new char[pending]);
+    capacity_ = pending;
+  }
+  if (pending > 0) std::memcpy(buf_.get(), base_ + begin_, pending);
+  mapping_ = false;
+  base_ = buf_.get();
+  begin_ = 0;
+  end_ = pending;
+  if (::lseek(fd_, map_offset_ + static_cast<off_t>(map_->size()), SEEK_SET) < 0) {
+    error_ = std::strerror(errno);
+    return 0;
+  }
+  return fill();
 }
 
 std::ptrdiff_t LineReader::read_first(std::size_t room) {
@@ -184,18 +261,16 @@ std::ptrdiff_t LineReader::read_first(std::size_t room) {
   }
   if (n > 0 && notice_) {
     const auto first = static_cast<std::size_t>(n);
-    if (std::memchr(at, '\0', first) != nullptr)
-      notice_("looks binary (a NUL byte in its first " + std::to_string(first) +
-              (compression_ != Compression::None
-                   ? std::string(" bytes of ") + compression_name(compression_) + "-decompressed text"
-                   : std::string(" bytes")) +
-              "); its lines are read and matched as text");
+    if (std::memchr(at, '\0', first) != nullptr) notice_(binary_notice(first, compression_));
   }
   return n;
 }
 
 void LineReader::reset(int fd) {
   fd_ = fd;
+  map_.reset();
+  mapping_ = false;
+  base_ = buf_.get();
   source_.reset();
   compression_ = Compression::None;
   begin_ = end_ = scanned_ = 0;
@@ -204,6 +279,8 @@ void LineReader::reset(int fd) {
 }
 
 std::size_t LineReader::fill() {
+  if (mapping_) return fill_mapped();
+  if (sniff_ && map_wanted_ && try_map()) return fill_mapped();
   // Compact: only an unterminated line (shorter than known_long_) is left.
   if (begin_ > 0) {
     const std::size_t pending = end_ - begin_;
@@ -218,6 +295,7 @@ std::size_t LineReader::fill() {
     std::unique_ptr<char[]> bigger(new char[grown]);
     std::memcpy(bigger.get(), buf_.get(), end_);
     buf_ = std::move(bigger);
+    base_ = buf_.get();
     capacity_ = grown;
   }
   const std::size_t room = capacity_ - end_;

@@ -27,6 +27,8 @@
 // Not thread-safe; one reader per input. The fd is not owned.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -39,6 +41,7 @@
 #include <vector>
 
 #include "input/byte_source.h"
+#include "input/mapped_file.h"
 
 namespace swthrottle::input {
 
@@ -95,6 +98,7 @@ class LineReader {
   // false, with no lines, where next() returns nullopt.
   struct Block {
     std::string_view text;
+    bool mapped = false;  // text is in a mapped file (mapped_file.h): valid as long as the reader
     std::vector<std::pair<std::size_t, std::size_t>> spans;
     std::vector<uint8_t> truncated;
   };
@@ -120,7 +124,15 @@ class LineReader {
   // `notice` gets what to report without a prefix, e.g. "looks binary (a NUL
   // byte in its first 4096 bytes); its lines are read and matched as text".
   // It is called from the reading thread.
-  void sniff(std::function<void(const std::string&)> notice);
+  //
+  // With `map`, a plain regular file of at least kMapMin bytes is mapped
+  // (mapped_file.h) rather than read: lines are views into the mapping, and
+  // next_lines() marks its blocks `mapped`. Past the mapped length (the
+  // file's size at the first read) it goes on with read(2), so a file that
+  // grows meanwhile is read to its new end, as before. A file that shrinks
+  // under the mapping ends the input with an error.
+  void sniff(std::function<void(const std::string&)> notice, bool map = false);
+  static constexpr std::size_t kMapMin = 1 << 20;
   // What sniffing found: Compression::None until then, and for plain text.
   Compression compression() const { return compression_; }
 
@@ -131,7 +143,7 @@ class LineReader {
   std::size_t max_line() const { return max_line_; }
   int fd() const { return fd_; }
   // A whole line is buffered: next() would return it without reading.
-  bool has_line() const { return end_ > begin_ && std::memchr(buf_.get() + begin_, '\n', end_ - begin_) != nullptr; }
+  bool has_line() const { return end_ > begin_ && std::memchr(base_ + begin_, '\n', end_ - begin_) != nullptr; }
   // The buffer's current size in bytes (for tests of the memory bound).
   std::size_t capacity() const { return capacity_; }
   std::size_t capacity_limit() const { return capacity_limit_; }
@@ -147,6 +159,12 @@ class LineReader {
   std::ptrdiff_t read_first(std::size_t room);
   // Returns the unterminated rest of the input as a line (or nothing) and forgets it.
   std::optional<Line> rest();
+  // The first read of a sniffed regular file: maps it instead, if it may.
+  bool try_map();
+  // fill() while mapped: the whole mapping at once, then read(2) after it.
+  std::size_t fill_mapped();
+  // The mapped file shrank under us: what is left of the mapping reads as zeros.
+  bool shrank() const { return mapping_ && map_->truncated(); }
 
   int fd_;
   std::size_t max_line_;
@@ -155,6 +173,11 @@ class LineReader {
   bool hold_partial_;
 
   std::unique_ptr<char[]> buf_;
+  const char* base_;                 // where begin_ and end_ count from: buf_, or the mapping
+  std::unique_ptr<MappedFile> map_;  // kept to the end: views of it stay valid
+  bool mapping_ = false;             // base_ is the mapping
+  bool map_wanted_ = false;          // sniff(..., map = true)
+  off_t map_offset_ = 0;             // the file offset of the mapping's first byte
   std::size_t capacity_ = 0;
   std::size_t begin_ = 0;    // first byte not yet returned
   std::size_t end_ = 0;      // end of the bytes read

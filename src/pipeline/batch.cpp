@@ -6,7 +6,8 @@ void Batch::fill(input::LineReader& reader, bool own) {
   last = !reader.next_lines(lines, kLines, kBytes);
   events = false;
   cut = 0;
-  if (own) {
+  // A mapped file's text outlives the reader's next call: no copy needed.
+  if (own && !lines.mapped) {
     storage.assign(lines.text);
     lines.text = storage;
   }
@@ -14,6 +15,7 @@ void Batch::fill(input::LineReader& reader, bool own) {
 
 void Batch::fill(input::LineReader& reader, input::EventGrouper& grouper) {
   last = !grouper.fill(reader, lines, storage, kLines, kBytes, &event_lines);
+  lines.mapped = false;  // the grouper's text is its own copy
   events = true;
   cut = grouper.take_cut();
 }

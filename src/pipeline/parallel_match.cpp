@@ -28,7 +28,7 @@ ParallelMatch::ParallelMatch(int fd, const Options& options, std::function<Gener
       options_(options),
       current_(std::move(current)),
       clock_(clock) {
-  if (options.sniff_notice) reader_input_.sniff(options.sniff_notice);
+  if (options.sniff_notice) reader_input_.sniff(options.sniff_notice, options.map_file);
 }
 
 Batch* ParallelMatch::next() {

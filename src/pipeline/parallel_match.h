@@ -42,6 +42,7 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
     // The input as the command line names it: its timestamp setting
     // (Generation::logtime_for).
     std::string input;
+    bool map_file = true;  // input::LineReader::sniff's `map` (with sniff_notice)
   };
 
   // Starts the reader (on a dup of `fd`) and the workers. `current` gives

@@ -2015,6 +2015,16 @@ when = "invalid * 2 > failed and failed >= 3"
     CHECK(plain.exit_status == 0);
     CHECK(plain.out == one.out);
   }
+  // And read with read(2) instead of mapped (the log is over 1 MiB, so the
+  // runs above read it through a mapping).
+  for (const char* j : {"1", "2"}) {
+    CAPTURE(j);
+    const RunResult copied =
+        swthrottle::test::run_process({SWTHROTTLE_BINARY, "-r", rules, "--format", "json", "-j", j, logfile}, "",
+                                      swthrottle::test::kDefaultTimeout, {{"SWTHROTTLE_NO_MMAP", "1"}});
+    CHECK(copied.exit_status == 0);
+    CHECK(copied.out == one.out);
+  }
 }
 
 TEST_CASE("e2e: arrival time: a line is never late, whatever -j and the timer do") {
