@@ -1,5 +1,7 @@
 #include "input/line_reader.h"
 
+#include "input/newline_scan.h"
+
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -65,12 +67,13 @@ bool LineReader::next_lines(Block& out, std::size_t max_lines, std::size_t max_b
   std::size_t end = first->truncated ? text_end : std::max(text_end, begin_);
   // More whole lines, straight from the buffer: next()'s fast path in a loop.
   if (!first->truncated && !skipping_) {
+    NewlineScan newlines(buf + begin_, buf + end_);
     while (out.spans.size() < max_lines && end - static_cast<std::size_t>(base - buf) < max_bytes) {
       const std::size_t pending = end_ - begin_;
       if (pending == 0) break;
-      const void* nl = std::memchr(buf + begin_, '\n', pending);
+      const char* nl = newlines.find(buf + begin_);
       if (nl == nullptr || shrank()) break;  // an unterminated line, or zeros: next() deals with it
-      const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - (buf + begin_));
+      const auto len = static_cast<std::size_t>(nl - (buf + begin_));
       const Line line = cut(len, true);
       out.spans.emplace_back(static_cast<std::size_t>(line.text.data() - base), line.text.size());
       out.truncated.push_back(line.truncated ? 1 : 0);
