@@ -30,10 +30,13 @@
 
 namespace {
 
+using swthrottle::test::contains;
+using swthrottle::test::count_lines;
+using swthrottle::test::count_of;
 using swthrottle::test::EnvAdditions;
 using swthrottle::test::poll_until;
 using swthrottle::test::Process;
-using swthrottle::test::read_file;
+using swthrottle::test::read_file_if_exists;
 using swthrottle::test::RunResult;
 using swthrottle::test::TempDir;
 using namespace std::chrono_literals;
@@ -72,26 +75,10 @@ std::string script(const TempDir& dir, const std::string& name, const std::strin
   return path;
 }
 
-bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
-
-std::size_t count_of(std::string_view s, std::string_view part) {
-  std::size_t n = 0;
-  for (std::size_t at = s.find(part); at != std::string_view::npos; at = s.find(part, at + part.size())) ++n;
-  return n;
-}
-
-std::size_t lines_in(std::string_view s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
-
-// "" when the file is not there (yet).
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
 // The pids a script appended to `path`, one a line.
 std::vector<pid_t> pids_in(const std::string& path) {
   std::vector<pid_t> pids;
-  const std::string text = slurp(path);
+  const std::string text = read_file_if_exists(path);
   std::size_t at = 0;
   while (at < text.size()) {
     const std::size_t nl = text.find('\n', at);
@@ -108,7 +95,10 @@ bool gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
 // delivered asynchronously, and its parent must reap it).
 bool gone_within(pid_t pid, std::chrono::milliseconds deadline) {
   return poll_until(
-      [pid] { return gone(pid) || slurp("/proc/" + std::to_string(pid) + "/stat").find(") Z ") != std::string::npos; },
+      [pid] {
+        return gone(pid) ||
+               read_file_if_exists("/proc/" + std::to_string(pid) + "/stat").find(") Z ") != std::string::npos;
+      },
       deadline);
 }
 
@@ -193,7 +183,7 @@ TEST_CASE(
   INFO("stderr: " << r.err << "took: " << took.count() << " ms");
   CHECK_FALSE(r.timed_out);
   CHECK(r.exit_status == 3);  // actions were not run: a record was not delivered
-  CHECK(lines_in(r.out) == 4);
+  CHECK(count_lines(r.out) == 4);
   CHECK(contains(r.err,
                  "swthrottle: exec: alert ssh key=192.0.2.1: not run: stopped by SIGTERM (its command was killed)\n"));
   for (int i = 2; i <= 4; ++i)
@@ -230,8 +220,8 @@ TEST_CASE("exec faults: a command that writes 100 MB on stdout and 100 MB on std
     REQUIRE(run.write_stdin(failed_line("192.0.2.1")));
     const bool ended = run.read_until(
         [&] {
-          return contains(slurp(done), tag + "\n") && counted.o_bytes == want_bytes && counted.e_bytes == want_bytes &&
-                 lines_in(run.out()) == 1;
+          return contains(read_file_if_exists(done), tag + "\n") && counted.o_bytes == want_bytes &&
+                 counted.e_bytes == want_bytes && count_lines(run.out()) == 1;
         },
         60s);
     INFO("stderr: " << counted.text << " o: " << counted.o_bytes << " e: " << counted.e_bytes);
@@ -275,11 +265,11 @@ TEST_CASE("exec faults: a command that forks and exits, leaving a grandchild wit
   INFO("stderr: " << r.err.substr(0, 2000));
   CHECK_FALSE(r.timed_out);
   CHECK(r.exit_status == 0);
-  REQUIRE(lines_in(r.out) == 1);
+  REQUIRE(count_lines(r.out) == 1);
   CHECK(r.out.size() > 65536 * 2);  // the record: more than a pipe's buffer
   CHECK(contains(
       r.err, "swthrottle: stats: exec: started 1 succeeded 1 retried 0 timed out 0 gave up 0 dropped 0 not run 0\n"));
-  const pid_t g = static_cast<pid_t>(std::strtol(slurp(grandchild).c_str(), nullptr, 10));
+  const pid_t g = static_cast<pid_t>(std::strtol(read_file_if_exists(grandchild).c_str(), nullptr, 10));
   REQUIRE(g > 0);
   CHECK_FALSE(gone(g));  // still there, still holding the pipes: swthrottle did not wait for it
   ::kill(g, SIGKILL);
@@ -341,8 +331,8 @@ TEST_CASE("exec faults: worker threads that cannot all be started: run with thos
   CHECK(r.err ==
         "swthrottle: exec: started only 2 of 8 worker threads (Resource temporarily unavailable): at most 2 commands "
         "run at once\n");
-  CHECK(lines_in(r.out) == 5);
-  CHECK(lines_in(slurp(delivered)) == 5);
+  CHECK(count_lines(r.out) == 5);
+  CHECK(count_lines(read_file_if_exists(delivered)) == 5);
 
   // None at all: a clear error at start, nothing read.
   const RunResult none = swthrottle::test::run_process({kBinary, "--rule", rules, "--exec", rec}, input, 20s,

@@ -17,7 +17,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 extern char** environ;
@@ -381,12 +380,11 @@ RunResult run_process(const std::vector<std::string>& argv, const std::string& s
   return p.wait(std::max(left, std::chrono::milliseconds(0)));
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error("cannot read " + path);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
+void check_survived(const RunResult& r) {
+  INFO("signal " << r.signal << ", timed out " << r.timed_out << ", stderr: " << r.err);
+  CHECK(r.signal == 0);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_status >= 0);
 }
 
 bool poll_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/text_files.h"  // read_file, which tests of processes take from here
+
 namespace swthrottle::test {
 
 // Long enough for a loaded CI machine; a test that hits it has hung.
@@ -151,8 +153,9 @@ class Process {
   OutputObserver stderr_observer_;  // empty: stderr is kept in result_.err
 };
 
-// The whole content of a file; throws std::runtime_error when it cannot be read.
-std::string read_file(const std::string& path);
+// Ended by itself: no signal, no timeout (on failure, says how the child
+// ended and what it wrote on stderr).
+void check_survived(const RunResult& r);
 
 // Checks pred every few milliseconds until it holds: for conditions that no
 // pipe signals (a file's content, a /proc entry). False on timeout.
