@@ -3,28 +3,18 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <map>
 #include <mutex>
 
 #include <fmt/format.h>
 
 #include "config/rule_identity.h"
+#include "engine/rule_state.h"
 #include "engine/window_group.h"
 #include "util/atomic_max.h"
 
 namespace swthrottle::engine {
 
 namespace {
-
-// A rule's compiled `when` as the window core's Condition.
-class ExprCondition final : public window::Condition {
- public:
-  explicit ExprCondition(const config::Expr* e) : expr_(e) {}
-  bool holds(std::span<const uint64_t> counts) const override { return expr_->eval(counts); }
-
- private:
-  const config::Expr* expr_;
-};
 
 bool template_uses_captures(const std::optional<config::Template>& t, std::size_t n) {
   if (!t) return false;
@@ -39,47 +29,6 @@ uint64_t fallback_limit(uint64_t limit, config::Unreachable u) {
 }
 
 }  // namespace
-
-// The fleet episodes this host opened (it claimed their alert), by key: at
-// its boundary checks it resolves those whose condition no longer holds in
-// the fleet window. Shared like the windows, so a SIGHUP keeps them.
-struct FleetEpisodes {
-  std::mutex mu;
-  std::map<std::string, std::string, std::less<>> by_key;  // key -> episode
-};
-
-struct Engine::RuleState {
-  const config::Rule* rule = nullptr;
-  uint32_t index = 0;
-  bool throttle = false;
-  uint64_t limit = 0;  // throttle: Y
-  bool needs_captures = false;
-  std::string threshold_text;  // {threshold}: Y, or the `when` text
-  window::WindowSpec spec;
-  uint32_t tallied_events = 0;  // throttle of several events: LineEvents::of
-  ExprCondition condition{nullptr};
-  ExprCondition clear{nullptr};  // resolve_when, when the rule has one
-  window::AlertPolicy policy;
-  // Shared so that a reloaded engine can keep them (SIGHUP) while deciders
-  // still finishing a line on the old engine use the same windows.
-  std::shared_ptr<window::Window> single;  // a rule without `key`
-  std::shared_ptr<KeyMap> keys;            // a rule with `key`
-  // Backtest: the rules whose windows share `keys` (a keyed rule and its
-  // candidate copies, engine/window_group.h), this one being member
-  // `member`; null when the map is the rule's own.
-  std::shared_ptr<const std::vector<uint32_t>> sharers;
-  uint32_t member = 0;  // its window in the group (a rider: the window it rides on)
-  int32_t rider = -1;   // an AlertRider of the group: decided on member `member`'s window
-  // Other members with windows of their own look the same key up on the same line.
-  bool shares_lookup = false;
-  bool observed = false;           // the CountObserver wants this rule's counts
-  std::vector<RuleState*> riders;  // the riders on this rule's window, decided with its lines
-  std::shared_ptr<RuleStats> stats_ptr = std::make_shared<RuleStats>();
-  RuleStats& stats() { return *stats_ptr; }
-  bool fleet = false;    // config::Rule::fleet is on
-  bool batched = false;  // fleet = "batched"
-  std::shared_ptr<FleetEpisodes> episodes = std::make_shared<FleetEpisodes>();
-};
 
 Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rules_(rules), options_(options) {
   for (std::size_t i = 0; i < rules.rules.size(); ++i) {
@@ -118,168 +67,6 @@ void Engine::observe(CountObserver* observer) {
   observer_ = observer;
   for (auto& rs : states_) rs->observed = observer != nullptr && observer->observes(rs->index);
   if (observer != nullptr) share_keys(/*every_keyed=*/true);  // each key gets the observer's word
-}
-
-// A candidate copy (config::Rule::matched_as) of a keyed rule is given the
-// rule's hits and renders the same keys: with the same max_keys its map
-// would hold the same keys as the rule's and evict the same ones, in the
-// same order. One map for the rule and its copies finds each key once.
-// Before the first line: the maps are empty.
-void Engine::share_keys(bool every_keyed) {
-  std::vector<std::vector<uint32_t>> copies(states_.size());
-  for (const auto& rs : states_) {
-    const config::Rule& r = *rs->rule;
-    if (!r.matched_as || !r.key || *r.matched_as >= rs->index) continue;
-    const config::Rule& source = *states_[*r.matched_as]->rule;
-    if (!source.key || source.key->text() != r.key->text() || source.mode != r.mode || source.max_keys != r.max_keys)
-      continue;
-    copies[*r.matched_as].push_back(rs->index);
-  }
-  for (std::size_t s = 0; s < states_.size(); ++s) {
-    const RuleState& source = *states_[s];
-    if (!source.keys || source.rule->matched_as || source.fleet) continue;
-    if (copies[s].empty() && !every_keyed) continue;
-    auto sharers = std::make_shared<std::vector<uint32_t>>();
-    sharers->push_back(static_cast<uint32_t>(s));
-    sharers->insert(sharers->end(), copies[s].begin(), copies[s].end());
-    // An alert candidate whose window is an earlier alert member's rides on
-    // it; every other member has a window of its own.
-    std::vector<RuleState*> windowed;
-    std::vector<window::WindowSpec> specs;
-    int32_t riders = 0;
-    for (uint32_t r : *sharers) states_[r]->riders.clear();
-    for (uint32_t r : *sharers) {
-      RuleState& rs = *states_[r];
-      auto same_window = [&](const RuleState* h) {
-        return !h->throttle && h->spec.width_ms == rs.spec.width_ms && h->spec.buckets == rs.spec.buckets &&
-               h->spec.events == rs.spec.events;
-      };
-      const auto host = rs.throttle ? windowed.end() : std::find_if(windowed.begin(), windowed.end(), same_window);
-      if (host != windowed.end()) {
-        rs.member = static_cast<uint32_t>(host - windowed.begin());
-        rs.rider = riders++;
-        (*host)->riders.push_back(&rs);
-      } else {
-        rs.member = static_cast<uint32_t>(windowed.size());
-        windowed.push_back(&rs);
-        specs.push_back(rs.spec);
-      }
-    }
-    auto keys = std::make_shared<KeyMap>(states_[s]->rule->mode, std::move(specs), static_cast<std::size_t>(riders),
-                                         states_[s]->rule->max_keys);
-    for (uint32_t r : *sharers) {
-      states_[r]->keys = keys;
-      states_[r]->sharers = sharers;
-      states_[r]->shares_lookup = states_[r]->rider < 0 && windowed.size() > 1;
-    }
-  }
-}
-
-bool Engine::offer_riders(RuleState& host, WindowGroup& group, const window::AlertOutcome& o,
-                          std::span<const uint64_t> counts, std::string_view key, const LineEvent& line, int64_t t,
-                          int64_t now, uint64_t events, std::span<std::string_view> values,
-                          std::vector<Record>& alerts) {
-  bool firing = false;
-  for (RuleState* rp : host.riders) {
-    RuleState& rs = *rp;
-    if (o.late) {
-      rs.stats().late.add();
-      continue;
-    }
-    const std::span<const uint64_t> c = counts.first(rs.rule->events.size());
-    rs.stats().events.add(static_cast<uint64_t>(std::popcount(events)));
-    if (rs.observed) {
-      uint64_t sum = 0;
-      for (uint64_t v : c) sum += v;
-      observer_->counted(rs.index, key, t, sum, nullptr);
-    }
-    // What the window's offer_alert does after counting, on its own state.
-    AlertRider& ar = group.rider(static_cast<std::size_t>(rs.rider));
-    const bool holds = rs.condition.holds(c);
-    const bool clear = window::clears(rs.policy, ar.state.firing, holds, c);
-    const window::AlertStep step =
-        window::next_alert_state(ar.state, holds, clear, /*from_event=*/true, o.now_ms, rs.policy);
-    if (step.changed) ar.state = step.next;
-    firing = firing || ar.state.firing;
-    if (step.action == window::AlertAction::None) {
-      if (holds) {
-        ++ar.held_back;
-        rs.stats().suppressed.add();
-      }
-      continue;
-    }
-    const bool alert = step.action == window::AlertAction::Alert;
-    Record r = make_record(alert ? RecordType::Alert : RecordType::Resolved, rs, key, now);
-    fill_counts(r, rs, c);
-    r.suppressed = ar.held_back;
-    if (alert) {
-      ar.held_back = 0;
-      r.line = line.text;
-      r.has_line = true;
-    }
-    rule_values(rs, values);
-    render_message(rs, r, values);
-    (alert ? rs.stats().alerts : rs.stats().resolveds).add();
-    alerts.push_back(std::move(r));
-  }
-  rule_values(host, values);  // the host's line goes on with its own
-  return firing;
-}
-
-void Engine::check_riders(RuleState& rs, int64_t now, std::vector<Record>& out) {
-  std::array<uint64_t, 64> counts{};
-  const std::span<uint64_t> c(counts.data(), rs.rule->events.size());
-  auto active = rs.keys->active(/*prune=*/true);
-  std::sort(active.begin(), active.end(), [](const auto& a, const auto& b) { return a->key() < b->key(); });
-  for (const auto& slot : active) {
-    auto& group = static_cast<WindowGroup&>(slot->window());
-    std::lock_guard lock(group.riders_mutex());
-    AlertRider& ar = group.rider(static_cast<std::size_t>(rs.rider));
-    if (!ar.state.firing) continue;  // as tick_alert: only a firing key can resolve
-    window::Window& w = group.member(rs.member);
-    w.advance(now);
-    w.read(c);
-    const bool holds = rs.condition.holds(c);
-    const bool clear = window::clears(rs.policy, ar.state.firing, holds, c);
-    const window::AlertStep step =
-        window::next_alert_state(ar.state, holds, clear, /*from_event=*/false, w.now_ms(), rs.policy);
-    if (step.changed) ar.state = step.next;
-    if (step.action == window::AlertAction::Resolved)
-      out.push_back(resolved_record(rs, slot->key(), now, c, ar.held_back));
-  }
-}
-
-window::WindowState Engine::saved_window(const RuleState& rs, const Slot& slot) {
-  window::WindowState st = window_of(rs, slot).save();
-  if (rs.rider < 0) return st;
-  // The counts of the window it rides on, with its own alert state.
-  auto& group = static_cast<WindowGroup&>(slot.window());
-  std::lock_guard lock(group.riders_mutex());
-  const AlertRider& ar = group.rider(static_cast<std::size_t>(rs.rider));
-  st.firing = ar.state.firing;
-  st.announced = ar.state.announced;
-  st.alerted = ar.state.alerted;
-  st.last_alert_ms = ar.state.last_alert_ms;
-  st.alert_suppressed = ar.held_back;
-  return st;
-}
-
-void Engine::load_rider(const RuleState& rs, const Slot& slot, const window::WindowState& st) {
-  auto& group = static_cast<WindowGroup&>(slot.window());
-  std::lock_guard lock(group.riders_mutex());
-  AlertRider& ar = group.rider(static_cast<std::size_t>(rs.rider));
-  ar.state = window::AlertState{st.firing, st.announced, st.alerted, st.last_alert_ms};
-  ar.held_back = st.alert_suppressed;
-}
-
-std::atomic<uint32_t>* Engine::memo_of(const RuleState& rs, const SlotRef& slot) {
-  if (!rs.sharers || rs.rider >= 0 || !slot) return nullptr;
-  return &static_cast<WindowGroup&>(slot->window()).observer_memo(rs.member);
-}
-
-window::Window& Engine::window_of(const RuleState& rs, const Slot& slot) {
-  if (!rs.sharers) return slot.window();
-  return static_cast<WindowGroup&>(slot.window()).member(rs.member);
 }
 
 Engine::~Engine() = default;
@@ -552,36 +339,6 @@ void Engine::flush_evicted(RuleState& rs, const SlotRef& evicted, int64_t now, s
   if (s.suppressed == 0) return;
   rs.stats().summaries.add();
   out.push_back(summary_record(rs, evicted->key(), now, s, tally));
-}
-
-// The slots this line's rules that share key maps found: the first rule of
-// a map to look the key up leaves the slot here for the others.
-struct Engine::RecentSlots {
-  static constexpr std::size_t kSize = 4;
-  std::array<std::pair<const KeyMap*, SlotRef>, kSize> slots{};
-  std::size_t next = 0;
-};
-
-SlotRef Engine::key_slot(RuleState& rs, std::string_view key, int64_t now, RecentSlots& recent,
-                         std::vector<Record>& out) {
-  if (rs.shares_lookup) {
-    for (const auto& [map, slot] : recent.slots)
-      if (map == rs.keys.get() && slot->key() == key && rs.keys->touch(slot)) return slot;
-  }
-  KeyMap::Lookup l = rs.keys->get(key);
-  if (!rs.sharers) {
-    if (l.created) rs.stats().keys.add();
-    if (l.evicted) flush_evicted(rs, l.evicted, now, out);
-    return std::move(l.slot);
-  }
-  // What every member's own map would have done at its own lookup.
-  for (uint32_t r : *rs.sharers) {
-    RuleState& member = *states_[r];
-    if (l.created) member.stats().keys.add();
-    if (l.evicted) flush_evicted(member, l.evicted, now, out);
-  }
-  if (rs.shares_lookup) recent.slots[recent.next++ % RecentSlots::kSize] = {rs.keys.get(), l.slot};
-  return std::move(l.slot);
 }
 
 void Engine::offer(const LineEvent& line, const match::MatchResult& m, std::vector<Record>& out,

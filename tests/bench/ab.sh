@@ -13,16 +13,14 @@
 # write the same records.
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-here="$root/tests/bench"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [[ $# -eq 2 ]] || { echo "usage: tests/bench/ab.sh BEFORE AFTER" >&2; exit 2; }
 before="$1" after="$2"
 lines="${BENCH_LINES:-2000000}"
 repeat="${BENCH_REPEAT:-5}"
 nproc_="$(nproc)"
 
-work="$(mktemp -d "${TMPDIR:-/tmp}/ab.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+bench_work_dir ab
 log="$work/bench.log"
 python3 "$here/gen_log.py" --out "$log" --lines "$lines" --keys 10000 --seed 1
 python3 "$here/gen_rules.py" --rules 8 --toml "$work/r8.toml" --patterns "$work/p8.txt"
@@ -53,7 +51,7 @@ done
 
 g="$(best grep)"
 printf '%d lines, %d rounds, fastest run each; load %s; records identical: %s\n\n' \
-  "$lines" "$repeat" "$(cut -d' ' -f1-3 /proc/loadavg)" "$same"
+  "$lines" "$repeat" "$(bench_load)" "$same"
 printf '| command | s | lines/s | vs grep |\n| --- | ---: | ---: | ---: |\n'
 for id in grep before-j1 after-j1 "before-j$nproc_" "after-j$nproc_"; do
   ns="$(best "$id")"

@@ -24,23 +24,21 @@
 # BENCH_REPEAT=N  rounds; the fastest run of each command counts (default 3)
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-[[ $# -eq 1 && -x "$1" ]] || { echo "usage: tests/bench/backtest.sh SWTHROTTLE" >&2; exit 2; }
-bin="$1"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_binary_arg "tests/bench/backtest.sh SWTHROTTLE" "$@"
 lines="${BENCH_LINES:-2000000}"
 keys="${BENCH_KEYS:-100000}"
 repeat="${BENCH_REPEAT:-3}"
-[[ -x /usr/bin/time ]] || { echo "needs GNU time (/usr/bin/time): apt-get install time" >&2; exit 2; }
+bench_need_time
 
-work="$(mktemp -d "${TMPDIR:-/tmp}/backtest-bench.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+bench_work_dir backtest-bench
 log="$work/bench.log"
 rules="$work/rules.toml"
 python3 "$here/gen_log.py" --out "$log" --lines "$lines" --keys "$keys" --seed 1
 python3 "$here/gen_rules.py" --rules 8 --client-key --max-keys $((keys * 2)) --toml "$rules"
 "$bin" --check -r "$rules" >/dev/null
 cat "$log" >/dev/null  # in the page cache before anything is timed
-load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+load_before="$(bench_load)"
 
 timed() {  # ID CMD...: appends "seconds KiB cpu-seconds" to ID.t
   local id="$1"; shift
@@ -73,7 +71,7 @@ PY
 best() { sort -n "$work/$1.t" | head -n1 | cut -d' ' -f1-2; }  # "seconds KiB" of the fastest run
 cpu() { cut -d' ' -f3 "$work/$1.t" | sort -n | head -n1; }     # the least CPU seconds of its runs
 printf '%d lines, %d keys, %d rounds, fastest run each; load before %s, after %s\n\n' \
-  "$lines" "$keys" "$repeat" "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)"
+  "$lines" "$keys" "$repeat" "$load_before" "$(bench_load)"
 printf '| command | -j | s | lines/s | peak RSS MiB | vs plain (time) | vs plain (RSS) | CPU s | vs plain (CPU) |\n'
 printf '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n'
 for j in 1 2; do

@@ -55,9 +55,8 @@
 # after is printed with the figures.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-[[ $# -eq 1 && -x "$1" ]] || { echo "usage: tests/bench/fleet.sh BINARY" >&2; exit 2; }
-bin="$1"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_binary_arg "tests/bench/fleet.sh BINARY" "$@"
 lines="${BENCH_LINES:-1000000}"
 repeat="${BENCH_REPEAT:-3}"
 decisions="${BENCH_DECISIONS:-50000}"
@@ -65,12 +64,10 @@ depths="${BENCH_DEPTHS:-1 64 256}"
 keys="${BENCH_KEYS:-1000}"
 flush_seconds="${BENCH_FLUSH_SECONDS:-3}"
 seed="${BENCH_SEED:-1}"
-for tool in redis-server redis-cli redis-benchmark python3; do
-  command -v "$tool" >/dev/null 2>&1 || { echo "fleet.sh: needs $tool" >&2; exit 1; }
-done
-[[ -x /usr/bin/time ]] || { echo "fleet.sh: needs /usr/bin/time (Debian: apt-get install time)" >&2; exit 1; }
+bench_need_tools redis-server redis-cli redis-benchmark python3
+bench_need_time
 
-work="$(mktemp -d "${TMPDIR:-/tmp}/fleet-bench.XXXXXX")"
+bench_work_dir fleet-bench
 redis_pid=""
 cleanup() {
   if [[ -n "$redis_pid" ]]; then
@@ -106,12 +103,7 @@ counters() {
 }
 
 # --- logs ----------------------------------------------------------------------
-gen_hash="$(cat "$here/gen_log.py" "$here/gen_rules.py" | sha1sum | cut -c1-8)"
-log="${TMPDIR:-/tmp}/swthrottle-bench-${lines}l-10000k-s${seed}-${gen_hash}.log"
-if [[ ! -s "$log" ]]; then
-  echo "fleet.sh: writing $log ($lines lines) ..." >&2
-  python3 "$here/gen_log.py" --out "$log" --lines "$lines" --keys 10000 --seed "$seed"
-fi
+bench_cached_log "$lines" "$seed"
 cat "$log" >/dev/null
 # Part 2: every line matches (ERROR), 1 ms apart; the log for N processes holds
 # the first DECISIONS/N lines, so that each run makes DECISIONS decisions in all.
@@ -282,7 +274,7 @@ reference() {
   printf '%s\t%s\n' "$id" "$(tail -n1 "$work/$id.csv" | awk -F'","' '{ print $2 }')" >>"$work/ref.tsv"
 }
 
-load_before="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+load_before="$(bench_load)"
 echo "fleet.sh: timing, $repeat rounds ..." >&2
 for ((round = 1; round <= repeat; round++)); do
   reference incr-unix -s "$sock" -t incr
@@ -308,7 +300,7 @@ for ((round = 1; round <= repeat; round++)); do
   hosts tcp-4 4 "$work/all-tcp.toml"
   flood flood
 done
-load_after="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+load_after="$(bench_load)"
 
 BENCH_CPU="$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n1 || true)"
 BENCH_DATE="$(date -u '+%Y-%m-%d %H:%M UTC')"

@@ -14,14 +14,12 @@
 # average is printed with the figures: on a busy machine they are noise.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-[[ $# -eq 1 && -x "$1" ]] || { echo "usage: tests/bench/json.sh BINARY" >&2; exit 2; }
-bin="$1"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_binary_arg "tests/bench/json.sh BINARY" "$@"
 lines="${BENCH_LINES:-2000000}"
 repeat="${BENCH_REPEAT:-3}"
 
-work="$(mktemp -d "${TMPDIR:-/tmp}/json-bench.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+bench_work_dir json-bench
 python3 "$here/gen_log.py" --out "$work/text.log" --lines "$lines" --keys 10000 --seed 1
 python3 "$here/gen_rules.py" --rules 8 --toml "$work/text.toml" --patterns "$work/p8.txt"
 python3 "$here/gen_json_log.py" "$work/text.log" >"$work/json.log"
@@ -73,7 +71,7 @@ done
 
 best() { sort -n "$work/$1.t" | head -n1; }
 t="$(best text-j1)"
-printf '%d lines, %d rounds, fastest run each; load %s\n\n' "$lines" "$repeat" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%d lines, %d rounds, fastest run each; load %s\n\n' "$lines" "$repeat" "$(bench_load)"
 printf '| command | s | lines/s | vs text -j 1 | output lines |\n| --- | ---: | ---: | ---: | ---: |\n'
 ids=(text-j1 json-j1 json-j2)
 [[ $have_jq == yes ]] && ids+=(jq)

@@ -16,21 +16,19 @@
 # BENCH_MAX_KEYS=list max_keys values (default "1 10000 100000 1000000")
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-[[ $# -eq 1 && -x "$1" ]] || { echo "usage: tests/bench/keys.sh SWTHROTTLE" >&2; exit 2; }
-bin="$1"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_binary_arg "tests/bench/keys.sh SWTHROTTLE" "$@"
 lines="${BENCH_LINES:-4000000}"
 keys="${BENCH_KEYS:-1000000}"
 max_list="${BENCH_MAX_KEYS:-1 10000 100000 1000000}"
-[[ -x /usr/bin/time ]] || { echo "needs GNU time (/usr/bin/time): apt-get install time" >&2; exit 2; }
+bench_need_time
 
-work="$(mktemp -d "${TMPDIR:-/tmp}/keys-bench.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+bench_work_dir keys-bench
 log="$work/bench.log"
 python3 "$here/gen_log.py" --out "$log" --lines "$lines" --keys "$keys" --seed 1
 cat "$log" >/dev/null  # in the page cache before anything is timed
 
-printf '%d lines, %d client addresses; load before %s\n\n' "$lines" "$keys" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%d lines, %d client addresses; load before %s\n\n' "$lines" "$keys" "$(bench_load)"
 printf '| max_keys | s | CPU s | peak RSS MiB | keys created | evicted | held | RSS above the first row, per key held |\n'
 printf '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n'
 base_kib=""

@@ -11,16 +11,13 @@
 # BENCH_REPEAT=N  rounds; the fastest run of each command counts (default 5)
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-here="$root/tests/bench"
-[[ $# -eq 1 ]] || { echo "usage: tests/bench/multiline.sh SWTHROTTLE" >&2; exit 2; }
-bin="$1"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_binary_arg "tests/bench/multiline.sh SWTHROTTLE" "$@"
 lines="${BENCH_LINES:-2000000}"
 repeat="${BENCH_REPEAT:-5}"
 nproc_="$(nproc)"
 
-work="$(mktemp -d "${TMPDIR:-/tmp}/ml.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+bench_work_dir ml
 log="$work/bench.log"
 python3 "$here/gen_log.py" --out "$log" --lines "$lines" --keys 10000 --seed 1
 python3 "$here/gen_rules.py" --rules 8 --toml "$work/plain.toml" --patterns "$work/p8.txt"
@@ -46,7 +43,7 @@ done
 
 best() { sort -n "$work/$1.t" | head -n1; }
 events() { sed -n 's/^swthrottle: stats: lines \([0-9]*\) .*/\1/p' "$work/err.$1"; }
-printf '%d lines, %d rounds, fastest run each; load %s\n\n' "$lines" "$repeat" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%d lines, %d rounds, fastest run each; load %s\n\n' "$lines" "$repeat" "$(bench_load)"
 printf '| command | s | lines/s (input) | events decided | vs plain |\n| --- | ---: | ---: | ---: | ---: |\n'
 for j in 1 "$nproc_"; do
   p="$(best "plain-j$j")"

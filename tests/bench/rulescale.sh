@@ -19,24 +19,15 @@
 # (same name, same cache in ${TMPDIR:-/tmp}). Needs python3 and /usr/bin/time.
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-here="$root/tests/bench"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if [[ $# -ge 1 ]]; then
   bin="$1"
 else
-  cmake -S "$root" -B "$root/build-bench" -DCMAKE_BUILD_TYPE=Release >&2
-  cmake --build "$root/build-bench" --target swthrottle >&2
-  bin="$root/build-bench/swthrottle"
+  bin="$(bench_build swthrottle)"
 fi
-if [[ ! -x "$bin" ]]; then
-  echo "rulescale.sh: no swthrottle binary at $bin" >&2
-  exit 1
-fi
-if [[ ! -x /usr/bin/time ]]; then
-  echo "rulescale.sh: needs /usr/bin/time for the peak RSS (Debian: apt-get install time)" >&2
-  exit 1
-fi
+bench_need_executable "$bin"
+bench_need_time
 
 lines="${BENCH_LINES:-2000000}"
 repeat="${BENCH_REPEAT:-3}"
@@ -44,15 +35,9 @@ seed="${BENCH_SEED:-1}"
 big="${BENCH_BIG:-1000 10000 88000}"
 counts=(8 100 1000)
 
-work="$(mktemp -d "${TMPDIR:-/tmp}/rulescale.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+bench_work_dir rulescale
 
-gen_hash="$(cat "$here/gen_log.py" "$here/gen_rules.py" | sha1sum | cut -c1-8)"
-log="${TMPDIR:-/tmp}/swthrottle-bench-${lines}l-10000k-s${seed}-${gen_hash}.log"
-if [[ ! -s "$log" ]]; then
-  echo "rulescale.sh: writing $log ($lines lines) ..." >&2
-  python3 "$here/gen_log.py" --out "$log" --lines "$lines" --keys 10000 --seed "$seed"
-fi
+bench_cached_log "$lines" "$seed"
 # The first 1000 lines: the log's start, to time the first record of a run.
 head -n 1000 "$log" >"$work/head.log"
 
@@ -60,7 +45,7 @@ for n in "${counts[@]}" $big; do
   [[ -s "$work/r$n.toml" ]] || python3 "$here/gen_rules.py" --rules "$n" --toml "$work/r$n.toml"
 done
 
-load_before="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+load_before="$(bench_load)"
 
 # timed ID OUT CMD... : one run; appends "ID <tab> ns <tab> peak KiB <tab> CPU s" to times.tsv
 # (CPU: user + system, which a shared machine disturbs less than wall time).
@@ -116,7 +101,7 @@ for n in $big; do
   timed "start-$n" /dev/null "${sw[@]}" -j 2 --rule "$work/r$n.toml" "$work/head.log"
 done
 
-load_after="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+load_after="$(bench_load)"
 
 BENCH_CPU="$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n1 || true)"
 BENCH_DATE="$(date '+%Y-%m-%d %H:%M %Z')"

@@ -11,25 +11,20 @@
 # printed with them.
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if [[ $# -ge 1 ]]; then
   bin="$1"
   shift
 else
-  cmake -S "$root" -B "$root/build-bench" -DCMAKE_BUILD_TYPE=Release -DSWTHROTTLE_BENCH=ON >&2
-  cmake --build "$root/build-bench" --target swthrottle_bench >&2
-  bin="$root/build-bench/swthrottle_bench"
+  bin="$(bench_build swthrottle_bench -DSWTHROTTLE_BENCH=ON)"
 fi
-if [[ ! -x "$bin" ]]; then
-  echo "run_window_bench.sh: no benchmark binary at $bin (CMake builds it only when Google Benchmark is installed: libbenchmark-dev)" >&2
-  exit 1
-fi
+bench_need_executable "$bin" "CMake builds swthrottle_bench only when Google Benchmark is installed: libbenchmark-dev"
 
-json="$(mktemp "${TMPDIR:-/tmp}/window_bench.XXXXXX")"
-trap 'rm -f "$json"' EXIT
+bench_work_dir window_bench
+json="$work/bench.json"
 
-load_before="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+load_before="$(bench_load)"
 echo "run_window_bench.sh: running $bin (about 30 s) ..." >&2
 "$bin" --benchmark_format=json "$@" >"$json"
 

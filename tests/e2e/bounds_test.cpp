@@ -36,6 +36,7 @@
 
 namespace {
 
+using swthrottle::test::count_lines;
 using swthrottle::test::HttpReceiver;
 using swthrottle::test::Process;
 using swthrottle::test::Reply;
@@ -98,8 +99,6 @@ RunResult run_with_peak(const std::vector<std::string>& args, const std::string&
   peak_kb = p.peak_rss_kb();
   return p.wait(std::chrono::seconds(60));
 }
-
-std::size_t count_lines(std::string_view s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
 
 }  // namespace
 

@@ -39,6 +39,7 @@
 namespace {
 
 using swthrottle::test::EnvAdditions;
+using swthrottle::test::lines_of;
 using swthrottle::test::RunResult;
 
 const std::string kBinary = SWTHROTTLE_BINARY;
@@ -64,18 +65,6 @@ RunResult shell(const std::string& command, const EnvAdditions& env = {}) {
   return r;
 }
 
-std::vector<std::string> split_lines(std::string_view text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    lines.emplace_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
 // --- JSON, canonically --------------------------------------------------------
 //
 // A record and its expectation are compared as canonical JSON (support/json.h,
@@ -94,7 +83,7 @@ std::string canonical(std::string_view json) {
 void check_records(const std::string& out, const std::vector<std::string>& expected) {
   CHECK_MESSAGE((out.empty() || out.back() == '\n'), "output does not end with a newline");
   std::string got, want;
-  for (const std::string& line : split_lines(out)) got += canonical(line) + "\n";
+  for (const std::string& line : lines_of(out)) got += canonical(line) + "\n";
   for (const std::string& e : expected) want += canonical(e) + "\n";
   CHECK(got == want);
 }
@@ -103,7 +92,7 @@ void check_records(const std::string& out, const std::vector<std::string>& expec
 std::map<std::string, long> rule_stats(const std::string& err, const std::string& rule) {
   std::map<std::string, long> out;
   const std::string prefix = "swthrottle: stats: rule " + rule + ": ";
-  for (const std::string& line : split_lines(err)) {
+  for (const std::string& line : lines_of(err)) {
     if (line.rfind(prefix, 0) != 0) continue;
     std::vector<std::string> words;
     std::size_t p = prefix.size();
@@ -240,7 +229,7 @@ class WebhookListener {
     HttpRequest req;
     std::size_t content_length = 0;
     bool expect_continue = false;
-    const std::vector<std::string> head = split_lines(std::string_view(buf).substr(0, head_end));
+    const std::vector<std::string> head = lines_of(std::string_view(buf).substr(0, head_end));
     for (std::size_t k = 0; k < head.size(); ++k) {
       std::string line = head[k];
       if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -331,7 +320,7 @@ std::vector<std::string> json_records(const std::string& rules, const std::strin
   RunResult r = swt({"--rule", rules, "--format", "json", log});
   REQUIRE(r.exit_status == 0);
   std::vector<std::string> out;
-  for (const std::string& line : split_lines(r.out))
+  for (const std::string& line : lines_of(r.out))
     for (const std::string& type : types)
       if (line.rfind("{\"type\":\"" + type + "\"", 0) == 0) out.push_back(line);
   return out;
@@ -369,11 +358,11 @@ TEST_CASE("examples: every rules file passes --check, and every sample log is sm
     RunResult r = swt({"--rule", example(c.rules), "--check"});
     CHECK(r.exit_status == 0);
     CHECK(r.err == "");
-    const std::vector<std::string> lines = split_lines(r.out);
+    const std::vector<std::string> lines = lines_of(r.out);
     REQUIRE(!lines.empty());
     CHECK(lines.back() == c.verdict);
     // Samples a reader can take in at a glance (issue #6: 30 to 300 lines).
-    const std::vector<std::string> log = split_lines(swthrottle::test::read_file(example(c.log)));
+    const std::vector<std::string> log = lines_of(swthrottle::test::read_file(example(c.log)));
     CHECK(log.size() >= 30);
     CHECK(log.size() <= 300);
   }
@@ -493,7 +482,7 @@ TEST_CASE("examples/app-errors: an ERROR flood thinned to 3 per 30s per componen
   RunResult j = swt({"--rule", rules, "--format", "json", log});
   CHECK(j.exit_status == 0);
   std::string summaries;
-  for (const std::string& line : split_lines(j.out))
+  for (const std::string& line : lines_of(j.out))
     if (line.find("\"summary\"") != std::string::npos) summaries += line + "\n";
   check_records(
       summaries,
@@ -510,7 +499,7 @@ TEST_CASE("examples/app-errors: an ERROR flood thinned to 3 per 30s per componen
   // lines, plus the 2 summaries.
   RunResult p = swt({"--rule", rules, "--passthrough", log});
   CHECK(p.exit_status == 0);
-  CHECK(split_lines(p.out).size() == 27);
+  CHECK(lines_of(p.out).size() == 27);
 }
 
 TEST_CASE("examples/java-traces: traces thinned per exception class, each passed or suppressed whole") {
@@ -556,7 +545,7 @@ TEST_CASE("examples/java-traces: traces thinned per exception class, each passed
   // --passthrough writes every line but the 2 x 5 suppressed ones, plus the summary.
   RunResult p = swt({"--rule", rules, "--passthrough", log});
   CHECK(p.exit_status == 0);
-  CHECK(split_lines(p.out).size() == 45 - 10 + 1);
+  CHECK(lines_of(p.out).size() == 45 - 10 + 1);
 }
 
 TEST_CASE("examples/kernel: OOM kills and a full disk") {
@@ -624,7 +613,7 @@ TEST_CASE("examples/systemd: failing units from journalctl -o short-iso") {
         "time=2026-11-21T10:40:02.000Z: backup.service failed (exit-code)\n");
 
   RunResult j = swt({"--rule", rules, "--format", "json", log});
-  std::vector<std::string> lines = split_lines(j.out);
+  std::vector<std::string> lines = lines_of(j.out);
   REQUIRE(lines.size() == 5);
   check_records(
       lines[3] + "\n",
@@ -677,7 +666,7 @@ TEST_CASE("examples/upstream: hysteresis with resolve_when, and a summary that c
                      timeout("2026-11-21T10:01:50Z") + "\n");
 
   RunResult j = swt({"--rule", rules, "--format", "json", log});
-  std::vector<std::string> lines = split_lines(j.out);
+  std::vector<std::string> lines = lines_of(j.out);
   REQUIRE(lines.size() == 10);
   check_records(
       lines[6] + "\n" + lines[8] + "\n",
@@ -774,7 +763,7 @@ TEST_CASE("README.md: the first command's output block is the real output") {
   const std::size_t at = readme.find(claim);
   REQUIRE(at != std::string::npos);
   const long n = std::stol(readme.substr(at + claim.size()));
-  CHECK(static_cast<long>(split_lines(swthrottle::test::read_file(example("app.log"))).size()) == n);
+  CHECK(static_cast<long>(lines_of(swthrottle::test::read_file(example("app.log"))).size()) == n);
 }
 
 TEST_CASE("README.md: the backtest session shows the real output of its commands") {
@@ -882,7 +871,7 @@ TEST_CASE("examples/webhook.sh: the script retries what curl gives up on, report
     CHECK(joined(hook.bodies()) == joined({want[0], want[0], want[0], want[1], want[2], want[3]}));
     // One report for the record (curl's own words in the parentheses), then
     // the total.
-    const std::vector<std::string> err = split_lines(r.err);
+    const std::vector<std::string> err = lines_of(r.err);
     REQUIRE(err.size() == 2);
     const std::string head = "webhook.sh: could not deliver the record of input line 1 after 3 attempts (";
     CHECK(err[0].rfind(head, 0) == 0);

@@ -10,12 +10,7 @@
 // command that would hang forever), the bound is the wait's deadline, far
 // below the old behaviour (which never ended) and systemd's 90 s.
 #include <doctest/doctest.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <sys/stat.h>
 #include <algorithm>
@@ -33,14 +28,15 @@
 #include "support/process.h"
 #include "support/temp_dir.h"
 
-extern char** environ;
-
 namespace {
 
+using swthrottle::test::contains;
+using swthrottle::test::count_lines;
+using swthrottle::test::count_of;
 using swthrottle::test::EnvAdditions;
 using swthrottle::test::poll_until;
 using swthrottle::test::Process;
-using swthrottle::test::read_file;
+using swthrottle::test::read_file_if_exists;
 using swthrottle::test::RunResult;
 using swthrottle::test::TempDir;
 using namespace std::chrono_literals;
@@ -79,26 +75,10 @@ std::string script(const TempDir& dir, const std::string& name, const std::strin
   return path;
 }
 
-bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
-
-std::size_t count_of(std::string_view s, std::string_view part) {
-  std::size_t n = 0;
-  for (std::size_t at = s.find(part); at != std::string_view::npos; at = s.find(part, at + part.size())) ++n;
-  return n;
-}
-
-std::size_t lines_in(std::string_view s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
-
-// "" when the file is not there (yet).
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
 // The pids a script appended to `path`, one a line.
 std::vector<pid_t> pids_in(const std::string& path) {
   std::vector<pid_t> pids;
-  const std::string text = slurp(path);
+  const std::string text = read_file_if_exists(path);
   std::size_t at = 0;
   while (at < text.size()) {
     const std::size_t nl = text.find('\n', at);
@@ -115,150 +95,40 @@ bool gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
 // delivered asynchronously, and its parent must reap it).
 bool gone_within(pid_t pid, std::chrono::milliseconds deadline) {
   return poll_until(
-      [pid] { return gone(pid) || slurp("/proc/" + std::to_string(pid) + "/stat").find(") Z ") != std::string::npos; },
+      [pid] {
+        return gone(pid) ||
+               read_file_if_exists("/proc/" + std::to_string(pid) + "/stat").find(") Z ") != std::string::npos;
+      },
       deadline);
 }
 
-Process spawn(const std::vector<std::string>& args, const EnvAdditions& env = {}) {
+Process spawn(const std::vector<std::string>& args, const EnvAdditions& env = {},
+              swthrottle::test::OutputObserver stderr_observer = nullptr) {
   std::vector<std::string> argv{kBinary};
   argv.insert(argv.end(), args.begin(), args.end());
-  return Process::spawn(argv, env);
+  return Process::spawn(argv, env, std::move(stderr_observer));
 }
 
-// swthrottle run with its stderr counted rather than kept: a command that
-// writes 100 MB there must not make the test hold 100 MB. Bytes 0x01 and
-// 0x02 are counted (the command's output: swthrottle never writes those);
-// everything else on stderr is kept.
-class CountedRun {
- public:
-  explicit CountedRun(const std::vector<std::string>& args) {
-    int in[2], out[2], err[2];
-    REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
-    REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
-    REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    std::vector<std::string> argv{kBinary};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    const int rc = ::posix_spawn(&pid_, kBinary.c_str(), &fa, &attr, cargv.data(), environ);
-    posix_spawnattr_destroy(&attr);
-    posix_spawn_file_actions_destroy(&fa);
-    ::close(in[0]);
-    ::close(out[1]);
-    ::close(err[1]);
-    in_ = in[1];
-    out_ = out[0];
-    err_ = err[0];
-    REQUIRE(rc == 0);
-  }
-  ~CountedRun() {
-    close_fd(in_);
-    close_fd(out_);
-    close_fd(err_);
-    if (!reaped_) {
-      ::kill(pid_, SIGKILL);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-    }
-  }
-  CountedRun(const CountedRun&) = delete;
-  CountedRun& operator=(const CountedRun&) = delete;
-
-  void write_stdin(const std::string& data) {
-    REQUIRE(::write(in_, data.data(), data.size()) == static_cast<ssize_t>(data.size()));
-  }
-  void close_stdin() { close_fd(in_); }
-
-  // Reads stdout and stderr until pred() holds (checked after every read)
-  // or both end. False at the deadline or at their end without pred.
-  template <typename Pred>
-  bool pump_until(Pred pred, std::chrono::milliseconds timeout) {
-    const auto deadline = SteadyClock::now() + timeout;
-    while (!pred()) {
-      pollfd fds[2];
-      nfds_t n = 0;
-      if (out_ >= 0) fds[n++] = pollfd{out_, POLLIN, 0};
-      if (err_ >= 0) fds[n++] = pollfd{err_, POLLIN, 0};
-      if (n == 0) return false;
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()).count();
-      if (left <= 0) return false;
-      if (::poll(fds, n, static_cast<int>(std::min<long long>(left, 1000))) <= 0) continue;
-      for (nfds_t i = 0; i < n; ++i) {
-        if (fds[i].revents == 0) continue;
-        const ssize_t got = ::read(fds[i].fd, buf_, sizeof buf_);
-        const bool is_out = fds[i].fd == out_;
-        if (got <= 0) {
-          close_fd(is_out ? out_ : err_);
-          continue;
-        }
-        if (is_out) {
-          out_text.append(buf_, static_cast<std::size_t>(got));
-          continue;
-        }
-        for (ssize_t k = 0; k < got; ++k) {
-          const char c = buf_[k];
-          if (c == '\x01') {
-            ++o_bytes;
-          } else if (c == '\x02') {
-            ++e_bytes;
-          } else {
-            err_text += c;
-          }
-        }
-      }
-    }
-    return true;
-  }
-
-  // swthrottle's peak resident set so far, in KiB (VmHWM), while it runs.
-  long peak_rss_kb() const {
-    std::ifstream f("/proc/" + std::to_string(pid_) + "/status");
-    std::string line;
-    while (std::getline(f, line))
-      if (line.rfind("VmHWM:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
-    return -1;
-  }
-
-  // Closes stdin, reads to the end of both pipes, reaps: the exit status, or -1.
-  int finish(std::chrono::milliseconds timeout) {
-    close_stdin();
-    if (!pump_until([] { return false; }, timeout) && (out_ >= 0 || err_ >= 0)) return -1;
-    int status = 0;
-    if (::waitpid(pid_, &status, 0) != pid_) return -1;
-    reaped_ = true;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
-  pid_t pid() const { return pid_; }
-
-  std::string out_text;
-  std::string err_text;  // stderr without the bytes 0x01 and 0x02
+// swthrottle's stderr counted rather than kept: a command that writes 100 MB
+// there must not make the test hold 100 MB. Bytes 0x01 and 0x02 are counted
+// (the command's output: swthrottle never writes those); everything else on
+// stderr is kept.
+struct CountedStderr {
+  std::string text;  // stderr without the bytes 0x01 and 0x02
   uint64_t o_bytes = 0;
   uint64_t e_bytes = 0;
 
- private:
-  static void close_fd(int& fd) {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
+  void take(std::string_view chunk) {
+    for (const char c : chunk) {
+      if (c == '\x01') {
+        ++o_bytes;
+      } else if (c == '\x02') {
+        ++e_bytes;
+      } else {
+        text += c;
+      }
+    }
   }
-  pid_t pid_ = -1;
-  int in_ = -1, out_ = -1, err_ = -1;
-  bool reaped_ = false;
-  char buf_[1 << 16];
 };
 
 }  // namespace
@@ -313,7 +183,7 @@ TEST_CASE(
   INFO("stderr: " << r.err << "took: " << took.count() << " ms");
   CHECK_FALSE(r.timed_out);
   CHECK(r.exit_status == 3);  // actions were not run: a record was not delivered
-  CHECK(lines_in(r.out) == 4);
+  CHECK(count_lines(r.out) == 4);
   CHECK(contains(r.err,
                  "swthrottle: exec: alert ssh key=192.0.2.1: not run: stopped by SIGTERM (its command was killed)\n"));
   for (int i = 2; i <= 4; ++i)
@@ -344,25 +214,29 @@ TEST_CASE("exec faults: a command that writes 100 MB on stdout and 100 MB on std
   // The same run twice, the command quiet, then loud; stdin stays open so
   // that swthrottle is still running when its peak memory is read.
   auto peak_kb = [&](const std::string& command, const std::string& tag, uint64_t want_bytes) {
-    CountedRun run({"--rule", rules, "--exec", command + " " + tag, "--stats"});
-    run.write_stdin(failed_line("192.0.2.1"));
-    const bool ended = run.pump_until(
+    CountedStderr counted;
+    Process run = spawn({"--rule", rules, "--exec", command + " " + tag, "--stats"}, {},
+                        [&counted](std::string_view chunk) { counted.take(chunk); });
+    REQUIRE(run.write_stdin(failed_line("192.0.2.1")));
+    const bool ended = run.read_until(
         [&] {
-          return contains(slurp(done), tag + "\n") && run.o_bytes == want_bytes && run.e_bytes == want_bytes &&
-                 lines_in(run.out_text) == 1;
+          return contains(read_file_if_exists(done), tag + "\n") && counted.o_bytes == want_bytes &&
+                 counted.e_bytes == want_bytes && count_lines(run.out()) == 1;
         },
         60s);
-    INFO("stderr: " << run.err_text << " o: " << run.o_bytes << " e: " << run.e_bytes);
+    INFO("stderr: " << counted.text << " o: " << counted.o_bytes << " e: " << counted.e_bytes);
     CHECK(ended);
     const long peak = run.peak_rss_kb();
-    CHECK(run.finish(20s) == 0);
-    CHECK(run.o_bytes == want_bytes);
-    CHECK(run.e_bytes == want_bytes);
+    run.close_stdin();
+    CHECK(run.read_to_eof(20s));
+    CHECK(run.wait(20s).exit_status == 0);
+    CHECK(counted.o_bytes == want_bytes);
+    CHECK(counted.e_bytes == want_bytes);
     // Nothing else on stderr than the statistics.
     CHECK(contains(
-        run.err_text,
+        counted.text,
         "swthrottle: stats: exec: started 1 succeeded 1 retried 0 timed out 0 gave up 0 dropped 0 not run 0\n"));
-    CHECK(count_of(run.err_text, "swthrottle: exec:") == 0);
+    CHECK(count_of(counted.text, "swthrottle: exec:") == 0);
     return peak;
   };
   const long quiet_kb = peak_kb(quiet, "quiet", 0);
@@ -391,11 +265,11 @@ TEST_CASE("exec faults: a command that forks and exits, leaving a grandchild wit
   INFO("stderr: " << r.err.substr(0, 2000));
   CHECK_FALSE(r.timed_out);
   CHECK(r.exit_status == 0);
-  REQUIRE(lines_in(r.out) == 1);
+  REQUIRE(count_lines(r.out) == 1);
   CHECK(r.out.size() > 65536 * 2);  // the record: more than a pipe's buffer
   CHECK(contains(
       r.err, "swthrottle: stats: exec: started 1 succeeded 1 retried 0 timed out 0 gave up 0 dropped 0 not run 0\n"));
-  const pid_t g = static_cast<pid_t>(std::strtol(slurp(grandchild).c_str(), nullptr, 10));
+  const pid_t g = static_cast<pid_t>(std::strtol(read_file_if_exists(grandchild).c_str(), nullptr, 10));
   REQUIRE(g > 0);
   CHECK_FALSE(gone(g));  // still there, still holding the pipes: swthrottle did not wait for it
   ::kill(g, SIGKILL);
@@ -457,8 +331,8 @@ TEST_CASE("exec faults: worker threads that cannot all be started: run with thos
   CHECK(r.err ==
         "swthrottle: exec: started only 2 of 8 worker threads (Resource temporarily unavailable): at most 2 commands "
         "run at once\n");
-  CHECK(lines_in(r.out) == 5);
-  CHECK(lines_in(slurp(delivered)) == 5);
+  CHECK(count_lines(r.out) == 5);
+  CHECK(count_lines(read_file_if_exists(delivered)) == 5);
 
   // None at all: a clear error at start, nothing read.
   const RunResult none = swthrottle::test::run_process({kBinary, "--rule", rules, "--exec", rec}, input, 20s,

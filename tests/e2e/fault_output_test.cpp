@@ -27,6 +27,7 @@
 
 namespace {
 
+using swthrottle::test::check_survived;
 using swthrottle::test::limited;
 using swthrottle::test::Limits;
 using swthrottle::test::open_file_offset;
@@ -56,12 +57,6 @@ std::string numbered_lines(int n) {
   s.reserve(static_cast<std::size_t>(n) * 14);
   for (int i = 1; i <= n; ++i) s += "line " + std::to_string(i) + "\n";
   return s;
-}
-
-void check_survived(const RunResult& r) {
-  INFO("signal " << r.signal << ", timed out " << r.timed_out << ", stderr: " << r.err);
-  CHECK(r.signal == 0);
-  CHECK_FALSE(r.timed_out);
 }
 
 }  // namespace

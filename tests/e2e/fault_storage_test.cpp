@@ -35,6 +35,8 @@
 
 namespace {
 
+using swthrottle::test::check_survived;
+using swthrottle::test::contains;
 using swthrottle::test::HttpReceiver;
 using swthrottle::test::limited;
 using swthrottle::test::Limits;
@@ -56,16 +58,6 @@ RunResult run(const std::vector<std::string>& args, const std::string& input = "
   std::vector<std::string> argv{kBinary};
   argv.insert(argv.end(), args.begin(), args.end());
   return swthrottle::test::run_process(limited(limits, argv), input);
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-// Ended by itself: no signal, no timeout.
-void check_survived(const RunResult& r) {
-  INFO("signal " << r.signal << ", timed out " << r.timed_out << ", stderr: " << r.err);
-  CHECK(r.signal == 0);
-  CHECK_FALSE(r.timed_out);
-  CHECK(r.exit_status >= 0);
 }
 
 // Files in `dir` whose name starts with `prefix`.

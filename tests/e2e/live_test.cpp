@@ -33,7 +33,10 @@
 
 namespace {
 
+using swthrottle::test::append_file;
+using swthrottle::test::contains;
 using swthrottle::test::EnvAdditions;
+using swthrottle::test::lines_of;
 using swthrottle::test::open_file_offset;
 using swthrottle::test::poll_until;
 using swthrottle::test::Process;
@@ -61,15 +64,6 @@ RunResult run(const std::vector<std::string>& args, const std::string& input = "
   return swthrottle::test::run_swthrottle(args, input);
 }
 
-// Appends with one write(2), as a logging program does.
-void append(const std::string& path, std::string_view data) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  REQUIRE_MESSAGE(fd >= 0, "open " << path << ": " << std::strerror(errno));
-  const ssize_t n = ::write(fd, data.data(), data.size());
-  ::close(fd);
-  REQUIRE(n == static_cast<ssize_t>(data.size()));
-}
-
 void write_fd(int fd, std::string_view data) {
   REQUIRE(::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()));
 }
@@ -79,23 +73,6 @@ std::string script(const TempDir& dir, const std::string& name, const std::strin
   REQUIRE(::chmod(path.c_str(), 0755) == 0);
   return path;
 }
-
-std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at < s.size()) {
-    const std::size_t nl = s.find('\n', at);
-    if (nl == std::string::npos) {
-      out.push_back(s.substr(at));
-      break;
-    }
-    out.push_back(s.substr(at, nl - at));
-    at = nl + 1;
-  }
-  return out;
-}
-
-bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 
 // Exit status 0; on failure, says how the child ended and what it said.
 void check_exit_0(const RunResult& r) {
@@ -235,9 +212,9 @@ TEST_CASE("live: --follow starts at the end: existing lines are skipped, appende
   // (It reads on at once, holding the partial line: the offset is 12 or more.)
   REQUIRE(poll_until([&] { return open_file_offset(p.pid(), log) >= 12; }, kWait));
 
-  append(log, "tial\nnew 1\n");
+  append_file(log, "tial\nnew 1\n");
   expect_output(p, "old partial\nnew 1\n");
-  append(log, "new 2\n");
+  append_file(log, "new 2\n");
   expect_output(p, "old partial\nnew 1\nnew 2\n");
   stop_expecting(p, "old partial\nnew 1\nnew 2\n");
 }
@@ -247,7 +224,7 @@ TEST_CASE("live: --follow --from-start reads the existing content first") {
   const std::string log = dir.write("app.log", "a\nb\n");
   Process p = follow(dir, log, {"--from-start"});
   expect_output(p, "a\nb\n");
-  append(log, "c\n");
+  append_file(log, "c\n");
   expect_output(p, "a\nb\nc\n");
   stop_expecting(p, "a\nb\nc\n");
 }
@@ -257,9 +234,9 @@ TEST_CASE("live: --follow holds a partial line until its newline arrives") {
   const std::string log = dir.write("app.log", "");
   Process p = follow(dir, log, {"--from-start"});
   // One write: the follower reads "sec" together with "first\n".
-  append(log, "first\nsec");
+  append_file(log, "first\nsec");
   expect_output(p, "first\n");
-  append(log, "ond\n");
+  append_file(log, "ond\n");
   // A partial line written early would show here as "sec\nond\n".
   expect_output(p, "first\nsecond\n");
   stop_expecting(p, "first\nsecond\n");
@@ -269,7 +246,7 @@ TEST_CASE("live: --follow across rename + create: old file's late lines first, e
   TempDir dir;
   const std::string log = dir.write("app.log", "");
   Process p = follow(dir, log, {"--from-start"});
-  append(log, "a1\na2\n");
+  append_file(log, "a1\na2\n");
   expect_output(p, "a1\na2\n");
 
   // logrotate without copytruncate: the writer still holds the old file and
@@ -280,10 +257,10 @@ TEST_CASE("live: --follow across rename + create: old file's late lines first, e
   write_fd(writer, "a3\n");
   write_fd(writer, "a4\n");
   ::close(writer);
-  append(log, "b1\nb2\n");  // the new file, created by the reopened writer
+  append_file(log, "b1\nb2\n");  // the new file, created by the reopened writer
 
   expect_output(p, "a1\na2\na3\na4\nb1\nb2\n");
-  append(log, "b3\n");
+  append_file(log, "b3\n");
   expect_output(p, "a1\na2\na3\na4\nb1\nb2\nb3\n");
   stop_expecting(p, "a1\na2\na3\na4\nb1\nb2\nb3\n");
   CHECK(read_file(dir.file("app.log.1")) == "a1\na2\na3\na4\n");
@@ -297,16 +274,16 @@ TEST_CASE("live: --follow across copytruncate: the new content is read from the 
       "a long line before the rotation, number 1\n"
       "a long line before the rotation, number 2\n"
       "a long line before the rotation, number 3\n";
-  append(log, before);
+  append_file(log, before);
   expect_output(p, before);
 
   // copytruncate: the content is copied away and the file cut to 0 in place;
   // what comes next is shorter than the old read offset, so it cannot be
   // taken for growth.
   REQUIRE(::truncate(log.c_str(), 0) == 0);
-  append(log, "new 1\n");
+  append_file(log, "new 1\n");
   expect_output(p, before + "new 1\n");
-  append(log, "new 2\n");
+  append_file(log, "new 2\n");
   expect_output(p, before + "new 1\nnew 2\n");
   stop_expecting(p, before + "new 1\nnew 2\n");
   CHECK(contains(p.err(), "swthrottle: " + log + ": file truncated\n"));
@@ -322,7 +299,7 @@ TEST_CASE("live: --follow waits for a file missing at start and reads it from it
         return contains(e, "swthrottle: cannot open '" + log + "' for reading: No such file or directory\n");
       },
       kWait));
-  append(log, "x1\nx2\n");
+  append_file(log, "x1\nx2\n");
   expect_output(p, "x1\nx2\n");
   CHECK(p.read_stderr_until(
       [&](const std::string& e) { return contains(e, "swthrottle: '" + log + "' has appeared; following new file\n"); },
@@ -341,9 +318,9 @@ TEST_CASE("live: --follow goes on when the file is deleted and created again") {
         return contains(e, "swthrottle: '" + log + "' has become inaccessible: No such file or directory\n");
       },
       kWait));
-  append(log, "b\n");
+  append_file(log, "b\n");
   expect_output(p, "a\nb\n");
-  append(log, "c\n");
+  append_file(log, "c\n");
   expect_output(p, "a\nb\nc\n");
   CHECK(p.read_stderr_until(
       [&](const std::string& e) { return contains(e, "swthrottle: '" + log + "' has appeared; following new file\n"); },
@@ -974,7 +951,7 @@ TEST_CASE("live: --exit-code after SIGINT/SIGTERM: 1 when an alert was written, 
     const std::string log = dir.write("ssh.log", "");
     Process f = spawn({"--rule", rules, "--exit-code", "--follow", "--from-start", log});
     REQUIRE(poll_until([&] { return open_file_offset(f.pid(), log) >= 0; }, kWait));
-    append(log, failed_line(0, "203.0.113.9") + failed_line(1, "203.0.113.9"));
+    append_file(log, failed_line(0, "203.0.113.9") + failed_line(1, "203.0.113.9"));
     CHECK(f.read_stdout_lines(1, kWait));
     r = signal_and_wait(f, sig);
     CHECK(r.exit_status == 1);
@@ -1052,13 +1029,13 @@ TEST_CASE("live: --follow --state saves the state every --state-interval while r
   const std::string log = dir.write("app.log", "");
   Process p = spawn({"--rule", rules, "--format", "json", "--state", state, "--state-interval", "100ms", "--follow",
                      "--from-start", log});
-  append(log, "2026-11-21T10:00:05Z disk sda full\n");
+  append_file(log, "2026-11-21T10:00:05Z disk sda full\n");
   CHECK(p.read_stdout_lines(1, kWait));
   // Saved by the timer, not at exit: the process is still running.
   CHECK(poll_until([&] { return file_has(state, "\"sda\""); }, kWait));
   CHECK(p.running());
   // And saved again: a later key shows up too.
-  append(log, "2026-11-21T10:00:06Z disk sdb full\n");
+  append_file(log, "2026-11-21T10:00:06Z disk sdb full\n");
   CHECK(p.read_stdout_lines(2, kWait));
   CHECK(poll_until([&] { return file_has(state, "\"sdb\""); }, kWait));
   CHECK(p.running());
@@ -1291,7 +1268,7 @@ threshold = "3 per 10s"
   REQUIRE(p.read_stdout_until([&](const std::string& out) { return out.size() >= replay.out.size(); }, kWait));
   CHECK(p.out() == replay.out);
   // Caught up: a new line is decided as it comes.
-  append(file, "2026-11-26T10:12:21.000Z disk full on /data\n");
+  append_file(file, "2026-11-26T10:12:21.000Z disk full on /data\n");
   CHECK(p.read_stdout_until(
       [&](const std::string& out) { return out.find("/data", replay.out.size()) != std::string::npos; }, kWait));
   REQUIRE(p.send_signal(SIGTERM));

@@ -21,6 +21,7 @@
 
 namespace {
 
+using swthrottle::test::append_file;
 using swthrottle::test::HttpReceiver;
 using swthrottle::test::NotifySocket;
 using swthrottle::test::Process;
@@ -43,11 +44,6 @@ std::string failures(const std::string& user, int minute, int n = 4) {
     log += "2026-11-20T10:" + std::string(minute < 10 ? "0" : "") + std::to_string(minute) + ":0" + std::to_string(s) +
            "Z login failed user=" + user + "\n";
   return log;
-}
-
-void append(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::app | std::ios::binary);
-  f << text;
 }
 
 // The messages on the socket until `pred` holds for one (returned), at most `within`.
@@ -148,7 +144,7 @@ TEST_CASE("systemd: a decider stuck with lines waiting stops the watchdog pings"
   REQUIRE(until(
       sock, [](const std::string& m) { return m == "WATCHDOG=1"; }, seen));
   // A second alert: its record finds the outbox full, and the decider waits.
-  append(log, failures("bob", 2));
+  append_file(log, failures("bob", 2));
   // Within a watchdog interval of the stall the pings stop: none for 2.5 s,
   // while lines keep coming that nobody reads.
   bool stopped = false;
@@ -156,7 +152,7 @@ TEST_CASE("systemd: a decider stuck with lines waiting stops the watchdog pings"
   auto last_ping = std::chrono::steady_clock::now();
   int minute = 4;
   while (std::chrono::steady_clock::now() < end) {
-    if (minute < 58) append(log, failures("carol", minute++, 1));
+    if (minute < 58) append_file(log, failures("carol", minute++, 1));
     auto m = sock.receive(200ms);
     if (m && *m == "WATCHDOG=1") last_ping = std::chrono::steady_clock::now();
     if (std::chrono::steady_clock::now() - last_ping > 2500ms) {

@@ -14,14 +14,13 @@
 
 namespace {
 
+using swthrottle::test::contains;
 using swthrottle::test::RunResult;
 using swthrottle::test::TempDir;
 
 RunResult swt(const std::vector<std::string>& args, const std::string& input = "") {
   return swthrottle::test::run_swthrottle(args, input);
 }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // 6000 events, one every 100 ms from 10:00:00: every third an NPE trace of
 // 1 to 37 frames, every third an IOException with a cause, the rest single

@@ -16,21 +16,12 @@
 
 namespace {
 
+using swthrottle::test::read_file;
 using swthrottle::test::RunResult;
 using swthrottle::test::TempDir;
 
 RunResult swt(const std::vector<std::string>& args, const std::string& input = "") {
   return swthrottle::test::run_swthrottle(args, input);
-}
-
-std::string read_all(const std::string& path) {
-  std::string out;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  REQUIRE(fd >= 0);
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return out;
 }
 
 // The files in dir whose names start with `prefix`.
@@ -96,7 +87,7 @@ TEST_CASE("probe findings: a state file dated near INT64_MAX is moved aside with
   CHECK(r.out == fresh.out);  // the same records as a run without the file
   const std::vector<std::string> aside = starting_with(dir.path(), "state.json.corrupt-");
   REQUIRE(aside.size() == 1);
-  CHECK(read_all(aside[0]) == text);  // kept as it was, for a look
+  CHECK(read_file(aside[0]) == text);  // kept as it was, for a look
   CHECK(r.err == "swthrottle: state file " + state +
                      ": now_ms: time 9223372036854775000 is out of range (a run writes -1 or 1970-01-01 to "
                      "9999-12-31, up to 253402300799999); moved aside to " +
@@ -109,7 +100,7 @@ TEST_CASE("probe findings: a bucket ahead of its window drops that rule's window
   const std::string rules = dir.write("rules.toml", kRules);
   const std::string state = dir.file("state.json");
   REQUIRE(swt({"-r", rules, "--state", state}, kPartA).exit_status == 0);
-  const std::string saved = read_all(state);
+  const std::string saved = read_file(state);
 
   // The good state: the third failure alerts, the flood line is held back.
   const RunResult good = swt({"-r", rules, "--state", state}, kPartB);

@@ -17,7 +17,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 extern char** environ;
@@ -86,7 +85,7 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
 
 // --- Process ----------------------------------------------------------------
 
-Process Process::spawn(const std::vector<std::string>& argv, const EnvAdditions& env) {
+Process Process::spawn(const std::vector<std::string>& argv, const EnvAdditions& env, OutputObserver stderr_observer) {
   if (argv.empty()) throw std::runtime_error("spawn: empty argv");
   int in[2], out[2], err[2];
   if (::pipe2(in, O_CLOEXEC) != 0) fail("pipe2", errno);
@@ -134,6 +133,7 @@ Process Process::spawn(const std::vector<std::string>& argv, const EnvAdditions&
   p.in_ = in[1];
   p.out_fd_ = out[0];
   p.err_fd_ = err[0];
+  p.stderr_observer_ = std::move(stderr_observer);
   set_nonblocking(p.in_);
   set_nonblocking(p.out_fd_);
   set_nonblocking(p.err_fd_);
@@ -159,6 +159,7 @@ Process& Process::operator=(Process&& other) noexcept {
     err_fd_ = std::exchange(other.err_fd_, -1);
     reaped_ = std::exchange(other.reaped_, false);
     result_ = std::move(other.result_);
+    stderr_observer_ = std::move(other.stderr_observer_);
   }
   return *this;
 }
@@ -176,12 +177,16 @@ void Process::close_fd(int& fd) {
   fd = -1;
 }
 
-bool Process::drain(int& fd, std::string& into) {
+bool Process::drain(int& fd, std::string& into, const OutputObserver& observer) {
   char buf[65536];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n > 0) {
-      into.append(buf, static_cast<std::size_t>(n));
+      if (observer) {
+        observer(std::string_view(buf, static_cast<std::size_t>(n)));
+      } else {
+        into.append(buf, static_cast<std::size_t>(n));
+      }
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -221,7 +226,7 @@ short Process::pump(Clock::time_point deadline, bool want_stdin_write, bool watc
   const int ready = ::poll(n == 0 ? nullptr : fds, n, timeout);
   if (ready <= 0) return 0;
   if (out_i >= 0 && fds[out_i].revents != 0) drain(out_fd_, result_.out);
-  if (err_i >= 0 && fds[err_i].revents != 0) drain(err_fd_, result_.err);
+  if (err_i >= 0 && fds[err_i].revents != 0) drain_stderr();
   return in_i >= 0 ? fds[in_i].revents : 0;
 }
 
@@ -279,6 +284,17 @@ bool Process::read_stderr_until(const std::function<bool(const std::string&)>& p
     if (pred(result_.err)) return true;
     if (err_fd_ < 0 || Clock::now() >= deadline) return false;
     pump(deadline, false);
+  }
+}
+
+bool Process::read_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    if (pred()) return true;
+    if ((out_fd_ < 0 && err_fd_ < 0) || Clock::now() >= deadline) return false;
+    // pred may look at more than the pipes (a file): look again every few
+    // milliseconds even when nothing arrives.
+    pump(std::min(deadline, Clock::now() + std::chrono::milliseconds(10)), false);
   }
 }
 
@@ -344,7 +360,7 @@ RunResult Process::wait(std::chrono::milliseconds timeout) {
   // Whatever the child wrote before it exited is in the pipes now. A
   // grandchild may still hold them open: take what is there, without waiting.
   if (out_fd_ >= 0) drain(out_fd_, result_.out);
-  if (err_fd_ >= 0) drain(err_fd_, result_.err);
+  if (err_fd_ >= 0) drain_stderr();
   close_fd(out_fd_);
   close_fd(err_fd_);
   return result_;
@@ -364,12 +380,11 @@ RunResult run_process(const std::vector<std::string>& argv, const std::string& s
   return p.wait(std::max(left, std::chrono::milliseconds(0)));
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error("cannot read " + path);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
+void check_survived(const RunResult& r) {
+  INFO("signal " << r.signal << ", timed out " << r.timed_out << ", stderr: " << r.err);
+  CHECK(r.signal == 0);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_status >= 0);
 }
 
 bool poll_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/text_files.h"  // read_file, which tests of processes take from here
+
 namespace swthrottle::test {
 
 // Long enough for a loaded CI machine; a test that hits it has hung.
@@ -26,6 +28,12 @@ inline constexpr std::chrono::milliseconds kDefaultTimeout{20'000};
 
 // Variables added to (or replacing those of) the test's own environment.
 using EnvAdditions = std::vector<std::pair<std::string, std::string>>;
+
+// Takes the child's output a chunk at a time, as it is read, instead of the
+// Process keeping it: for a child that writes more than a test should hold
+// (it counts the bytes, or keeps only some). Called on the test's thread,
+// from within the Process call that read the chunk.
+using OutputObserver = std::function<void(std::string_view chunk)>;
 
 struct RunResult {
   int exit_status = -1;    // the exit code, or -1 when the child did not exit normally
@@ -56,8 +64,10 @@ class Process {
   // Starts argv[0] with the signal mask empty and every signal at its default
   // action (an ignored SIGPIPE in the test must not leak into the child).
   // Throws std::runtime_error (a failed test, for doctest) when the child
-  // cannot be started.
-  static Process spawn(const std::vector<std::string>& argv, const EnvAdditions& env = {});
+  // cannot be started. With a stderr_observer, what the child writes on
+  // stderr goes to it, and err() stays empty.
+  static Process spawn(const std::vector<std::string>& argv, const EnvAdditions& env = {},
+                       OutputObserver stderr_observer = nullptr);
 
   Process(Process&& other) noexcept;
   Process& operator=(Process&& other) noexcept;
@@ -90,6 +100,12 @@ class Process {
   bool read_stderr_until(const std::function<bool(const std::string&)>& pred,
                          std::chrono::milliseconds timeout = kDefaultTimeout);
 
+  // Reads stdout and stderr until pred() holds (checked first, then after
+  // every read, and every few milliseconds meanwhile): for a condition on
+  // what an observer saw, on both pipes, or on a file the child's work
+  // writes. False on timeout, or when both end without pred holding.
+  bool read_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout = kDefaultTimeout);
+
   // Reads stdout and stderr until both reach end of file (the child and
   // anything it started have closed them). False on timeout.
   bool read_to_eof(std::chrono::milliseconds timeout = kDefaultTimeout);
@@ -118,8 +134,11 @@ class Process {
   // and the child's exit when watch_exit) until `deadline`; never sleeps when
   // there is nothing to wait on. Returns the poll revents of stdin (0 if not asked).
   short pump(Clock::time_point deadline, bool want_stdin_write, bool watch_exit = false);
-  bool drain(int& fd, std::string& into);  // false at end of file or error (fd closed)
-  bool try_reap();                         // non-blocking waitpid
+  // Reads what is there on fd into `into` (or to `observer` when set).
+  // False at end of file or error (fd closed).
+  bool drain(int& fd, std::string& into, const OutputObserver& observer = nullptr);
+  bool drain_stderr() { return drain(err_fd_, result_.err, stderr_observer_); }
+  bool try_reap();  // non-blocking waitpid
   void set_status(int status);
   void kill_and_reap();
   void close_fd(int& fd);
@@ -131,10 +150,12 @@ class Process {
   int err_fd_ = -1;
   bool reaped_ = false;
   RunResult result_;
+  OutputObserver stderr_observer_;  // empty: stderr is kept in result_.err
 };
 
-// The whole content of a file; throws std::runtime_error when it cannot be read.
-std::string read_file(const std::string& path);
+// Ended by itself: no signal, no timeout (on failure, says how the child
+// ended and what it wrote on stderr).
+void check_survived(const RunResult& r);
 
 // Checks pred every few milliseconds until it holds: for conditions that no
 // pipe signals (a file's content, a /proc entry). False on timeout.

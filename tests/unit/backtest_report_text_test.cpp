@@ -11,27 +11,18 @@
 #include <vector>
 
 #include "backtest/report_text.h"
+#include "support/text_files.h"
 
 using namespace swthrottle::backtest;
 using swthrottle::config::RuleKind;
+using swthrottle::test::count_of;
+using swthrottle::test::lines_of;
 
 namespace {
 
 constexpr int64_t kMinute = 60'000;
 constexpr int64_t kFirst = 1'793'592'000'000;               // 2026-11-02 04:00:00 UTC
 constexpr int64_t kLast = kFirst + 248 * kMinute + 12'000;  // 4h 8m 12s later
-
-std::vector<std::string> lines_of(std::string_view text) {
-  std::vector<std::string> lines;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    std::size_t end = text.find('\n', at);
-    if (end == std::string_view::npos) end = text.size();
-    lines.emplace_back(text.substr(at, end - at));
-    at = end + 1;
-  }
-  return lines;
-}
 
 // Display columns as a test can count them without the code under test:
 // code points, ANSI SGR sequences left out.
@@ -52,12 +43,6 @@ int column_of(std::string_view line, std::string_view piece) {
   const std::size_t at = line.find(piece);
   REQUIRE(at != std::string_view::npos);
   return columns(line.substr(0, at));
-}
-
-int occurrences(std::string_view s, std::string_view piece) {
-  int n = 0;
-  for (std::size_t at = s.find(piece); at != std::string_view::npos; at = s.find(piece, at + piece.size())) ++n;
-  return n;
 }
 
 Candidate candidate(std::string value, uint64_t alerts, bool current = false) {
@@ -183,7 +168,7 @@ std::vector<std::string> sweep_bars(const std::vector<std::string>& lines, std::
 
 int bar_cells(std::string_view line) {
   int n = 0;
-  for (std::string_view cell : {"█", "▉", "▊", "▋", "▌", "▍", "▎", "▏"}) n += occurrences(line, cell);
+  for (std::string_view cell : {"█", "▉", "▊", "▋", "▌", "▍", "▎", "▏"}) n += static_cast<int>(count_of(line, cell));
   return n;
 }
 
@@ -289,7 +274,7 @@ TEST_CASE(
     const Timeline t = first_timeline(lines_of(render_text(sample(), {width, false})));
     const int first_plot_column = column_of(t.axis, "└") + 1;
     const int last_plot_column = columns(t.axis) - 1;
-    CHECK(occurrences(t.marks, "▲") == 2);
+    CHECK(count_of(t.marks, "▲") == 2);
     CHECK(column_of(t.marks, "▲") == first_plot_column);
     CHECK(columns(t.marks) - 1 == last_plot_column);
     CHECK(t.marks.substr(t.marks.size() - std::string_view("▲").size()) == "▲");
@@ -301,7 +286,7 @@ TEST_CASE("backtest render_text: several alerts in one column are one mark") {
   result.rules[0].alerts = {
       {kFirst + 60 * kMinute, "a", 50}, {kFirst + 60 * kMinute + 1, "b", 50}, {kFirst + 60 * kMinute + 2, "c", 50}};
   const Timeline t = first_timeline(lines_of(render_text(result, {80, false})));
-  CHECK(occurrences(t.marks, "▲") == 1);
+  CHECK(count_of(t.marks, "▲") == 1);
 }
 
 TEST_CASE("backtest render_text: the sweep's longest bar is the candidate with the most alerts, 0 alerts, no bar") {
@@ -372,7 +357,7 @@ TEST_CASE("backtest render_text: a rule without a series says so instead of a ch
   const std::size_t throttle = text.find("rule disk_full");
   REQUIRE(throttle != std::string::npos);
   CHECK(text.find("timeline: no window count to chart", throttle) != std::string::npos);
-  CHECK(occurrences(text, "└") == 1);  // the alert rule's chart only
+  CHECK(count_of(text, "└") == 1);  // the alert rule's chart only
 }
 
 TEST_CASE("backtest render_text: a long key is cut with an ellipsis to keep the table within the width") {

@@ -9,8 +9,10 @@
 
 #include "backtest/terminal_chart.h"
 #include "backtest/terminal_text.h"
+#include "support/text_files.h"
 
 using namespace swthrottle::backtest;
+using swthrottle::test::count_of;
 
 namespace {
 
@@ -18,13 +20,6 @@ namespace {
 int code_points(std::string_view s) {
   int n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
-// How many times `piece` occurs in `s`.
-int occurrences(std::string_view s, std::string_view piece) {
-  int n = 0;
-  for (std::size_t at = s.find(piece); at != std::string_view::npos; at = s.find(piece, at + piece.size())) ++n;
   return n;
 }
 
@@ -138,7 +133,7 @@ TEST_CASE("backtest chart: timeline_chart: every line within its width, the thre
     for (int row : {0, 1, 2, 3, 5, 6, 7}) CHECK(lines[static_cast<std::size_t>(row)].find("┄") == std::string::npos);
     // The marks: under the first and the last column of the plot.
     const std::string& marks = lines[9];
-    CHECK(occurrences(marks, "▲") == 2);
+    CHECK(count_of(marks, "▲") == 2);
     CHECK(code_points(marks) == width);
     CHECK(marks.rfind("     ▲", 0) == 0);  // the 5-column axis, then the first column
     CHECK(lines[10].find("00:00") == 5);

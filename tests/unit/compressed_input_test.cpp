@@ -15,10 +15,12 @@
 #include "input/line_reader.h"
 #include "support/compress.h"
 #include "support/temp_dir.h"
+#include "support/text_files.h"
 
 using swthrottle::input::Compression;
 using swthrottle::input::LineReader;
 using swthrottle::test::gzip_bytes;
+using swthrottle::test::lines_of;
 using swthrottle::test::TempDir;
 using swthrottle::test::zstd_bytes;
 
@@ -79,17 +81,6 @@ std::string numbered(int from, int to) {
   std::string s;
   for (int i = from; i < to; ++i) s += "2026-11-21T10:00:00Z ERROR line " + std::to_string(i) + "\n";
   return s;
-}
-
-std::vector<std::string> lines_of(std::string_view text) {
-  std::vector<std::string> out;
-  while (!text.empty()) {
-    const auto nl = text.find('\n');
-    out.emplace_back(text.substr(0, nl));
-    if (nl == std::string_view::npos) break;
-    text.remove_prefix(nl + 1);
-  }
-  return out;
 }
 
 }  // namespace

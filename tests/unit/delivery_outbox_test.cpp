@@ -32,6 +32,7 @@ using swthrottle::delivery::Delivery;
 using swthrottle::delivery::Outbox;
 using swthrottle::delivery::OutboxOptions;
 using swthrottle::delivery::OutboxStats;
+using swthrottle::test::append_file;
 using swthrottle::test::parse_json;
 using swthrottle::test::read_file;
 using swthrottle::test::TempDir;
@@ -80,19 +81,13 @@ uint64_t size_of(const std::string& path) {
   return static_cast<uint64_t>(st.st_size);
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
+// The complete lines of `text` (a last line without "\n" is left out).
+std::vector<std::string> complete_lines(const std::string& text) {
   std::vector<std::string> out;
   std::size_t pos = 0;
   for (std::size_t nl; (nl = text.find('\n', pos)) != std::string::npos; pos = nl + 1)
     out.push_back(text.substr(pos, nl - pos));
   return out;
-}
-
-void append_to(const std::string& path, std::string_view bytes) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  REQUIRE(fd >= 0);
-  REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
-  ::close(fd);
 }
 
 std::vector<std::string> names_in(const std::string& dir) {
@@ -237,7 +232,7 @@ TEST_CASE("outbox: added records come back after a reopen byte for byte, in add 
     CHECK(box->recovered().empty());
   }
   // Every line is one JSON entry; bytes that are not UTF-8 are base64.
-  const std::vector<std::string> lines = lines_of(read_file(p.journal));
+  const std::vector<std::string> lines = complete_lines(read_file(p.journal));
   REQUIRE(lines.size() == records.size());
   for (const std::string& line : lines) {
     auto j = parse_json(line);
@@ -343,7 +338,7 @@ TEST_CASE("outbox: adding a record already pending is ignored, in a batch and ac
     CHECK(box->stats().added == 2);
     CHECK(box->stats().pending == 2);
   }
-  CHECK(lines_of(read_file(p.journal)).size() == 2);  // nothing written for the duplicates
+  CHECK(complete_lines(read_file(p.journal)).size() == 2);  // nothing written for the duplicates
   {
     auto box = open_box(p);
     const auto back = box->recovered();
@@ -426,7 +421,7 @@ TEST_CASE("outbox: a torn last line is dropped, the file cut back, and appending
       REQUIRE(box->add(two));
     }
     const uint64_t whole_size = size_of(p.journal);
-    append_to(p.journal, c.tail);
+    append_file(p.journal, c.tail);
     {
       auto box = open_box(p);
       CHECK(box->last_error() == "");  // a torn tail is what a crash leaves: no error
@@ -506,7 +501,7 @@ TEST_CASE("outbox: a small journal is not rewritten, however many of its lines a
     CHECK(now > before);  // only ever appended to
     before = now;
   }
-  CHECK(lines_of(read_file(p.journal)).size() == 99);
+  CHECK(complete_lines(read_file(p.journal)).size() == 99);
 }
 
 // ---------------------------------------------------------------- the bound
@@ -612,7 +607,7 @@ TEST_CASE("outbox: DropOldest dead-letters the oldest as \"outbox full\", counts
     CHECK(s.dropped == 3);
     CHECK(s.dead_letters == 3);
   }
-  const std::vector<std::string> dead = lines_of(read_file(p.dead));
+  const std::vector<std::string> dead = complete_lines(read_file(p.dead));
   REQUIRE(dead.size() == 3);
   std::vector<std::string> dropped;
   for (const std::string& line : dead) {
@@ -649,7 +644,7 @@ TEST_CASE("outbox: dead-letter lines are JSON with every field, and the record l
     CHECK(s.dropped == 0);
     CHECK(s.pending == 1);
   }
-  const std::vector<std::string> dead = lines_of(read_file(p.dead));
+  const std::vector<std::string> dead = complete_lines(read_file(p.dead));
   REQUIRE(dead.size() == 2);
   auto j = parse_json(dead[0]);  // parse_json accepts only valid UTF-8
   REQUIRE(j);
@@ -774,7 +769,7 @@ TEST_CASE("outbox: killed mid-compaction, the old journal is whole, the temporar
   std::string reports;
   const int status = finish(child, reports);
   REQUIRE_MESSAGE(died_of_sigkill(status), "status " << status);
-  const std::vector<std::string> acked = lines_of(reports);
+  const std::vector<std::string> acked = complete_lines(reports);
   REQUIRE(acked.size() >= 1);
   CHECK(acked[0] == "added");
   const std::size_t done_returned = acked.size() - 1;
@@ -833,7 +828,7 @@ TEST_CASE("outbox: SIGKILL from outside at any moment loses no add that returned
   REQUIRE(died_of_sigkill(status));
 
   std::set<std::string> must_have;
-  for (const std::string& line : lines_of(reports)) {
+  for (const std::string& line : complete_lines(reports)) {
     if (line.rfind("a ", 0) == 0) must_have.insert(line.substr(2));
     if (line.rfind("d ", 0) == 0) must_have.erase(line.substr(2));
   }

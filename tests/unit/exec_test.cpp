@@ -29,6 +29,7 @@
 #include "output/writer.h"
 #include "support/rule_fixtures.h"
 #include "support/temp_dir.h"
+#include "support/text_files.h"
 #include "util/clock.h"
 
 using swthrottle::config::Rule;
@@ -42,6 +43,7 @@ using swthrottle::output::ExecPool;
 using swthrottle::output::ExecStats;
 using swthrottle::output::Format;
 using swthrottle::output::split_command;
+using swthrottle::test::read_file_if_exists;
 using swthrottle::test::TempDir;
 
 namespace {
@@ -72,14 +74,6 @@ std::string json_of(const Record& r) {
   std::string out;
   swthrottle::output::render(out, r, Format::Json);
   return out;
-}
-
-// "" when the file does not exist.
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
 }
 
 // Runs `script` with /bin/sh; inside it, $1 is `dir`.
@@ -120,7 +114,9 @@ ExecJob job(std::vector<std::string> argv, std::string key) {
 }
 
 // The pid that a script wrote to `path` (echo $$ > file).
-pid_t read_pid(const std::string& path) { return static_cast<pid_t>(std::strtol(slurp(path).c_str(), nullptr, 10)); }
+pid_t read_pid(const std::string& path) {
+  return static_cast<pid_t>(std::strtol(read_file_if_exists(path).c_str(), nullptr, 10));
+}
 
 // True when `pid` is not (or no longer) a child of ours waiting to be
 // reaped: waitpid on it fails with ECHILD. A zombie left behind would be
@@ -320,8 +316,8 @@ TEST_CASE("exec: each job runs once with its record on stdin and its variables s
   }
   for (const Record& r : records) {
     CAPTURE(r.key);
-    CHECK(slurp(dir.file("in." + r.key)) == json_of(r));  // appended: twice would show
-    CHECK(slurp(dir.file("env." + r.key)) == "alert|ssh-bruteforce|" + r.key + "|5|" + r.message + "\n");
+    CHECK(read_file_if_exists(dir.file("in." + r.key)) == json_of(r));  // appended: twice would show
+    CHECK(read_file_if_exists(dir.file("env." + r.key)) == "alert|ssh-bruteforce|" + r.key + "|5|" + r.message + "\n");
   }
   CHECK(reports.get().empty());
 }
@@ -343,7 +339,7 @@ TEST_CASE("exec: a command that always fails is tried 1 + retries times, then re
     CHECK(s.timed_out == 0);
     CHECK(s.gave_up == 1);
   }
-  CHECK(slurp(dir.file("attempts")) == "x\nx\nx\n");
+  CHECK(read_file_if_exists(dir.file("attempts")) == "x\nx\nx\n");
   CHECK(reports.get() == std::vector<std::string>{
                              "swthrottle: exec: alert ssh-bruteforce key=k: gave up after 3 attempts: exit status 1"});
 }
@@ -391,7 +387,7 @@ TEST_CASE("exec: a command that fails once is retried and delivers once") {
     CHECK(s.retried == 1);
     CHECK(s.gave_up == 0);
   }
-  CHECK(slurp(dir.file("out")) == json_of(r));
+  CHECK(read_file_if_exists(dir.file("out")) == json_of(r));
   CHECK(reports.get().empty());
 }
 
@@ -472,7 +468,7 @@ TEST_CASE("exec: a command that hangs is killed at the timeout, reported and rea
       CHECK(s.retried == 1);
       CHECK(s.gave_up == 1);
     }
-    CHECK(slurp(dir.file("attempts")) == "x\nx\n");
+    CHECK(read_file_if_exists(dir.file("attempts")) == "x\nx\n");
     CHECK(reports.get() ==
           std::vector<std::string>{"swthrottle: exec: alert ssh-bruteforce key=k: gave up after 2 attempts: "
                                    "timed out after 200ms"});
@@ -523,7 +519,7 @@ TEST_CASE("exec: never more than `jobs` commands at once") {
   }
   // Each child logs "+" after it started and "-" before it ends, so the
   // log's overlap can only understate the real one.
-  const std::string log = slurp(dir.file("log"));
+  const std::string log = read_file_if_exists(dir.file("log"));
   int running = 0;
   int most = 0;
   int started = 0;
@@ -587,7 +583,7 @@ TEST_CASE("exec: a full queue blocks submit() until a slot frees, nothing is dro
     CAPTURE(k);
     CHECK(done_when_returned[static_cast<std::size_t>(k - 1)] >= static_cast<uint64_t>(std::max(k - 2, 0)));
   }
-  CHECK(slurp(dir.file("log")) == "k0\nk1\nk2\nk3\nk4\nk5\n");  // in order, each once
+  CHECK(read_file_if_exists(dir.file("log")) == "k0\nk1\nk2\nk3\nk4\nk5\n");  // in order, each once
   CHECK(reports.get().empty());
 }
 
@@ -624,10 +620,10 @@ TEST_CASE("exec: every record is delivered once or reported, under a mix of outc
     const auto reported = std::count(got.begin(), got.end(), report);
     if (fails(r.key)) {
       CHECK(reported == 1);
-      CHECK(slurp(dir.file("out." + r.key)).empty());
+      CHECK(read_file_if_exists(dir.file("out." + r.key)).empty());
     } else {
       CHECK(reported == 0);
-      CHECK(slurp(dir.file("out." + r.key)) == json_of(r));
+      CHECK(read_file_if_exists(dir.file("out." + r.key)) == json_of(r));
     }
   }
 }
@@ -680,8 +676,8 @@ TEST_CASE("exec: a child's stdout goes to our stderr, never to our stdout") {
   ::dup2(saved_err, STDERR_FILENO);
   for (int fd : {saved_out, saved_err, out, err}) ::close(fd);
   CHECK(s.succeeded == 1);
-  CHECK(slurp(dir.file("our-stdout")).empty());
-  CHECK(slurp(dir.file("our-stderr")) == "to-stdout\nto-stderr\n");
+  CHECK(read_file_if_exists(dir.file("our-stdout")).empty());
+  CHECK(read_file_if_exists(dir.file("our-stderr")) == "to-stdout\nto-stderr\n");
 }
 
 TEST_CASE("exec: the child's environment and signal state") {
@@ -717,8 +713,8 @@ TEST_CASE("exec: the child's environment and signal state") {
   pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   ::unsetenv("SWTHROTTLE_TYPE");
 
-  CHECK(slurp(dir.file("env")) == "1\nalert yes\n");
-  std::istringstream sig(slurp(dir.file("sig")));
+  CHECK(read_file_if_exists(dir.file("env")) == "1\nalert yes\n");
+  std::istringstream sig(read_file_if_exists(dir.file("sig")));
   std::string blk, ign;
   std::getline(sig, blk);
   std::getline(sig, ign);
@@ -738,7 +734,7 @@ TEST_CASE("exec: the destructor waits for queued and running commands") {
     for (int i = 0; i < 3; ++i)
       pool.submit(job(sh("sleep 0.05; echo \"$SWTHROTTLE_KEY\" >> \"$1/log\"", dir), "k" + std::to_string(i)));
   }
-  CHECK(slurp(dir.file("log")) == "k0\nk1\nk2\n");
+  CHECK(read_file_if_exists(dir.file("log")) == "k0\nk1\nk2\n");
 }
 
 // --- stop, the bounded queue, threads (issue 18) ---------------------------------
@@ -748,7 +744,7 @@ namespace {
 // Waits (bounded) until the file at `path` has `n` lines.
 bool file_has_lines(const std::string& path, std::size_t n) {
   for (int i = 0; i < 1000; ++i) {
-    const std::string s = slurp(path);
+    const std::string s = read_file_if_exists(path);
     if (static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')) >= n) return true;
     ::poll(nullptr, 0, 10);
   }
@@ -782,7 +778,7 @@ TEST_CASE("exec: stop() kills the running command, ends the waiting jobs as not 
   CHECK(s.gave_up == 0);
   CHECK(s.retried == 0);  // a killed command is not retried
   CHECK(s.queued == 0);
-  const std::string pids = slurp(dir.file("pids"));
+  const std::string pids = read_file_if_exists(dir.file("pids"));
   CHECK(std::count(pids.begin(), pids.end(), '\n') == 1);  // k1, k2, k3 never started
   const pid_t pid = read_pid(dir.file("pids"));
   CHECK(not_our_child(pid));  // reaped
@@ -811,7 +807,7 @@ TEST_CASE("exec: stop() during a backoff ends the job at once, without the retry
   for (int i = 0; i < 1000 && pool.stats().failed_attempts == 0; ++i) ::poll(nullptr, 0, 10);
   pool.stop("stopped by SIGINT");
   pool.drain();
-  CHECK(slurp(dir.file("attempts")) == "x\n");
+  CHECK(read_file_if_exists(dir.file("attempts")) == "x\n");
   const ExecStats s = pool.stats();
   CHECK(s.not_run == 1);
   CHECK(s.retried == 0);
@@ -876,7 +872,7 @@ TEST_CASE(
   CHECK(s.succeeded == 5);
   CHECK(s.queued == 0);
   CHECK(s.queued_bytes == 0);
-  CHECK(slurp(dir.file("log")) == "k0\nk1\nk2\nk3\nk4\n");
+  CHECK(read_file_if_exists(dir.file("log")) == "k0\nk1\nk2\nk3\nk4\n");
   const std::vector<std::string> got = reports.get();
   REQUIRE(got.size() == 2);
   CHECK(got[1] == "swthrottle: exec: 6 actions dropped while the queue was full");
@@ -903,7 +899,7 @@ TEST_CASE("exec: the queue's byte bound: a job over it waits only in an empty qu
   CHECK(s.dropped == 1);
   dir.write("go", "");
   pool.drain();
-  CHECK(slurp(dir.file("log")) == "big\n");
+  CHECK(read_file_if_exists(dir.file("log")) == "big\n");
 }
 
 TEST_CASE("exec: a worker thread that cannot be started: the pool runs with those it got, and says so") {

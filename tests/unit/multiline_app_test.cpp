@@ -22,7 +22,9 @@
 namespace {
 
 namespace sw = swthrottle;
+using sw::test::append_file;
 using sw::test::CollectingSink;
+using sw::test::contains;
 using sw::test::FakeClock;
 using sw::test::TempDir;
 
@@ -93,15 +95,6 @@ std::string run_read(const std::string& rules, int threads) {
   return sink.text();
 }
 
-void append(const std::string& path, const std::string& data) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  REQUIRE(fd >= 0);
-  REQUIRE(::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()));
-  ::close(fd);
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
 }  // namespace
 
 TEST_CASE("multiline app: a trace passes whole or is suppressed whole, keyed by its first line, -j 1 = -j 2") {
@@ -128,11 +121,11 @@ TEST_CASE("multiline app: a followed file written in pieces gives the same recor
   // The injected clock stands still: no event is flushed for being idle, so
   // an event comes out exactly when the line after it arrives.
   REQUIRE(sw::test::poll_until([&] { return sink.text() == kStart; }));
-  append(log, kPay1.substr(60));
-  append(log, kPay2.substr(0, 10));  // the next event's first line, in two writes
-  append(log, kPay2.substr(10) + kShip + kIo.substr(0, 50));
+  append_file(log, kPay1.substr(60));
+  append_file(log, kPay2.substr(0, 10));  // the next event's first line, in two writes
+  append_file(log, kPay2.substr(10) + kShip + kIo.substr(0, 50));
   REQUIRE(sw::test::poll_until([&] { return sink.text() == kStart + kPay1 + kShip; }));
-  append(log, kIo.substr(50) + kEnd);
+  append_file(log, kIo.substr(50) + kEnd);
   REQUIRE(sw::test::poll_until([&] { return sink.text() == kStart + kPay1 + kShip + kIo; }));
   // "end" is pending until no line has come for a second of the clock.
   CHECK_FALSE(contains(sink.text(), kEnd));
