@@ -84,6 +84,7 @@ bool LineReader::next_lines(Block& out, std::size_t max_lines, std::size_t max_b
   }
   out.text = std::string_view(base, end - static_cast<std::size_t>(base - buf));
   out.mapped = mapping_;
+  if (mapping_) release_mapped();
   return true;
 }
 
@@ -209,10 +210,17 @@ bool LineReader::try_map() {
   if (notice_ && std::memchr(m->data(), '\0', first) != nullptr) notice_(binary_notice(first, Compression::None));
   map_ = std::move(m);
   map_offset_ = at;
+  released_ = 0;
   mapping_ = true;
   base_ = map_->data();
   begin_ = end_ = scanned_ = 0;
   return true;
+}
+
+void LineReader::release_mapped() {
+  if (begin_ < released_ + kKeepMapped + kReleaseStep) return;
+  released_ = begin_ - kKeepMapped;
+  map_->release_before(released_);
 }
 
 std::size_t LineReader::fill_mapped() {

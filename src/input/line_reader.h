@@ -133,6 +133,11 @@ class LineReader {
   // under the mapping ends the input with an error.
   void sniff(std::function<void(const std::string&)> notice, bool map = false);
   static constexpr std::size_t kMapMin = 1 << 20;
+  // Mapped bytes kept resident behind the reader (batches in flight under
+  // -j read them), and how much more is given back at once: a replay's RSS
+  // stays about this much above read(2)'s, whatever the file's size.
+  static constexpr std::size_t kKeepMapped = 8 << 20;
+  static constexpr std::size_t kReleaseStep = 4 << 20;
   // What sniffing found: Compression::None until then, and for plain text.
   Compression compression() const { return compression_; }
 
@@ -163,6 +168,8 @@ class LineReader {
   bool try_map();
   // fill() while mapped: the whole mapping at once, then read(2) after it.
   std::size_t fill_mapped();
+  // Gives back the mapped pages well behind the lines handed out.
+  void release_mapped();
   // The mapped file shrank under us: what is left of the mapping reads as zeros.
   bool shrank() const { return mapping_ && map_->truncated(); }
 
@@ -178,6 +185,7 @@ class LineReader {
   bool mapping_ = false;             // base_ is the mapping
   bool map_wanted_ = false;          // sniff(..., map = true)
   off_t map_offset_ = 0;             // the file offset of the mapping's first byte
+  std::size_t released_ = 0;         // the mapping's bytes before this were given back
   std::size_t capacity_ = 0;
   std::size_t begin_ = 0;    // first byte not yet returned
   std::size_t end_ = 0;      // end of the bytes read

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -114,7 +115,20 @@ std::unique_ptr<MappedFile> MappedFile::map(int fd, off_t offset, std::size_t le
 }
 
 MappedFile::MappedFile(void* base, std::size_t mapped, const char* data, std::size_t size, int slot)
-    : base_(base), mapped_(mapped), data_(data), size_(size), slot_(slot), truncated_(&g_slots[slot].truncated) {}
+    : base_(base),
+      mapped_(mapped),
+      data_(data),
+      size_(size),
+      slot_(slot),
+      truncated_(&g_slots[slot].truncated),
+      released_(reinterpret_cast<uintptr_t>(base)) {}
+
+void MappedFile::release_before(std::size_t end) {
+  const uintptr_t to = (reinterpret_cast<uintptr_t>(data_) + std::min(end, size_)) & ~(g_page - 1);
+  if (to <= released_) return;
+  (void)::madvise(reinterpret_cast<void*>(released_), to - released_, MADV_DONTNEED);
+  released_ = to;
+}
 
 MappedFile::~MappedFile() {
   Slot& s = g_slots[slot_];

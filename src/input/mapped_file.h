@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -36,6 +37,12 @@ class MappedFile {
 
   const char* data() const { return data_; }
   std::size_t size() const { return size_; }
+  // Gives back the pages wholly before data() + end that were not given back
+  // yet (madvise MADV_DONTNEED): the RSS of a long replay stays bounded, as
+  // with read(2). The addresses stay valid: a later read of them faults the
+  // page in from the page cache again.
+  void release_before(std::size_t end);
+
   // A page past the file's end was touched: the file shrank while mapped,
   // and what was read of it from that page on is zeros.
   bool truncated() const { return truncated_->load(std::memory_order_acquire); }
@@ -47,8 +54,9 @@ class MappedFile {
   std::size_t mapped_;  // its length
   const char* data_;    // the first byte asked for
   std::size_t size_;
-  int slot_;                            // its entry in the SIGBUS handler's table
-  const std::atomic<bool>* truncated_;  // that entry's mark (asked once a line: inline)
+  int slot_;  // its entry in the SIGBUS handler's table
+  const std::atomic<bool>* truncated_;
+  uintptr_t released_;  // pages below this address were given back  // that entry's mark (asked once a line: inline)
 };
 
 }  // namespace swthrottle::input

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -236,4 +238,53 @@ TEST_CASE("mapped reader: a SIGBUS outside every mapping still ends the process"
   ::close(fd);
   CHECK_FALSE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
   CHECK_FALSE((WIFEXITED(status) && WEXITSTATUS(status) == 3));
+}
+
+namespace {
+
+// The resident size of the mapping that holds `p`, from /proc/self/smaps.
+std::size_t resident_kib(const void* p) {
+  FILE* f = std::fopen("/proc/self/smaps", "r");
+  REQUIRE(f != nullptr);
+  char line[512];
+  bool in = false;
+  std::size_t kib = SIZE_MAX;
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+      in = at >= lo && at < hi;
+      continue;
+    }
+    std::size_t v = 0;
+    if (in && std::sscanf(line, "Rss: %zu kB", &v) == 1) kib = v;
+  }
+  std::fclose(f);
+  return kib;
+}
+
+}  // namespace
+
+TEST_CASE("mapped reader: pages behind the reader are given back, and still read the same") {
+  std::string text;
+  for (int i = 0; text.size() < 40 * LineReader::kMapMin; ++i) text += "line " + std::to_string(i) + "\n";
+  const ScratchFile f(text);
+  const int fd = f.open_read();
+  LineReader r(fd, 1 << 20);
+  r.sniff(nullptr, true);
+  LineReader::Block b;
+  std::string_view first;
+  std::size_t lines = 0;
+  while (r.next_lines(b, 2048, 1 << 20)) {
+    REQUIRE(b.mapped);
+    if (first.empty()) first = b.text;
+    lines += b.spans.size();
+  }
+  CHECK(lines == static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')));
+  // 40 MiB were read; what stays resident is what the reader keeps behind it.
+  const std::size_t kib = resident_kib(first.data());
+  CHECK(kib <= (LineReader::kKeepMapped + LineReader::kReleaseStep + (1 << 20)) / 1024);
+  // The first block's view is still the file's text: it faults back in.
+  CHECK(first == std::string_view(text).substr(0, first.size()));
+  ::close(fd);
 }
