@@ -115,23 +115,16 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
   // there waits for its writers), go one by one.
   pipeline::Batch backlog;
   auto take_backlog = [&](const input::Line& first) {
-    backlog.storage.clear();
-    backlog.lines.spans.clear();
-    backlog.lines.truncated.clear();
-    auto add = [&](const input::Line& l) {
-      backlog.lines.spans.emplace_back(backlog.storage.size(), l.text.size());
-      backlog.lines.truncated.push_back(l.truncated ? 1 : 0);
-      backlog.storage.append(l.text).push_back('\n');
-    };
-    add(first);
+    backlog.clear();
+    backlog.add(first);
     while (!follower.on_stream() && backlog.size() < pipeline::Batch::kLines &&
            backlog.storage.size() < pipeline::Batch::kBytes) {
       auto more = follower.next(0);
       if (!more) break;
-      add(*more);
+      backlog.add(*more);
     }
     for (const auto& n : follower.take_notices()) print_message(n);
-    backlog.lines.text = backlog.storage;
+    backlog.done();
     return decider.take_read(backlog);
   };
   while (!follower.stopped()) {

@@ -20,6 +20,24 @@ void Batch::fill(input::LineReader& reader, input::EventGrouper& grouper) {
   cut = grouper.take_cut();
 }
 
+void Batch::clear() {
+  storage.clear();
+  lines.spans.clear();
+  lines.truncated.clear();
+  lines.mapped = false;
+  events = false;
+  cut = 0;
+  last = false;
+}
+
+void Batch::add(const input::Line& line) {
+  lines.spans.emplace_back(storage.size(), line.text.size());
+  lines.truncated.push_back(line.truncated ? 1 : 0);
+  storage.append(line.text).push_back('\n');
+}
+
+void Batch::done() { lines.text = storage; }
+
 void fill_input(Batch& b, input::LineReader& reader, std::optional<input::EventGrouper>& grouper,
                 const config::MultilineSpec& spec, bool own) {
   if (!grouper && spec.kind == config::MultilineSpec::Kind::Off) return b.fill(reader, own);

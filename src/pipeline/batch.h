@@ -52,6 +52,13 @@ struct Batch {
   // whole event; the text is always copied.
   void fill(input::LineReader& reader, input::EventGrouper& grouper);
 
+  // A batch made line by line (a followed file's backlog): clear() empties
+  // it, add() copies a line in (with its "\n", so the prefilter scans the
+  // text whole), and done() points the text at the copy.
+  void clear();
+  void add(const input::Line& line);
+  void done();
+
   // Matches every line (none match without a matcher) and reads its
   // timestamp (with a logtime: time = log; an event's is its first line's).
   // `wall_ms` serves only the year of stamps without one.
