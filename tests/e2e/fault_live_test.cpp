@@ -400,12 +400,21 @@ TEST_CASE("fault: a followed file turned into a FIFO: its writers' lines read as
 
 TEST_CASE("fault: too many open files with --follow (ulimit -n 30, 10 files): each file read or named, as tail -F") {
 #if defined(__SANITIZE_ADDRESS__)
-  // Open: under ASan + UBSan this run once ended with UBSan's "member call
-  // on ... which does not point to an object of type '_State'" as a thread
-  // ended at exit (a std::thread's state overwritten), after some followers
-  // were refused for EMFILE. Not understood yet (see the session note); it
-  // runs in the Release and ThreadSanitizer builds meanwhile.
-  MESSAGE("skipped under AddressSanitizer: the EMFILE follow case is under investigation");
+  // Not in the ASan + UBSan build: this case leaves the process without a
+  // free descriptor (a refused follower retries its open and takes any that
+  // is freed), and UBSan's vptr check does not work then. The first time it
+  // meets a dynamic type, it reads the vtable's head through a pipe(2)
+  // (libsanitizer's IsAccessibleMemoryRange); when pipe() fails with EMFILE
+  // it takes a sound object's vptr for invalid and ends the run: "member
+  // call on address ... which does not point to an object of type 'T'",
+  // "object has invalid vptr", "<memory cannot be printed>". Seen here for a
+  // NameWatcher thread's std::thread::_State at the stop, and for a
+  // RecordSink or a ByteSource while running; strace shows pipe2() failing
+  // with EMFILE just before each report, and a program that fills its own
+  // descriptor table and then makes a virtual call gets the same report. No
+  // object of ours is freed or overwritten. The case runs in the Release and
+  // ThreadSanitizer builds.
+  MESSAGE("skipped under AddressSanitizer + UBSan: UBSan's vptr check needs free descriptors, which this case uses up");
   return;
 #endif
   TempDir dir;
