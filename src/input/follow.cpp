@@ -49,6 +49,8 @@ Follower::Follower(std::string path, FollowOptions opts, const Clock& clock)
     if (inotify_fd_ >= 0) {
       watcher_ =
           std::make_unique<NameWatcher>(dir_, slash == std::string::npos ? path_ : path_.substr(slash + 1), path_);
+      // One that could not start (no descriptor left for it) would only hold its own.
+      if (!watcher_->active()) watcher_.reset();
     }
   }
   try_open();
