@@ -82,7 +82,7 @@ class Matcher {
   // ahead of RE2 when it can help; results are the same either way.
   static Result<Matcher> make(const config::RuleSet& rules, bool all_captures = false, bool prefilter = true);
 
-  // What make() compiles once per rule set and shares (matcher.cpp).
+  // What make() compiles once per rule set and shares (matcher_plan.h).
   struct Plan;
 
   Matcher(Matcher&&) noexcept;
