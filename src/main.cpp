@@ -29,18 +29,15 @@ namespace sw = swthrottle;
 
 namespace {
 
-// SWTHROTTLE_NO_PREFILTER (any non-empty value): match every line with RE2
-// alone. The records are the same; this is for comparing and for debugging.
-bool prefilter_wanted() {
-  const char* v = std::getenv("SWTHROTTLE_NO_PREFILTER");
-  return v == nullptr || *v == '\0';
-}
-
-// SWTHROTTLE_NO_MMAP (any non-empty value): read files with read(2), never
-// mapped (input/mapped_file.h). The records are the same.
-bool mapping_wanted() {
-  const char* v = std::getenv("SWTHROTTLE_NO_MMAP");
-  return v == nullptr || *v == '\0';
+// A SWTHROTTLE_NO_* switch is on when set to any non-empty value. They turn
+// off a speed-up; the records are the same, so they are for comparing and
+// debugging:
+// - SWTHROTTLE_NO_PREFILTER: every line is matched with RE2 alone;
+// - SWTHROTTLE_NO_MMAP: files are read with read(2), never mapped
+//   (input/mapped_file.h).
+bool switched_off(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0';
 }
 
 // What --help, --version and --check print must have reached stdout: a full
@@ -102,8 +99,8 @@ int main(int argc, char** argv) {
 
   sw::app::AppOptions app_options;
   app_options.state_save_every_ms = *sw::config::parse_duration(opt.state_interval);  // checked by parse_options
-  app_options.prefilter = prefilter_wanted();
-  app_options.map_files = mapping_wanted();
+  app_options.prefilter = !switched_off("SWTHROTTLE_NO_PREFILTER");
+  app_options.map_files = !switched_off("SWTHROTTLE_NO_MMAP");
   // Never destroyed: the signal thread may still be waking up when main
   // returns (SIGTERM just as the input ends), and must not find them gone.
   // Held by statics so that LeakSanitizer sees them as reachable.

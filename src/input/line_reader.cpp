@@ -210,7 +210,6 @@ bool LineReader::try_map() {
   if (notice_ && std::memchr(m->data(), '\0', first) != nullptr) notice_(binary_notice(first, Compression::None));
   map_ = std::move(m);
   map_offset_ = at;
-  released_ = 0;
   mapping_ = true;
   base_ = map_->data();
   begin_ = end_ = scanned_ = 0;
@@ -218,9 +217,8 @@ bool LineReader::try_map() {
 }
 
 void LineReader::release_mapped() {
-  if (begin_ < released_ + kKeepMapped + kReleaseStep) return;
-  released_ = begin_ - kKeepMapped;
-  map_->release_before(released_);
+  if (begin_ < map_->released() + kKeepMapped + kReleaseStep) return;
+  map_->release_before(begin_ - kKeepMapped);
 }
 
 std::size_t LineReader::fill_mapped() {

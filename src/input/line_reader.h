@@ -185,7 +185,6 @@ class LineReader {
   bool mapping_ = false;             // base_ is the mapping
   bool map_wanted_ = false;          // sniff(..., map = true)
   off_t map_offset_ = 0;             // the file offset of the mapping's first byte
-  std::size_t released_ = 0;         // the mapping's bytes before this were given back
   std::size_t capacity_ = 0;
   std::size_t begin_ = 0;    // first byte not yet returned
   std::size_t end_ = 0;      // end of the bytes read

@@ -92,8 +92,8 @@ std::unique_ptr<MappedFile> MappedFile::map(int fd, off_t offset, std::size_t le
     why = "nothing to map";
     return nullptr;
   }
-  std::call_once(g_installed, install_handler);
-  const auto page = static_cast<off_t>(::sysconf(_SC_PAGESIZE));
+  std::call_once(g_installed, install_handler);  // sets g_page too
+  const auto page = static_cast<off_t>(g_page);
   const off_t aligned = offset - offset % page;
   const auto lead = static_cast<std::size_t>(offset - aligned);
   const std::size_t mapped = lead + length;
@@ -122,6 +122,11 @@ MappedFile::MappedFile(void* base, std::size_t mapped, const char* data, std::si
       slot_(slot),
       truncated_(&g_slots[slot].truncated),
       released_(reinterpret_cast<uintptr_t>(base)) {}
+
+std::size_t MappedFile::released() const {
+  const auto data = reinterpret_cast<uintptr_t>(data_);
+  return released_ > data ? released_ - data : 0;
+}
 
 void MappedFile::release_before(std::size_t end) {
   const uintptr_t to = (reinterpret_cast<uintptr_t>(data_) + std::min(end, size_)) & ~(g_page - 1);

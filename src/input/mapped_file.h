@@ -42,6 +42,8 @@ class MappedFile {
   // with read(2). The addresses stay valid: a later read of them faults the
   // page in from the page cache again.
   void release_before(std::size_t end);
+  // How many bytes from data() on have been given back.
+  std::size_t released() const;
 
   // A page past the file's end was touched: the file shrank while mapped,
   // and what was read of it from that page on is zeros.

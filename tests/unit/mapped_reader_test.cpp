@@ -20,50 +20,25 @@
 
 #include "input/line_reader.h"
 #include "input/mapped_file.h"
+#include "support/temp_dir.h"
+#include "support/text_files.h"
 
 using swthrottle::input::LineReader;
 using swthrottle::input::MappedFile;
+using swthrottle::test::append_file;
+using swthrottle::test::TempDir;
 
 namespace {
 
 using Lines = std::vector<std::pair<std::string, bool>>;  // text, truncated
 
-// A file in a fresh directory, removed at the end.
-class ScratchFile {
- public:
-  explicit ScratchFile(std::string_view data) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/mapped_reader_test.XXXXXX";
-    REQUIRE(::mkdtemp(dir.data()) != nullptr);
-    dir_ = dir;
-    path_ = dir_ + "/log";
-    write_all(data, O_WRONLY | O_CREAT | O_TRUNC);
-  }
-  ~ScratchFile() {
-    ::unlink(path_.c_str());
-    ::rmdir(dir_.c_str());
-  }
-  void append(std::string_view data) { write_all(data, O_WRONLY | O_APPEND); }
-  void shrink_to(off_t size) const { REQUIRE(::truncate(path_.c_str(), size) == 0); }
-  int open_read() const {
-    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    REQUIRE(fd >= 0);
-    return fd;
-  }
+int open_read(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  return fd;
+}
 
- private:
-  void write_all(std::string_view data, int flags) {
-    const int fd = ::open(path_.c_str(), flags | O_CLOEXEC, 0600);
-    REQUIRE(fd >= 0);
-    while (!data.empty()) {
-      const ssize_t n = ::write(fd, data.data(), data.size());
-      REQUIRE(n > 0);
-      data.remove_prefix(static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-  }
-  std::string dir_, path_;
-};
+void shrink_to(const std::string& path, off_t size) { REQUIRE(::truncate(path.c_str(), size) == 0); }
 
 // Lines of every shape: CRLF, empty, NUL, one past max_line (1000), and an
 // unterminated last line; over 1 MiB in all, so the reader maps the file.
@@ -116,9 +91,10 @@ Read read_blocks(int fd, bool map) {
 }  // namespace
 
 TEST_CASE("mapped reader: a mapped file gives the lines read(2) gives") {
-  const ScratchFile f(varied_text());
-  const int a = f.open_read();
-  const int b = f.open_read();
+  TempDir dir;
+  const std::string f = dir.write("log", varied_text());
+  const int a = open_read(f);
+  const int b = open_read(f);
   const Read copied = read_blocks(a, false);
   const Read mapped = read_blocks(b, true);
   ::close(a);
@@ -136,8 +112,9 @@ TEST_CASE("mapped reader: a mapped file gives the lines read(2) gives") {
 }
 
 TEST_CASE("mapped reader: a small file, or SWTHROTTLE_NO_MMAP's reader, is not mapped") {
-  const ScratchFile small("a\nb\n");
-  const int fd = small.open_read();
+  TempDir dir;
+  const std::string small = dir.write("log", "a\nb\n");
+  const int fd = open_read(small);
   const Read r = read_blocks(fd, true);
   ::close(fd);
   CHECK_FALSE(r.any_mapped);
@@ -148,8 +125,9 @@ TEST_CASE("mapped reader: the mapping starts where the descriptor stands") {
   // `(read first; swthrottle) < file`: the shell's read leaves the offset past the first line.
   std::string text = "skipped first line\n";
   for (int i = 0; text.size() < 2 * LineReader::kMapMin; ++i) text += "line " + std::to_string(i) + "\n";
-  const ScratchFile f(text);
-  const int fd = f.open_read();
+  TempDir dir;
+  const std::string f = dir.write("log", text);
+  const int fd = open_read(f);
   REQUIRE(::lseek(fd, 19, SEEK_SET) == 19);
   const Read r = read_blocks(fd, true);
   ::close(fd);
@@ -162,15 +140,16 @@ TEST_CASE("mapped reader: a file that grows past its mapping is read to its new 
   std::string text;
   for (int i = 0; text.size() < 2 * LineReader::kMapMin; ++i) text += "line " + std::to_string(i) + "\n";
   const std::size_t whole = std::count(text.begin(), text.end(), '\n');
-  ScratchFile f(text + "half a li");
-  const int fd = f.open_read();
+  TempDir dir;
+  const std::string f = dir.write("log", text + "half a li");
+  const int fd = open_read(f);
   LineReader r(fd, 1 << 20);
   r.sniff(nullptr, true);
   LineReader::Block b;
   REQUIRE(r.next_lines(b, 10, 1 << 20));
   CHECK(b.mapped);
   // Written after the mapping was made: read(2) picks it up after the mapping.
-  f.append("ne\nand one more\n");
+  append_file(f, "ne\nand one more\n");
   std::size_t n = b.spans.size();
   std::vector<std::string> tail;
   while (r.next_lines(b, 4096, 1 << 20)) {
@@ -189,8 +168,9 @@ TEST_CASE("mapped reader: a file that grows past its mapping is read to its new 
 TEST_CASE("mapped reader: a file that shrinks under the mapping ends the input with an error, not SIGBUS") {
   std::string text;
   for (int i = 0; text.size() < 4 * LineReader::kMapMin; ++i) text += "line " + std::to_string(i) + "\n";
-  ScratchFile f(text);
-  const int fd = f.open_read();
+  TempDir dir;
+  const std::string f = dir.write("log", text);
+  const int fd = open_read(f);
   LineReader r(fd, 1 << 20);
   r.sniff(nullptr, true);
   auto first = r.next();
@@ -198,7 +178,7 @@ TEST_CASE("mapped reader: a file that shrinks under the mapping ends the input w
   CHECK(first->text == "line 0");
   // Cut to a page and a bit: the pages after it are gone from the mapping.
   const off_t kept = 4096 + 100;
-  f.shrink_to(kept);
+  shrink_to(f, kept);
   std::size_t lines = 1, offset = first->text.size() + 1;
   bool intact = true;
   while (auto l = r.next()) {
@@ -218,8 +198,9 @@ TEST_CASE("mapped reader: a SIGBUS outside every mapping still ends the process"
   // The handler is installed with the first mapping; a fault it does not
   // own goes to the handler before it (a sanitizer's) or kills as before.
   std::string text(2 * LineReader::kMapMin, 'x');
-  ScratchFile f(text);
-  const int fd = f.open_read();
+  TempDir dir;
+  const std::string f = dir.write("log", text);
+  const int fd = open_read(f);
   std::string why;
   auto ours = MappedFile::map(fd, 0, text.size(), why);
   REQUIRE(ours);
@@ -228,7 +209,7 @@ TEST_CASE("mapped reader: a SIGBUS outside every mapping still ends the process"
   if (child == 0) {
     void* other = ::mmap(nullptr, text.size(), PROT_READ, MAP_PRIVATE, fd, 0);
     if (other == MAP_FAILED) ::_exit(3);
-    f.shrink_to(0);
+    shrink_to(f, 0);
     volatile char c = static_cast<const char*>(other)[text.size() - 1];
     (void)c;
     ::_exit(0);  // reached only if the fault was swallowed
@@ -268,8 +249,9 @@ std::size_t resident_kib(const void* p) {
 TEST_CASE("mapped reader: pages behind the reader are given back, and still read the same") {
   std::string text;
   for (int i = 0; text.size() < 40 * LineReader::kMapMin; ++i) text += "line " + std::to_string(i) + "\n";
-  const ScratchFile f(text);
-  const int fd = f.open_read();
+  TempDir dir;
+  const std::string f = dir.write("log", text);
+  const int fd = open_read(f);
   LineReader r(fd, 1 << 20);
   r.sniff(nullptr, true);
   LineReader::Block b;
