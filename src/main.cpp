@@ -1,6 +1,6 @@
 // swthrottle's entry point: the command line, the rules, the inputs, then
 // the app (app/app.h) runs. The only place that maps errors to exit
-// statuses (SPEC §6).
+// statuses (DESIGN.md §6).
 #include <signal.h>
 #include <sys/resource.h>
 

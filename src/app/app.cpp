@@ -197,7 +197,7 @@ int App::run(std::vector<InputSpec> inputs) {
     if (needs_timer()) timer = std::make_unique<std::thread>([this] { timer_loop(); });
     // Under log time, the inputs that are not followed are decided in one
     // order merged by time, so a replay of several files is the same on
-    // every run (SPEC §3); followed ones keep a decider each, live.
+    // every run (DESIGN.md §3); followed ones keep a decider each, live.
     std::vector<const InputSpec*> merged;
     if (current()->rules->settings.time == config::TimeSource::Log)
       for (const InputSpec& in : inputs)

@@ -65,7 +65,7 @@ class App final : private pipeline::DeciderHost {
   int start_status() const { return start_status_; }
 
   // Runs every input to its end (or until stopped), finishes once, and
-  // returns the exit status (SPEC §6).
+  // returns the exit status (DESIGN.md §6).
   int run(std::vector<InputSpec> inputs);
 
   // Ends the run as SIGINT/SIGTERM do: every input stops, then finish().
@@ -129,7 +129,7 @@ class App final : private pipeline::DeciderHost {
   void stop_followers();
   bool save_state(pipeline::Generation& g);  // false: failed, and said so
   void finish();
-  int exit_status();  // after finish(): SPEC §6 and README's decisions
+  int exit_status();  // after finish(): DESIGN.md §6 and README's decisions
   std::string stats_text();
   void reload();
   // The order lock, exclusive, for the signal thread: while it waits, a

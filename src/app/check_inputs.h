@@ -1,5 +1,5 @@
 // --check FILE...: what the timestamp setting reads of a sample of each file
-// (SPEC §4 "Missing time is loud"), before a run finds out the hard way: how
+// (DESIGN.md §4 "Missing time is loud"), before a run finds out the hard way: how
 // many of its first kSampleLines lines give a time, the first one read (in
 // UTC) with its line, and, when that is none or fewer than half of them, the
 // built-in forms that read more, with the setting to write.

@@ -1,4 +1,4 @@
-// The inputs the command line names, opened before the first line (SPEC §6).
+// The inputs the command line names, opened before the first line (DESIGN.md §6).
 #pragma once
 
 #include <string>

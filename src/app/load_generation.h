@@ -1,5 +1,5 @@
 // Loading the rules the command line names into a Generation: everything
-// that can fail at load (SPEC §6: exit 2, nothing processed), with the
+// that can fail at load (DESIGN.md §6: exit 2, nothing processed), with the
 // command line's overrides (--time, --mode) applied.
 #pragma once
 

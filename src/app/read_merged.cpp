@@ -1,4 +1,4 @@
-// The inputs merged by time (SPEC §3): each is read and matched on threads of
+// The inputs merged by time (DESIGN.md §3): each is read and matched on threads of
 // its own (a ParallelMatch), and the calling thread decides them all, each
 // with its own Decider, in the order pipeline::merge_by_time gives.
 #include <algorithm>

@@ -1,7 +1,7 @@
 // The timer thread: boundary checks at every bucket boundary under arrival
-// time, even when no line comes (SPEC §3); under log time, those a quiet
+// time, even when no line comes (DESIGN.md §3); under log time, those a quiet
 // followed log has reached (pipeline/quiet_time.h); with --state, a save
-// every state_save_every_ms (SPEC §6), so a crash of a long run loses at
+// every state_save_every_ms (DESIGN.md §6), so a crash of a long run loses at
 // most that; with fleet rules, the alerts the fleet thread claimed for
 // batched rules, within 200 ms of the claim.
 #include <algorithm>

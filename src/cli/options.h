@@ -1,4 +1,4 @@
-// The command line (SPEC §6) -> an Options value. Pure: tested with argv arrays.
+// The command line (DESIGN.md §6) -> an Options value. Pure: tested with argv arrays.
 #pragma once
 
 #include <cstdint>
@@ -59,7 +59,7 @@ struct Parsed {
 
 Parsed parse_options(int argc, const char* const* argv);
 
-// Exit statuses (SPEC §6; the ones the spec leaves open are in README's
+// Exit statuses (DESIGN.md §6; the ones the spec leaves open are in README's
 // decisions).
 inline constexpr int kExitAlert = 1;       // --exit-code and an alert was written
 inline constexpr int kExitError = 2;       // usage, rules, input or output error, or the last --state save failed

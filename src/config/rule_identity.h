@@ -1,7 +1,7 @@
 // When is a rule "the same rule" as before? Two questions, asked in two
 // places, with two deliberately different answers:
 //
-//  fingerprint(rule)              --state (SPEC §6: "a rule whose definition
+//  fingerprint(rule)              --state (DESIGN.md §6: "a rule whose definition
 //    changed starts fresh"). Engine::load_state() loads a rule's saved
 //    windows only when the fingerprint saved with them equals the rule's
 //    fingerprint now. It covers kind, events (names and patterns), ignore,
@@ -9,7 +9,7 @@
 //    whitespace normalised, and `resolve_when` when the rule has one). It is text because it is written into the state
 //    file and compared by a later run.
 //
-//  windows_carry_over(old, new)   SIGHUP reload (SPEC §6: keep "the windows
+//  windows_carry_over(old, new)   SIGHUP reload (DESIGN.md §6: keep "the windows
 //    of rules whose events, window and buckets did not change").
 //    Engine::adopt() keeps a rule's windows when its kind, events (names and
 //    patterns), window and buckets are the same, and it still has a key or

@@ -1,4 +1,4 @@
-// One [[rule]] table -> config::Rule (SPEC §1), in two steps: parse_rule()
+// One [[rule]] table -> config::Rule (DESIGN.md §1), in two steps: parse_rule()
 // reads what the table itself says; finish_rule() applies the defaults of
 // the merged [settings] (which may come from another file) and checks what
 // depends on them.

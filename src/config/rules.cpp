@@ -1,4 +1,4 @@
-// The rules file loader (SPEC §1, §7): files -> one RuleSet.
+// The rules file loader (DESIGN.md §1, §7): files -> one RuleSet.
 //
 // Loading is two passes. parse_file() turns one file's TOML into the settings
 // that file gives explicitly plus pending rules whose defaults are not yet

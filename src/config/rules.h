@@ -1,7 +1,7 @@
-// The rules file (SPEC §1): TOML text -> a validated, compiled RuleSet.
+// The rules file (DESIGN.md §1): TOML text -> a validated, compiled RuleSet.
 //
 // Everything that can be wrong with a rules file is found here, at load, with
-// `FILE:LINE:COL: what` (SPEC §7); nothing in a RuleSet can fail later.
+// `FILE:LINE:COL: what` (DESIGN.md §7); nothing in a RuleSet can fail later.
 #pragma once
 
 #include <cstddef>
@@ -51,7 +51,7 @@ struct TimezoneSpec {
   std::string text = "local";
 };
 
-// How an input's lines are read (SPEC §1 `format`): text; JSON objects
+// How an input's lines are read (DESIGN.md §1 `format`): text; JSON objects
 // (a line that is not one is counted and read as text); or auto, JSON for
 // lines that start with '{' after blanks.
 enum class InputFormat { Auto, Text, Json };
@@ -145,15 +145,15 @@ struct Settings {
   TimestampSpec timestamp;
   TimezoneSpec timezone;
   InputFormat format = InputFormat::Auto;  // how lines are read (JSON or text)
-  int year = 0;                            // 0: infer (SPEC §4)
+  int year = 0;                            // 0: infer (DESIGN.md §4)
   uint64_t max_keys = 100000;
-  // Trusted time (SPEC §4, time = log): a stamp more than max_future_ms ahead
+  // Trusted time (DESIGN.md §4, time = log): a stamp more than max_future_ms ahead
   // of the wall clock, or a lone one more than max_jump_ms ahead of its
   // input's newest trusted time, is not trusted. -1: off ("off").
   int64_t max_future_ms = 60'000;
   int64_t max_jump_ms = 86'400'000;
   // time = log, followed inputs: how long an input must have been quiet at
-  // its end before its log time moves on with the wall clock (SPEC §4;
+  // its end before its log time moves on with the wall clock (DESIGN.md §4;
   // pipeline/quiet_time.h). -1: off ("off").
   int64_t quiet_after_ms = 5000;
   std::vector<InputTime> inputs;  // [[settings.input]], in file order
@@ -180,7 +180,7 @@ enum Field : int {
   kFieldFirstCapture,
 };
 
-// One entry of an event's `fields` (SPEC §1): a condition on a field of a
+// One entry of an event's `fields` (DESIGN.md §1): a condition on a field of a
 // JSON line, named by a dotted path ("service.name" is {"service":{"name":..}}).
 struct FieldCondition {
   std::string path;                   // as written
@@ -279,7 +279,7 @@ Result<RuleSet> load_rules(std::span<const std::string> paths);
 // bytes). "" when no field gives one, or when the event has a `match`.
 std::string make_stand_in(const Event& e, bool journal);
 
-// --input journal (SPEC §1): settings.journal is set, each event's `match`
+// --input journal (DESIGN.md §1): settings.journal is set, each event's `match`
 // becomes a condition on the MESSAGE field (its decoded text), each rule's
 // `ignore` looks at MESSAGE, and the stand-ins allow arrays of bytes.
 // What the rules files say (fingerprints, --explain) is kept as written.

@@ -1,4 +1,4 @@
-// Reading settings (SPEC §1): one file's [settings] table -> Settings. The
+// Reading settings (DESIGN.md §1): one file's [settings] table -> Settings. The
 // readers of mode and buckets are public because a [[rule]] may set its own.
 //
 // Internal to src/config/.

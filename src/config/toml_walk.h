@@ -1,4 +1,4 @@
-// Reading the values of one rules file's TOML tables (SPEC §1, §7): every
+// Reading the values of one rules file's TOML tables (DESIGN.md §1, §7): every
 // reader checks a value's type and range and reports what is wrong at
 // FILE:LINE:COL, and unknown keys get a did-you-mean. Knows TOML and
 // positions, not what the keys mean: settings_parser.h and rule_parser.h do.

@@ -15,7 +15,7 @@ namespace swthrottle::delivery {
 // the same log) gets the same id, so a receiver can drop it.
 std::string record_id(const engine::Record& r);
 
-// The record as --format json writes it (SPEC §5), one object, with "id"
+// The record as --format json writes it (DESIGN.md §5), one object, with "id"
 // first; no final newline.
 std::string webhook_body(const engine::Record& r, std::string_view id);
 

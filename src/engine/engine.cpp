@@ -649,7 +649,7 @@ std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& f
       if (o->rule->name == rs->rule->name) prev = o.get();
     if (prev == nullptr) continue;  // a new rule
     if (!config::windows_carry_over(*prev->rule, *rs->rule)) {
-      // Its windows go, but what they held back is still reported (SPEC §3:
+      // Its windows go, but what they held back is still reported (DESIGN.md §3:
       // at the latest at exit), as at the end of input.
       fresh.push_back(rs->rule->name);
       if (prev->throttle) {

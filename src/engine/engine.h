@@ -1,10 +1,10 @@
 // Engine: per line, matched events -> keys -> window decisions -> Records
-// (SPEC §3). Pure: no I/O, no clock; time comes in with every call.
+// (DESIGN.md §3). Pure: no I/O, no clock; time comes in with every call.
 //
 // Thread-safety: offer(), tick() and finish() may be called from several
-// deciders at once (one per input, SPEC §3 "Concurrency"); each call's records
+// deciders at once (one per input, DESIGN.md §3 "Concurrency"); each call's records
 // come back in the order they must be written. For one input, calls are made
-// in input order and the records are then exactly those of SPEC §3.
+// in input order and the records are then exactly those of DESIGN.md §3.
 #pragma once
 
 #include <atomic>
@@ -80,7 +80,7 @@ class Engine {
   std::vector<std::string> load_state(const EngineState& state);
   // SIGHUP: keep the windows (and stats) of `old` for every rule whose kind,
   // events, window and buckets did not change, nor whether it has a key
-  // (SPEC §6; config::windows_carry_over(), rule_identity.h; not the
+  // (DESIGN.md §6; config::windows_carry_over(), rule_identity.h; not the
   // fingerprint), and take over its "now". A rule that starts fresh still
   // reports what its old windows held back: those summaries come back in
   // `flushed`, to be written. Returns the names of the rules that start fresh.

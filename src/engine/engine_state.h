@@ -1,4 +1,4 @@
-// EngineState: everything a continuing run needs (SPEC §6 --state): "now",
+// EngineState: everything a continuing run needs (DESIGN.md §6 --state): "now",
 // the last log timestamp seen, and per rule its windows with their alert and
 // throttle state, keyed windows in least-recently-updated order.
 #pragma once

@@ -1,5 +1,5 @@
 // KeyMap: the windows of one keyed rule, by key, with least-recently-updated
-// eviction at max_keys (SPEC §2).
+// eviction at max_keys (DESIGN.md §2).
 //
 // Lock order: KeyMap::mu_, then a window's own lock (accurate mode), never the
 // reverse. Deciders hold mu_ only around the lookup, not while deciding.

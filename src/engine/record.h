@@ -1,4 +1,4 @@
-// Record: one thing swthrottle writes (SPEC §5). The engine makes them; the
+// Record: one thing swthrottle writes (DESIGN.md §5). The engine makes them; the
 // output writers render them; nothing else happens to them.
 #pragma once
 

@@ -37,7 +37,7 @@ struct GlobalStats {
   Counter truncated;     // lines cut at --max-line
   Counter untimed;       // lines without a timestamp before any was seen (time = log)
   Counter no_timestamp;  // lines without a timestamp that took the previous one
-  Counter untrusted;     // lines whose timestamp was not trusted (SPEC §4): too far ahead
+  Counter untrusted;     // lines whose timestamp was not trusted (DESIGN.md §4): too far ahead
   Counter invalid_json;  // lines read as JSON that were not (format = "json", or "auto" and a '{')
   Counter cut;           // multi-line events cut at a cap (input/event_grouper.h)
 };

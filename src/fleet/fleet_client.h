@@ -1,5 +1,5 @@
 // FleetClient: the one thread of a process that talks to the fleet's Redis
-// (../FLEET.md §3.2, §3.9). Deciders never touch a socket: ask() queues a
+// (DESIGN.md §8.2, §8.9). Deciders never touch a socket: ask() queues a
 // request, the fleet thread sends everything queued as one pipeline, and the
 // asker waits for its reply at most `timeout`.
 //

@@ -1,6 +1,6 @@
 // RedisConnection: one hiredis synchronous context, with the timeouts,
 // authentication and reconnection that make it safe on a line path's
-// behalf (../FLEET.md §2.8). Written against the API hiredis 0.14 (Debian
+// behalf (DESIGN.md §8.2). Written against the API hiredis 0.14 (Debian
 // 12) and 1.x share: redisConnect*WithTimeout, redisSetTimeout after every
 // connect (0.14 does not keep it across a reconnect, and without it a read
 // from a hung server blocks for ever), redisAppendCommandArgv with explicit

@@ -1,5 +1,5 @@
 // One question a fleet rule asks the fleet's Redis, and its answer
-// (../FLEET.md §3.3-3.7; man page: FLEET). A plain value: the decider that
+// (DESIGN.md §8.3-8.7; man page: FLEET). A plain value: the decider that
 // asks, the fleet thread that sends it and the script layer (scripts.h) that
 // encodes it all share it.
 //

@@ -3,7 +3,7 @@
 // TTL, the episode ids this host writes, and the requests that ask it
 // (fleet/request.h), sent through the process's one FleetClient.
 //
-// Keys (../FLEET.md §3.3): swt:{<namespace>:<rule>:<defhash>:<key>}, the
+// Keys (DESIGN.md §8.3): swt:{<namespace>:<rule>:<defhash>:<key>}, the
 // whole identity inside the hash tag (Redis Cluster ready). defhash is a
 // digest of config::fleet_identity(), so hosts that run different
 // definitions of a rule never count in each other's windows. A rule name or
@@ -29,7 +29,7 @@
 
 namespace swthrottle::fleet {
 
-// fleet = "batched" (../FLEET.md §3.5, §3.6): alert rules keep their
+// fleet = "batched" (DESIGN.md §8.5, §8.6): alert rules keep their
 // counts here and the fleet thread flushes them every `sync` (this is its
 // BatchSource), claiming in the same script; throttles take permits from a
 // lease per window and bucket, asking Redis for the next lease only when

@@ -38,7 +38,7 @@
 // In the hash, a bucket field <b>:<e> and a sum s:<e> exist only while they
 // are above zero, and sup only while a line is held back: absent is zero.
 //
-// No refusal of a bucket "more than B*2^8 ahead of nb" (FLEET.md §3.3): a
+// No refusal of a bucket "more than B*2^8 ahead of nb" (DESIGN.md §8.3): a
 // jump of any size costs one bounded rebuild here, and a window kept alive
 // by a long cooldown (TTL = max(2X, cooldown) + 10 s) may legitimately
 // come back many windows later; refusing it would freeze it for good. The

@@ -1,8 +1,8 @@
-// The Lua scripts of fleet windows (../FLEET.md §3.3-3.7): one script per
+// The Lua scripts of fleet windows (DESIGN.md §8.3-8.7): one script per
 // Op (request.h), sent as EVALSHA. Redis runs a script atomically, so each
 // is one linearizable advance-add-sum-decide on one window's hash.
 //
-// Script hygiene (FLEET.md §2.1, §3.3): every script checks its ARGV count
+// Script hygiene (DESIGN.md §8.3): every script checks its ARGV count
 // and ranges and answers a refusal as data, never loops more than B times
 // per event, keeps every number below 10^14 (Lua numbers are doubles), and
 // sets the TTL in wall time with PEXPIRE on every write. A window moved on

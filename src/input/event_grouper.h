@@ -1,4 +1,4 @@
-// EventGrouper: lines -> multi-line events (`multiline`, SPEC §1), for one
+// EventGrouper: lines -> multi-line events (`multiline`, DESIGN.md §1), for one
 // input.
 //
 // An event is a first line and the lines that continue it, joined with "\n"

@@ -1,4 +1,4 @@
-// Follower: one file followed by name, like `tail -F` (SPEC §6 --follow, §7).
+// Follower: one file followed by name, like `tail -F` (DESIGN.md §6 --follow, §7).
 //
 // What it does, in the order a followed log goes through it:
 // - Start: the file found at start is read from its end (after its last

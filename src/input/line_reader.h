@@ -1,4 +1,4 @@
-// LineReader: lines from a file descriptor through one fixed buffer (SPEC §4, §7).
+// LineReader: lines from a file descriptor through one fixed buffer (DESIGN.md §4, §7).
 //
 // In the way of ninja's LineReader: read(2) into a buffer, find "\n" with
 // memchr, hand out views into the buffer. No allocation per line; the buffer

@@ -1,5 +1,5 @@
 // JsonFields: the fields rules name (`fields`, "{.path}" templates), read
-// from one JSON log line with simdjson's on-demand parser (SPEC §1).
+// from one JSON log line with simdjson's on-demand parser (DESIGN.md §1).
 //
 // One pass over the line's top-level object reads only the keys on the way
 // to a named path; every other value is skipped unparsed. What counts:

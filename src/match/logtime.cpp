@@ -370,7 +370,7 @@ int64_t LogTime::syslog_year(const int64_t (&local_s)[3], const Fields& f, int64
 }
 
 // Validates the fields and fills in what the stamp does not say: the year
-// (SPEC §4) and the zone.
+// (DESIGN.md §4) and the zone.
 [[gnu::always_inline]] inline int64_t LogTime::finish(Fields& f, int64_t wall_now_ms) const {
   if (f.has_epoch) return f.epoch_s * 1000 + f.ms;
   if (!settle_time(f)) return kNoTime;

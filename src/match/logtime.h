@@ -1,4 +1,4 @@
-// time = "log" (SPEC §4): the timestamp written in a log line -> ms since the
+// time = "log" (DESIGN.md §4): the timestamp written in a log line -> ms since the
 // Unix epoch, UTC.
 //
 // Forms: RFC 3339 / ISO 8601, syslog ("Nov 21 10:00:00"), epoch seconds or

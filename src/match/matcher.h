@@ -1,4 +1,4 @@
-// The line matcher: which events of which rules a line is (SPEC §1), minus
+// The line matcher: which events of which rules a line is (DESIGN.md §1), minus
 // `ignore`, plus the capture values that key and message templates need.
 #pragma once
 
@@ -101,7 +101,7 @@ class Matcher {
   // one shared SIMD pass over the batch and no RE2 search.
   void match_batch(std::string_view text, std::span<const LineSpan> lines, std::span<MatchResult> out);
 
-  // How this matcher's input is read (SPEC §1 `format`): Text never reads
+  // How this matcher's input is read (DESIGN.md §1 `format`): Text never reads
   // lines as JSON; Auto reads those that start with '{'; Json reads every
   // line, and one that is not a JSON object counts in invalid_json().
   // Either way a line that is not JSON is matched as text: its `fields`

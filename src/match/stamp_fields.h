@@ -1,5 +1,5 @@
 // The broken-down fields of one timestamp as a form reader found them, and
-// their check and conversion to a local time (SPEC §4): what every form
+// their check and conversion to a local time (DESIGN.md §4): what every form
 // shares once its bytes are read.
 #pragma once
 
@@ -18,7 +18,7 @@ constexpr int64_t kNoTime = INT64_MIN;
 constexpr int64_t kDayMs = 86'400'000;
 
 struct Fields {
-  int year = kUnset;  // kUnset: infer (SPEC §4)
+  int year = kUnset;  // kUnset: infer (DESIGN.md §4)
   int month = 0;      // 1..12; 0 = not given (then yday must be)
   int day = 0;
   int yday = 0;  // %j, used only without a month

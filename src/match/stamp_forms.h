@@ -1,4 +1,4 @@
-// The fixed timestamp forms (SPEC §4): RFC 3339 / ISO 8601, syslog, common
+// The fixed timestamp forms (DESIGN.md §4): RFC 3339 / ISO 8601, syslog, common
 // log format and epoch numbers, each read at a given position of a line into
 // Fields; and what the search needs to find their candidates quickly.
 // Header-only: the readers inline into LogTime's search and its memo paths.

@@ -1,4 +1,4 @@
-// The zone of timestamps without an offset (SPEC §4, `timezone`): a fixed
+// The zone of timestamps without an offset (DESIGN.md §4, `timezone`): a fixed
 // offset, or the machine's zone (TZ) for "local", read with mktime() and
 // localtime_r() (g++ 12 has no std::chrono time zones).
 //

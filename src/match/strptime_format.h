@@ -1,4 +1,4 @@
-// `timestamp = "%..."` (SPEC §4, man page "Timestamps"): our own strptime
+// `timestamp = "%..."` (DESIGN.md §4, man page "Timestamps"): our own strptime
 // subset, compiled once into a list of steps and applied at the start of a
 // text. Reading allocates nothing.
 #pragma once

@@ -1,4 +1,4 @@
-// One run of one exec command (SPEC §5): spawn it without a shell, feed it
+// One run of one exec command (DESIGN.md §5): spawn it without a shell, feed it
 // its stdin, wait for its exit within a timeout (killing its process group
 // past it), and reap it. The pool (exec_pool.h) decides about retries.
 #pragma once

@@ -1,4 +1,4 @@
-// The command line of --exec (SPEC §5): one string split into argv the way
+// The command line of --exec (DESIGN.md §5): one string split into argv the way
 // a shell would quote it, without running one.
 #pragma once
 

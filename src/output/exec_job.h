@@ -1,4 +1,4 @@
-// What an exec action runs for one record (SPEC §5): the command, the record
+// What an exec action runs for one record (DESIGN.md §5): the command, the record
 // as JSON on its stdin, and SWTHROTTLE_* variables.
 #pragma once
 

@@ -1,4 +1,4 @@
-// exec actions (SPEC §5): run a command once per record, without a shell,
+// exec actions (DESIGN.md §5): run a command once per record, without a shell,
 // with the JSON record on stdin and SWTHROTTLE_* in the environment; a
 // bounded pool with a timeout, retries with backoff, and back-pressure.
 #pragma once

@@ -1,4 +1,4 @@
-// Rendering Records as text or JSON Lines (SPEC §5), and writing them to a
+// Rendering Records as text or JSON Lines (DESIGN.md §5), and writing them to a
 // file descriptor one write(2) per record.
 //
 // Text format, one line per record:
@@ -20,7 +20,7 @@
 // record is exactly one line, no byte of the log can drive the reader's
 // terminal, and a `\` always starts an escape. A passed line is not escaped.
 //
-// JSON: one object per line, fields in the order of SPEC §5.
+// JSON: one object per line, fields in the order of DESIGN.md §5.
 #pragma once
 
 #include <atomic>

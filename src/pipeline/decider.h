@@ -1,4 +1,4 @@
-// Decider: decides the lines of one input, in input order (SPEC §3), with
+// Decider: decides the lines of one input, in input order (DESIGN.md §3), with
 // the rules in force, and hands the records on. Every source feeds the same
 // per-line path, so a followed file, a file read in batches and a file
 // matched by -j workers give the same records:
@@ -71,7 +71,7 @@ class DeciderHost {
   // The newest log timestamp this input has seen (for --state).
   virtual void saw_log_time(int64_t newest_ms) = 0;
   virtual const Clock& clock() = 0;
-  // Arrival time now (SPEC §4).
+  // Arrival time now (DESIGN.md §4).
   virtual int64_t arrival_ms() = 0;
   // A warning about the input that does not end it (stderr, "swthrottle: "
   // before it).

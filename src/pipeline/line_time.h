@@ -1,4 +1,4 @@
-// LineTime: the time policy of one input (SPEC §4): the time each of its
+// LineTime: the time policy of one input (DESIGN.md §4): the time each of its
 // lines is decided at.
 //
 // - time = log: a line's own timestamp; a line without one takes the last

@@ -1,5 +1,5 @@
 // QuietTime: the log time a followed input has reached while it is quiet
-// (time = log; SPEC §4, man page "Quiet logs").
+// (time = log; DESIGN.md §4, man page "Quiet logs").
 //
 // Under log time, "now" moves only when a line comes. A followed log that
 // falls silent would then never see the boundary checks that resolve its

@@ -1,5 +1,5 @@
 // StampWatch: an input whose lines give no timestamp under time = "log" is
-// reported, once, on stderr (SPEC §4 "Missing time is loud"). Without it a
+// reported, once, on stderr (DESIGN.md §4 "Missing time is loud"). Without it a
 // log in a form the timestamp setting does not read leaves every line
 // untimed: no alert rule fires, the exit status is 0, and nothing says why.
 //

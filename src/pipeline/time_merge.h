@@ -1,5 +1,5 @@
 // merge_by_time: several inputs decided in one order, merged by their log
-// time (SPEC §3: inputs that are not followed, under time = "log"), so a
+// time (DESIGN.md §3: inputs that are not followed, under time = "log"), so a
 // replay of several files gives the same records on every run, equal to one
 // run over the files merged by the same rule into one.
 //

@@ -1,4 +1,4 @@
-// A --state saved ahead of the wall clock (SPEC §4, trusted time): a run
+// A --state saved ahead of the wall clock (DESIGN.md §4, trusted time): a run
 // that trusted a future stamp (before max_future, or with it off) saved a
 // "now" that would make every later line late. It is clamped at load.
 #pragma once

@@ -1,4 +1,4 @@
-// The text of a --state file (SPEC §6, §7): engine::EngineState <-> JSON,
+// The text of a --state file (DESIGN.md §6, §7): engine::EngineState <-> JSON,
 // written and read with nlohmann-json.
 //
 // Format (version 1), one JSON object; the writer puts each window on a line

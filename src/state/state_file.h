@@ -1,4 +1,4 @@
-// --state FILE (SPEC §6, §7): the engine's windows saved as versioned JSON so
+// --state FILE (DESIGN.md §6, §7): the engine's windows saved as versioned JSON so
 // that the next run continues where this one stopped.
 //
 // The file is only ever replaced whole: a save writes PATH.tmp.<pid>, fsyncs

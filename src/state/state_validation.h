@@ -1,4 +1,4 @@
-// What a run could have written into a --state file (SPEC §7: never a crash,
+// What a run could have written into a --state file (DESIGN.md §7: never a crash,
 // never a silent wrong answer). The codec (state_codec.h) checks the JSON's
 // shape; this checks its values, in two steps:
 //

@@ -33,7 +33,7 @@ inline const Clock& system_clock() {
   return clock;
 }
 
-// Arrival time (SPEC §4): wall-clock at start plus monotonic time since, so
+// Arrival time (DESIGN.md §4): wall-clock at start plus monotonic time since, so
 // times written out read as UTC while a clock step during the run can never
 // move a window backwards or forwards.
 class ArrivalClock {

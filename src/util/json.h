@@ -1,5 +1,5 @@
 // JSON string escaping, U+FFFD repair of invalid UTF-8, and RFC 3339 times:
-// the byte-level pieces every output record is made of (SPEC §5, §7).
+// the byte-level pieces every output record is made of (DESIGN.md §5, §7).
 //
 // Everything here appends to a caller-owned std::string and allocates nothing
 // beyond growing it, so a reused buffer makes rendering allocation-free.
@@ -30,7 +30,7 @@ void append_utf8_repaired(std::string& out, std::string_view s);
 // nothing else), so a record of the text format is always exactly one line.
 void append_utf8_one_line(std::string& out, std::string_view s);
 
-// The same repair, for text written into a text-format record (SPEC §5, §7):
+// The same repair, for text written into a text-format record (DESIGN.md §5, §7):
 // no control character reaches the reader's terminal, and the escapes are
 // unambiguous. Escapes exactly:
 //   - the C0 controls 0x00-0x1F, as JSON strings write them: \b \t \n \f \r

@@ -1,5 +1,5 @@
 // The alert state machine of one (rule, key), shared by both window modes
-// (SPEC §3 "Alert rules"): when an alert is raised, when cooldown holds it
+// (DESIGN.md §3 "Alert rules"): when an alert is raised, when cooldown holds it
 // back, when a firing key resolves. A pure function of the state, so that
 // AccurateWindow (under its mutex) and EfficientWindow (in a CAS loop on one
 // packed word) cannot drift apart. Tallies of held-back lines stay with each

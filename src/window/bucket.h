@@ -1,4 +1,4 @@
-// Bucket arithmetic shared by both window modes (SPEC §2). Pure and constexpr.
+// Bucket arithmetic shared by both window modes (DESIGN.md §2). Pure and constexpr.
 //
 // Buckets are absolute and epoch-aligned: an event at t ms goes into bucket
 // floor(t / w). A window of B buckets at "now" bucket nb covers buckets

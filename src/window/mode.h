@@ -1,4 +1,4 @@
-// The two window implementations a rule can choose between (SPEC §2 `mode`).
+// The two window implementations a rule can choose between (DESIGN.md §2 `mode`).
 // Its own header so that the rules file's types can name a mode without
 // pulling in the Window interface; config::Mode is this enum.
 #pragma once

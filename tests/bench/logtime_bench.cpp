@@ -1,4 +1,4 @@
-// Micro benchmarks of LogTime::parse (time = "log", SPEC §4): one iteration
+// Micro benchmarks of LogTime::parse (time = "log", DESIGN.md §4): one iteration
 // parses one line, so the time per iteration is the cost per line.
 //
 // The single-form benchmarks cycle through lines of that form whose stamps

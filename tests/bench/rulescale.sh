@@ -69,7 +69,7 @@ timed() {
 
 sw=("$bin" --format json)
 
-# Sanity, untimed: -j and the prefilter do not change the records (SPEC §3).
+# Sanity, untimed: -j and the prefilter do not change the records (DESIGN.md §3).
 cat "$log" >/dev/null
 for n in "${counts[@]}"; do
   "${sw[@]}" -j 1 --rule "$work/r$n.toml" "$log" >"$work/out1-$n.json"

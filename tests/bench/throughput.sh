@@ -92,7 +92,7 @@ timed() {
 sw=("$bin" --format json --stats)
 
 # Sanity, untimed: the same lines are counted by every tool, and -j does not change
-# the records (SPEC §3). Also puts the logs in the page cache.
+# the records (DESIGN.md §3). Also puts the logs in the page cache.
 for k in 1 10000 100000; do cat "$(log_for "$k")" >/dev/null; done
 LC_ALL=C grep -cE -f "$work/p8.txt" "$log" >"$work/count.grep" || true
 if [[ $have_rg == 1 ]]; then

@@ -1,12 +1,12 @@
 // End-to-end tests of the swthrottle binary over standard input and files
-// (SPEC §1-§7): the real program, run as a child process.
+// (DESIGN.md §1-§7): the real program, run as a child process.
 //
 // Every expectation below was worked out from the spec (the reasoning is in
 // the comments), not copied from the program's output. Times in the inputs
 // are RFC 3339 with `time = "log"`, so the records do not depend on speed.
 // Windows use the default 10 buckets unless said otherwise, so "N per 10s"
 // has 1 s buckets and the window at now covers the 10 whole seconds ending at
-// now's second (SPEC §2).
+// now's second (DESIGN.md §2).
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -260,7 +260,7 @@ int64_t apache_ms(const std::string& line) {
   return utc_ms(year, mi, day, h, m, s);
 }
 
-// --- naive models of SPEC §2-§3, for the corpus replays -------------------------
+// --- naive models of DESIGN.md §2-§3, for the corpus replays -------------------------
 //
 // Deliberately simple: every event is kept as a time in a list, and the window
 // at now is "events whose bucket floor(t/w) lies in floor(now/w)-B+1 ..
@@ -512,7 +512,7 @@ message   = "{count} in {window}"
   RunResult r = swt({"-r", rules, "--format", "json", "--exit-code"}, input);
   CHECK(r.exit_status == 1);  // --exit-code: an alert was raised
   CHECK(r.err == "");
-  // A resolved record carries the message too (SPEC §5: "message (when the
+  // A resolved record carries the message too (DESIGN.md §5: "message (when the
   // rule has one)"), rendered at the resolve, where {count} is 0.
   check_records(
       r.out,
@@ -607,7 +607,7 @@ key       = "{user}"
                     0) == 0);
 }
 
-TEST_CASE("e2e: multi-event when rule (the nginx 5xx ratio of SPEC §1)") {
+TEST_CASE("e2e: multi-event when rule (the nginx 5xx ratio of DESIGN.md §1)") {
   TempDir dir;
   const std::string rules = dir.write("rules.toml", kLogTime + R"(
 [[rule]]
@@ -624,7 +624,7 @@ resolve = true
   match = '"\w+ \S+ HTTP/[\d.]+" 5\d\d '
 )");
   // One request a second from 10:00:00: 95 answered 200, then 500s. A 500
-  // line is both a request and an error (SPEC §1). All of it lies inside one
+  // line is both a request and an error (DESIGN.md §1). All of it lies inside one
   // 5-minute window (30 s buckets, 10:00:00 is a bucket start).
   //   after line i=99:  request 100, error 5: 5/100 = 0.05 is not > 0.05
   //   after line i=100: request 101, error 6: 0.059 > 0.05 and 101 >= 100: alert
@@ -659,7 +659,7 @@ resolve = true
   CHECK(recs[0]["line"] == alert_line);
 }
 
-TEST_CASE("e2e: records of one line come out in the four groups of SPEC §3, each in rule file order") {
+TEST_CASE("e2e: records of one line come out in the four groups of DESIGN.md §3, each in rule file order") {
   TempDir dir;
   // File order: zr, yt, xt, wa, va, ut (names run backwards, so neither name
   // order nor record type order can pass for file order). The patterns are
@@ -1020,7 +1020,7 @@ mode      = "accurate"
   CHECK(suppressed == 15);
 }
 
-TEST_CASE("e2e: timestamp forms found by timestamp = \"auto\" (SPEC §4)") {
+TEST_CASE("e2e: timestamp forms found by timestamp = \"auto\" (DESIGN.md §4)") {
   TempDir dir;
   const std::string rules = dir.write("rules.toml", R"([settings]
 time     = "log"
@@ -1100,7 +1100,7 @@ threshold = "100 per 1m"
 }
 
 TEST_CASE("e2e: syslog timestamps without settings.year take the current year, or the previous one") {
-  // SPEC §4: "the current year, or the previous one if that would put the
+  // DESIGN.md §4: "the current year, or the previous one if that would put the
   // time more than a day ahead". Each case is a moment built from the test's
   // own clock; its month, day and time are written as a syslog stamp, and
   // the expected year follows from how far the moment is from now.
@@ -1332,7 +1332,7 @@ threshold = "3 per 1m"
   CHECK(passed.size() + suppressed == 595);
   CHECK(summaries > 0);
 
-  // One input is decided in input order whatever -j is (SPEC §3).
+  // One input is decided in input order whatever -j is (DESIGN.md §3).
   RunResult r4 = swt({"-r", rules, "--format", "json", "-j", "4", loghub("Apache_2k.log")});
   CHECK(r4.exit_status == 0);
   CHECK(r4.out == r.out);
@@ -1703,7 +1703,7 @@ threshold = "1 per 1m"
 }
 
 // ================================================================================
-// SPEC §7: bad input
+// DESIGN.md §7: bad input
 // ================================================================================
 
 TEST_CASE("e2e: invalid UTF-8, NUL bytes, CRLF and a last line without newline") {
@@ -1794,7 +1794,7 @@ threshold = "1 per 10s"
       "31m";
   const std::string input = line1 + "\n" + line2 + "\n";
 
-  // Text with --passthrough: each line byte for byte, then its alert (SPEC §3
+  // Text with --passthrough: each line byte for byte, then its alert (DESIGN.md §3
   // group 3 before group 4), every control character of the alert escaped.
   RunResult t = swt({"-r", rules, "--passthrough"}, input);
   CHECK(t.exit_status == 0);
@@ -1942,7 +1942,7 @@ threshold = "1 per 1m"
   CHECK(r.err == "");
 }
 
-TEST_CASE("e2e: records do not depend on -j over a replay of many batches (SPEC §3)") {
+TEST_CASE("e2e: records do not depend on -j over a replay of many batches (DESIGN.md §3)") {
   // 30,000 sshd lines: the sample replayed 15 times with the day moved on
   // each time, so the replay spans many 2048-line batches and every -j
   // exercises the reader -> workers -> decider pipeline with out-of-order
@@ -2029,7 +2029,7 @@ when = "invalid * 2 > failed and failed >= 3"
 
 TEST_CASE("e2e: arrival time: a line is never late, whatever -j and the timer do") {
   // In arrival time a line is decided at the moment it is read, so it can
-  // never be older than the window (SPEC §4). With a 10 ms window of one
+  // never be older than the window (DESIGN.md §4). With a 10 ms window of one
   // bucket the timer moves "now" constantly; an early -j pipeline stamped
   // lines when their batch was read and dropped ~17 % of them as late.
   TempDir dir;

@@ -1,6 +1,6 @@
 // The users' kit in examples/ (issue #6), run as users run it: every
 // example's rules pass --check, every sample log replays (time = "log") to
-// exactly the records worked out below from the sample and SPEC §2-§5, the
+// exactly the records worked out below from the sample and DESIGN.md §2-§5, the
 // README's first command prints the output block the README shows, and
 // examples/webhook.sh delivers records to a real (local) HTTP listener.
 //
@@ -8,7 +8,7 @@
 // were not copied from the program's output. Every window has the default 10
 // buckets, and every sample starts at a whole minute (10:00:00 UTC), so a
 // window of X has buckets of X/10 starting at whole multiples of X/10, and the
-// window at "now" is the 10 buckets ending with now's bucket (SPEC §2).
+// window at "now" is the 10 buckets ending with now's bucket (DESIGN.md §2).
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 // Fault injection on stdout and on descriptors (issue 18, part 2): the
 // output pipe closed (EPIPE), stdout on /dev/full (ENOSPC), a consumer that
-// stops reading, and too many open files. SPEC §5: a closed output pipe ends
+// stops reading, and too many open files. DESIGN.md §5: a closed output pipe ends
 // swthrottle quietly, state saved; output is flushed record by record; §7:
 // memory stays bounded.
 #include <doctest/doctest.h>

@@ -1,6 +1,6 @@
 // Fault injection on what swthrottle writes to disk (issue 18, part 2): the
 // state file (--state) and the delivery outbox beside it, on a full disk and
-// on a read-only one. SPEC §7: a state file on a full disk is reported and
+// on a read-only one. DESIGN.md §7: a state file on a full disk is reported and
 // the previous good state is never destroyed; the records written are those
 // of a run without the fault.
 //

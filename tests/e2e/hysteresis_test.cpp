@@ -146,7 +146,7 @@ TEST_CASE("e2e resolve_when: the same records in text") {
 
 TEST_CASE("e2e resolve_when: two runs with --state write what one run writes") {
   // The first run ends firing between the thresholds, with two suppressed
-  // lines pending (SPEC §6: carried over, not written); the second run
+  // lines pending (DESIGN.md §6: carried over, not written); the second run
   // resolves and summarizes them, per event.
   TempDir dir;
   const std::string rules = dir.write("rules.toml", kRules);

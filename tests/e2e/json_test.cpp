@@ -1,4 +1,4 @@
-// End-to-end: JSON lines (SPEC §1 `fields`, "{.path}"). The records of a JSON
+// End-to-end: JSON lines (DESIGN.md §1 `fields`, "{.path}"). The records of a JSON
 // log equal those of the same events written as text lines, under rules that
 // say the same with fields and with regexes. The real binary on real files.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// End-to-end tests of live operation (SPEC §3 concurrency, §5 exec, §6
+// End-to-end tests of live operation (DESIGN.md §3 concurrency, §5 exec, §6
 // --follow, signals and --state, §7): the real binary, with real files that
 // are renamed and truncated, real signals, real child processes.
 //
@@ -328,7 +328,7 @@ TEST_CASE("live: --follow goes on when the file is deleted and created again") {
   stop_expecting(p, "a\nb\nc\n");
 }
 
-// --- 2. several inputs on shared windows (SPEC §3 Concurrency) ---------------
+// --- 2. several inputs on shared windows (DESIGN.md §3 Concurrency) ---------------
 
 struct FloodResult {
   std::size_t passed = 0;
@@ -508,7 +508,7 @@ TEST_CASE("live: SIGHUP reloads: an unchanged rule keeps its window, a changed o
   check_exit_0(r);
   std::string out = without_times(r.out);
   // change 3, suppressed before the reload, is still reported, once: where
-  // its old window ended or at exit (SPEC §3: at the latest at exit).
+  // its old window ended or at exit (DESIGN.md §3: at the latest at exit).
   const std::string change_summary =
       "swthrottle: summary change suppressed=1 first=TIME last=TIME window=1h time=TIME\n";
   const std::size_t at = out.find(change_summary);
@@ -521,7 +521,7 @@ TEST_CASE("live: SIGHUP reloads: an unchanged rule keeps its window, a changed o
         "swthrottle: summary keep suppressed=2 first=TIME last=TIME window=1h time=TIME\n");
 }
 
-TEST_CASE("live: SIGHUP keeps the window when only the threshold changed (SPEC §6: events, window, buckets)") {
+TEST_CASE("live: SIGHUP keeps the window when only the threshold changed (DESIGN.md §6: events, window, buckets)") {
   TempDir dir;
   const std::string rules = dir.write("rules.toml", kKeepChange);
   Process p = start_keep_change(rules);
@@ -533,7 +533,7 @@ TEST_CASE("live: SIGHUP keeps the window when only the threshold changed (SPEC �
   CHECK(p.err() == "swthrottle: SIGHUP: reloaded 2 rules\n");
   // The kept window holds keep 1 and keep 2, fewer than the new Y: room
   // again, so keep 3's summary comes (at the latest just before keep 4
-  // passes, SPEC §3); keep 4 is the third in the window, keep 5 is suppressed.
+  // passes, DESIGN.md §3); keep 4 is the third in the window, keep 5 is suppressed.
   REQUIRE(p.write_stdin("keep 4\nkeep 5\nsync 2\n"));
   CHECK(p.read_stdout_until([](const std::string& out) { return contains(out, "sync 2\n"); }, kWait));
   CHECK(without_times(p.out()) ==
@@ -548,7 +548,7 @@ TEST_CASE("live: SIGHUP with a broken rules file reports FILE:LINE:COL and keeps
   TempDir dir;
   const std::string rules = dir.write("rules.toml", kKeepChange);
   Process p = start_keep_change(rules);
-  // Line 4: a misspelt key, an error (SPEC §1: typos must not disable a rule).
+  // Line 4: a misspelt key, an error (DESIGN.md §1: typos must not disable a rule).
   dir.write("rules.toml", replace_all(kKeepChange, "threshold = \"2 per 1h\"\n  [[rule.event]]\n  name  = \"keep\"",
                                       "threshhold = \"2 per 1h\"\n  [[rule.event]]\n  name  = \"keep\""));
   REQUIRE(p.send_signal(SIGHUP));
@@ -591,7 +591,7 @@ TEST_CASE("live: SIGINT and SIGTERM write the pending summaries and exit 0, read
 TEST_CASE("live: SIGTERM as the input ends (systemctl stop of `journalctl | swthrottle`): exit 0") {
   // systemd sends SIGTERM to the whole pipeline: the writer dies and the
   // input ends at the same moment as the signal comes. Either way the run
-  // must end cleanly (SPEC §6). Repeated because the two race.
+  // must end cleanly (DESIGN.md §6). Repeated because the two race.
   TempDir dir;
   const std::string rules = dir.write("nothing.toml", kNothing);
   int bad = 0;
@@ -815,7 +815,7 @@ const std::string kSlice3 =
     "2026-11-21T10:02:10Z login failed user=bob\n"
     "2026-11-21T10:02:11Z disk sdb full\n";
 
-// The whole log's records, worked out from SPEC §2-§3 (10 buckets: 1 s for
+// The whole log's records, worked out from DESIGN.md §2-§3 (10 buckets: 1 s for
 // errors, 6 s for login and disk).
 const std::vector<std::string> kWholeLog{
     "line 2026-11-21T10:00:00Z ERROR a",
@@ -1043,7 +1043,7 @@ TEST_CASE("live: --follow --state saves the state every --state-interval while r
   stop_expecting(p, so_far);  // and nothing more at exit
 }
 
-TEST_CASE("live: --state with a live pipe (not --follow) is saved every few seconds too (SPEC §6)") {
+TEST_CASE("live: --state with a live pipe (not --follow) is saved every few seconds too (DESIGN.md §6)") {
   // `journalctl -f | swthrottle --state ...` (examples/swthrottle.service)
   // runs for months: a crash must not lose more than a few seconds.
   TempDir dir;

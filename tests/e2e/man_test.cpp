@@ -201,7 +201,7 @@ TEST_CASE("man: every option of --help is in the man page and the completion") {
   for (const std::string& n : backtest.short_names)
     if (std::find(help.short_names.begin(), help.short_names.end(), n) == help.short_names.end())
       help.short_names.push_back(n);
-  // Guards the parsing of --help: the options SPEC §6 lists are all there.
+  // Guards the parsing of --help: the options DESIGN.md §6 lists are all there.
   for (const char* name : {"--rule", "--follow", "--from-start", "--time", "--mode", "--format", "--passthrough",
                            "--exec", "--exec-jobs", "--exec-timeout", "--state", "--threads", "--check", "--explain",
                            "--stats", "--exit-code", "--help", "--version", "--max-line"}) {
@@ -246,7 +246,7 @@ TEST_CASE("man: every rules-file key the loader accepts is in the man page") {
   struct Table {
     std::string array;     // in src/config/
     std::string heading;   // the man page subsection whose .TP tags are the keys
-    std::size_t at_least;  // guards the extraction: SPEC §1 names this many
+    std::size_t at_least;  // guards the extraction: DESIGN.md §1 names this many
   };
   for (const Table& t : std::vector<Table>{{"kSettingsKeys", ".SS \"[settings]\"", 7},
                                            {"kRuleKeys", ".SS \"[[rule]]\"", 15},

@@ -1,5 +1,5 @@
 // End-to-end: several inputs that are not followed, under time = "log", are
-// merged by time (SPEC §3; pipeline/time_merge.h) before they are decided.
+// merged by time (DESIGN.md §3; pipeline/time_merge.h) before they are decided.
 // The real binary on real files.
 //
 // The merge rule, as the model below applies it: a line's key is the newest

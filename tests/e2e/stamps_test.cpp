@@ -1,4 +1,4 @@
-// End-to-end tests of timestamps that the settings do not read (SPEC §4
+// End-to-end tests of timestamps that the settings do not read (DESIGN.md §4
 // "Missing time is loud"): the warning on stderr, --check FILE, the forms
 // auto reads, and the timestamp setting per input.
 #include <doctest/doctest.h>

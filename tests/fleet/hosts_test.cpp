@@ -116,7 +116,7 @@ TEST_CASE("fleet exact throttle: 8 hosts flooding one window pass exactly Y betw
   std::string page = kPage;
   page.replace(page.find("100 per 1m"), 10, "1000 per 1h");
   const std::string rules = rules_file(dir, redis.url(), page);
-  // 8 x 5,000 offers within 50 s (one window), Y = 1,000 (FLEET.md §4.3).
+  // 8 x 5,000 offers within 50 s (one window), Y = 1,000 (DESIGN.md §8.12).
   const std::vector<std::string> logs(8, host_log(5000, "ERROR disk full"));
   const auto results = run_hosts(rules, logs);
   int passed = 0;

@@ -1,4 +1,4 @@
-// Batched throttles' leases (FLEET.md §3.6, §4.3), with the real RuleFleet and
+// Batched throttles' leases (DESIGN.md §8.6, §8.12), with the real RuleFleet and
 // FleetClient of several "hosts" in one process against one real Redis: the
 // fleet never passes more than Y per window, and no host is refused while
 // fewer than Y - (H-1)k lines have passed (k: the most permits a host holds).

@@ -1,5 +1,5 @@
 // The fleet window scripts against one real redis-server for the file
-// (FLEET.md §4.2): each row is a request, the reply it gets and the hash it
+// (DESIGN.md §8.12): each row is a request, the reply it gets and the hash it
 // leaves (HGETALL), with the TTL checked in milliseconds.
 #include "fleet/scripts.h"
 

@@ -1,4 +1,4 @@
-// Soak of the Follower (SPEC §6 --follow; follow.h): a writer thread writes
+// Soak of the Follower (DESIGN.md §6 --follow; follow.h): a writer thread writes
 // numbered lines fast, with frequent rotations of both kinds, while a reader
 // thread follows the file by name with the real clock. At the end every line
 // number was read exactly once, in order, and no line was garbled.

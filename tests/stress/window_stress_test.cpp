@@ -1,5 +1,5 @@
 // Concurrency of both window modes, for the ThreadSanitizer build: fixed
-// iteration counts, a std::latch start, no timing assertions (SPEC §2-§3).
+// iteration counts, a std::latch start, no timing assertions (DESIGN.md §2-§3).
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // A TCP fault proxy between a test's client and a server (the fleet tests:
-// swthrottle and redis-server), for the network faults of FLEET.md §4.4 on a
+// swthrottle and redis-server), for the network faults of DESIGN.md §8.12 on a
 // kernel without netem. It runs tests/support/fault_proxy.py (Python 3,
 // stdlib only); the modes and what each does to open and new connections are
 // described in that file's header.

@@ -1,5 +1,5 @@
 // A deliberately plain model of time = "log", written from the contract
-// (SPEC §4, the man page's "Timestamps", the comment of match/logtime.h)
+// (DESIGN.md §4, the man page's "Timestamps", the comment of match/logtime.h)
 // for differential tests of LogTime: a cursor reads each form where the
 // contract says a stamp may start, std::chrono does the calendar, mktime()
 // and localtime_r() the local zone. No memo, no skipping ahead, no caches.

@@ -1,4 +1,4 @@
-// A real redis-server for the fleet tests (../FLEET.md §4.1): started in its
+// A real redis-server for the fleet tests (DESIGN.md §8.12): started in its
 // own temporary directory on a unix socket (or a free TCP port on
 // 127.0.0.1), never the system one, and killed by pid at the end.
 //

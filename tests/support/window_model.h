@@ -1,5 +1,5 @@
 // A deliberately naive reference model of one window, written straight from
-// SPEC §2-§3: a map from absolute bucket number to counts, no ring, no
+// DESIGN.md §2-§3: a map from absolute bucket number to counts, no ring, no
 // striping, no running totals. Differential tests run the same operations
 // through AccurateWindow, EfficientWindow and this model and demand equality.
 #pragma once
@@ -160,7 +160,7 @@ class WindowModel {
   int64_t now_ms() const { return now_ms_; }
 
  private:
-  // SPEC §3 with resolve_when: a firing key whose condition is false stops
+  // DESIGN.md §3 with resolve_when: a firing key whose condition is false stops
   // firing only where the clear condition (if any) holds.
   static bool clears(const window::AlertPolicy& p, const std::vector<uint64_t>& counts) {
     return p.clear == nullptr || p.clear->holds(counts);

@@ -1,4 +1,4 @@
-// Engine (SPEC §1-§3, §5): the exact records a sequence of lines produces.
+// Engine (DESIGN.md §1-§3, §5): the exact records a sequence of lines produces.
 //
 // Every scenario feeds lines with explicit times and compares the records to
 // a transcript, one record per line:
@@ -9,7 +9,7 @@
 // Expected transcripts are derived from the spec in the comments next to
 // them. Unless a rule says otherwise: window 10s, 10 buckets, so w = 1000 ms
 // and the window at now covers buckets floor(now/1000)-9 .. floor(now/1000).
-// Every scenario runs in both modes: for one input they must agree (SPEC §2).
+// Every scenario runs in both modes: for one input they must agree (DESIGN.md §2).
 #include "engine/engine.h"
 
 #include <doctest/doctest.h>
@@ -311,7 +311,7 @@ resolve = true
     CHECK(h.tick(9000) == "");  // window 0..9 holds 4: still firing
     // Window 1..10 is empty: the condition is false at the boundary check of
     // a firing key, and this episode was announced -> resolved. Its
-    // `suppressed`: the lines held back since its alert (window.h; SPEC §5
+    // `suppressed`: the lines held back since its alert (window.h; DESIGN.md §5
     // names the field for resolveds without defining it).
     CHECK(h.tick(10000) == "resolved t=10000 burst key= count=0 counts=[0] suppressed=1\n");
     // Flapping: true again at 11200, but only 11000 ms after the alert at
@@ -979,8 +979,8 @@ message = "{event} on {key}"
   }
 }
 
-TEST_CASE("engine: a resolved record carries the rule's message (SPEC §5)") {
-  // SPEC §5: "Alerts and resolveds add ... `message` (when the rule has one)".
+TEST_CASE("engine: a resolved record carries the rule's message (DESIGN.md §5)") {
+  // DESIGN.md §5: "Alerts and resolveds add ... `message` (when the rule has one)".
   const char* const rules = R"toml(
 [[rule]]
 name = "burst"
@@ -1006,7 +1006,7 @@ message = "{rule} {key} {count}/{threshold} per {window}"
 // ---------------------------------------------------------------- modes
 
 // One long mixed input (several rules, keys, late lines, ticks): the two
-// modes must write the same records (SPEC §2: single-threaded, every
+// modes must write the same records (DESIGN.md §2: single-threaded, every
 // efficient decision equals the accurate one).
 TEST_CASE("engine: accurate and efficient write the same records for one input") {
   const char* const rules = R"toml(

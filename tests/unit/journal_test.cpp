@@ -1,4 +1,4 @@
-// journald input (--input journal, SPEC §1): journalctl -o json records read
+// journald input (--input journal, DESIGN.md §1): journalctl -o json records read
 // as JSON, byte-array fields read as their bytes, and the preset the command
 // line makes of the rules' settings.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// JSON lines (SPEC §1 `fields`, `format`): what JsonFields reads of a line,
+// JSON lines (DESIGN.md §1 `fields`, `format`): what JsonFields reads of a line,
 // and what the Matcher makes of events with fields, with and without the
 // literal prefilter.
 #include "match/json_fields.h"

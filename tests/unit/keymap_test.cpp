@@ -1,4 +1,4 @@
-// KeyMap (SPEC §2): one window per key, least-recently-updated eviction at
+// KeyMap (DESIGN.md §2): one window per key, least-recently-updated eviction at
 // max_keys, and the list of slots that need boundary checks.
 #include "engine/keymap.h"
 

@@ -92,7 +92,7 @@ Lines from_pipe(const std::string& data, std::size_t max_line, std::size_t buffe
   return got;
 }
 
-// The rules of SPEC §4 and §7, written out plainly: split at "\n", drop a
+// The rules of DESIGN.md §4 and §7, written out plainly: split at "\n", drop a
 // "\r" right before it, cut to max_line.
 Lines reference(std::string_view data, std::size_t max_line) {
   Lines out;

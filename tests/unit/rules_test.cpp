@@ -25,7 +25,7 @@ using namespace swthrottle::config;
 
 namespace {
 
-// SPEC §1's example, verbatim.
+// DESIGN.md §1's example, verbatim.
 const std::string kSpecExample = R"toml([settings]                 # all optional
 mode      = "efficient"    # window mode for every rule: "efficient" | "accurate"
 buckets   = 10             # buckets per window, 1..3600
@@ -104,7 +104,7 @@ void check_errors(const std::vector<ErrorCase>& cases) {
 
 }  // namespace
 
-TEST_CASE("rules: SPEC example parses into every field") {
+TEST_CASE("rules: the documented example parses into every field") {
   RuleSet set = parse_ok(kSpecExample);
 
   const Settings& s = set.settings;

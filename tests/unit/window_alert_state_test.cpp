@@ -1,5 +1,5 @@
 // window/alert_state.h: the alert state machine both window modes share,
-// as a table of exact steps (SPEC §3 "Alert rules").
+// as a table of exact steps (DESIGN.md §3 "Alert rules").
 #include <doctest/doctest.h>
 
 #include <vector>

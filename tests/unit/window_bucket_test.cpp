@@ -1,4 +1,4 @@
-// Bucket arithmetic at bucket edges (SPEC §2), as exact tables.
+// Bucket arithmetic at bucket edges (DESIGN.md §2), as exact tables.
 #include <doctest/doctest.h>
 
 #include "window/bucket.h"

@@ -1,4 +1,4 @@
-// Both window modes, single-threaded: exact behaviour (SPEC §2-§3) and a
+// Both window modes, single-threaded: exact behaviour (DESIGN.md §2-§3) and a
 // differential test against the naive model in tests/support/window_model.h.
 #include <doctest/doctest.h>
 

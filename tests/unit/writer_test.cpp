@@ -141,7 +141,7 @@ std::string read_all(int fd) {
 
 }  // namespace
 
-TEST_CASE("writer: JSON records, fields in SPEC order") {
+TEST_CASE("writer: JSON records, fields in the documented order") {
   struct {
     const char* name;
     Record rec;
