@@ -482,6 +482,11 @@ class JumpingClock final : public swthrottle::Clock {
   int64_t steady_ms() const override { return t_.fetch_add(3 * 3'600'000); }
   int64_t wall_ms() const override { return 0; }
 
+ protected:
+  void wait_step(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, int64_t) const override {
+    cv.wait_for(lock, std::chrono::milliseconds(1));
+  }
+
  private:
   mutable std::atomic<int64_t> t_{0};
 };
