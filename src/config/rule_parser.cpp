@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "config/delivery_parser.h"
 #include "config/duration.h"
+#include "config/event_parser.h"
 #include "config/fleet_parser.h"
 #include "config/regex_lint.h"
 #include "config/rule_identity.h"
@@ -17,27 +17,20 @@
 namespace swthrottle::config {
 namespace {
 
-constexpr std::size_t kMaxEvents = 64;
-
-const std::vector<std::string> kEventKeys{"name", "match", "fields"};
-const std::vector<std::string> kFieldKeys{"match"};
-const std::vector<std::string> kWhenKeywords{"and", "or", "not"};
-// Indexed by Field: the template names of the built-in fields.
-const std::vector<std::string> kBuiltinFields{"rule",   "event", "count", "threshold",
-                                              "window", "key",   "line",  "suppressed"};
-static_assert(kFieldFirstCapture == 8, "kBuiltinFields must list every built-in Field");
+// One [[rule]] table while it is read: each section below reads the keys of
+// one concern from `t` into `out`, in the order their checks depend on
+// (events before the condition that names them, captures before templates).
+struct RuleTable {
+  const TomlReader& in;
+  const toml::table& t;
+  std::string label;  // "[[rule]] \"name\"", for messages
+  bool alert = false;
+};
 
 bool is_rule_name(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
            c == '-';
-  });
-}
-
-bool is_identifier(std::string_view s) {
-  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
   });
 }
 
@@ -103,161 +96,12 @@ std::vector<std::string> json_field_refs(std::string_view text) {
   return out;
 }
 
-// Printable ASCII without '"', '\\' or '/': text that a JSON string or
-// number holds verbatim in the raw line, unless the writer spelled a letter
-// as "\u00XX" (the only other way to write these characters in JSON; '/'
-// also has "\/").
-bool verbatim_in_json(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u >= 0x20 && u < 0x7F && c != '"' && c != '\\' && c != '/';
-  });
-}
-
-// An event's `fields`: { path = "text" } (equality) or { path = { match = 'RE2' } }.
-MaybeError parse_fields(const TomlReader& in, const toml::node& node, const std::string& ev_label, Event& ev) {
-  const auto* t = node.as_table();
-  if (t == nullptr) {
-    return in.err(node, fmt::format("fields must be a table such as {{ level = \"error\" }}, not {}", describe(node)));
-  }
-  if (t->empty()) return in.err(node, ev_label + ": fields is empty; name at least one field");
-  for (const auto& [key, value] : *t) {
-    FieldCondition c;
-    c.path = std::string(key.str());
-    const bool bad_path =
-        c.path.empty() || c.path.front() == '.' || c.path.back() == '.' || c.path.find("..") != std::string::npos;
-    if (bad_path) {
-      return in.err(value,
-                    fmt::format("field path {} must be names joined by \".\" (\"service.name\")", quote(c.path)));
-    }
-    if (const auto* text = value.as_string()) {
-      c.value = text->get();
-    } else if (const auto* sub = value.as_table()) {
-      if (auto e = in.unknown_keys(*sub, kFieldKeys, fmt::format("field {} of {}", quote(c.path), ev_label))) return e;
-      const toml::node* m = sub->get("match");
-      if (m == nullptr) return in.err(value, fmt::format("field {} has no match", quote(c.path)));
-      if (!m->is_string()) {
-        return in.err(*m, fmt::format("match must be a string (an RE2 pattern), not {}", describe(*m)));
-      }
-      auto re = compile_regex(in, *m, RegexUse::Event);
-      if (!re) return re.error();
-      auto captures = event_captures(in, *m, **re, kBuiltinFields);
-      if (!captures) return captures.error();
-      for (const std::string& name : *captures) {
-        if (std::find(ev.captures.begin(), ev.captures.end(), name) != ev.captures.end()) {
-          return in.err(*m, fmt::format("capture group name {} is used twice in one event", quote(name)));
-        }
-        ev.captures.push_back(name);
-      }
-      c.regex = true;
-      c.value = m->as_string()->get();
-      c.captures = std::move(*captures);
-    } else {
-      // Numbers, booleans and null compare by their JSON text; TOML's typed
-      // values would make 500 and 500.0 look alike where JSON text does not.
-      return in.err(value, fmt::format("field {} must be a string (the field's text, e.g. \"500\" or \"true\") "
-                                       "or {{ match = 'RE2' }}, not {}",
-                                       quote(c.path), describe(value)));
-    }
-    ev.fields.push_back(std::move(c));
-  }
-  ev.stand_in = make_stand_in(ev, false);
-  return std::nullopt;
-}
-
-MaybeError parse_events(const TomlReader& in, const toml::node* events_node, const toml::table& rule_table,
-                        const std::string& label, Rule& rule) {
-  if (events_node == nullptr) {
-    return in.err(rule_table,
-                  fmt::format("{} has no events; add at least one [[rule.event]] with name and match", label));
-  }
-  const auto* arr = events_node->as_array();
-  if (arr == nullptr) {
-    if (events_node->is_table()) {
-      return in.err(*events_node, "[rule.event] must be written [[rule.event]] (an array of tables, one per event)");
-    }
-    return in.err(*events_node,
-                  fmt::format("event must be an array of tables ([[rule.event]]), not {}", describe(*events_node)));
-  }
-  if (arr->empty()) {
-    return in.err(*events_node,
-                  fmt::format("{} has no events; add at least one [[rule.event]] with name and match", label));
-  }
-  std::map<std::string, Pos> seen;
-  for (std::size_t i = 0; i < arr->size(); ++i) {
-    const toml::node& node = *arr->get(i);
-    if (i == kMaxEvents) {
-      return in.err(node, fmt::format("{} has more than {} events", label, kMaxEvents));
-    }
-    const auto* et = node.as_table();
-    if (et == nullptr) {
-      return in.err(node, fmt::format("each [[rule.event]] must be a table, not {}", describe(node)));
-    }
-    const toml::node* name = et->get("name");
-    std::string ev_label = name != nullptr && name->is_string()
-                               ? fmt::format("[[rule.event]] {} of {}", quote(name->as_string()->get()), label)
-                               : fmt::format("[[rule.event]] #{} of {}", i + 1, label);
-    if (auto e = in.unknown_keys(*et, kEventKeys, ev_label)) return e;
-    if (name == nullptr) return in.err(node, ev_label + " has no name");
-    if (!name->is_string()) return in.err(*name, fmt::format("event name must be a string, not {}", describe(*name)));
-    Event ev;
-    ev.name = name->as_string()->get();
-    if (!is_identifier(ev.name)) {
-      return in.err(*name, fmt::format("event name {} must start with a letter or \"_\" and hold only letters, "
-                                       "digits and \"_\" (when refers to events by name)",
-                                       quote(ev.name)));
-    }
-    if (std::find(kWhenKeywords.begin(), kWhenKeywords.end(), ev.name) != kWhenKeywords.end()) {
-      return in.err(
-          *name, fmt::format("event name {} is a keyword of when (and, or, not); choose another name", quote(ev.name)));
-    }
-    Pos here = pos_of(name->source());
-    auto [it, fresh] = seen.emplace(ev.name, here);
-    if (!fresh) {
-      return in.err(here, fmt::format("duplicate event name {} in {} (first defined at {}:{}:{})", quote(ev.name),
-                                      label, in.file(), it->second.line, it->second.col));
-    }
-    const toml::node* match = et->get("match");
-    const toml::node* fields = et->get("fields");
-    if (match == nullptr && fields == nullptr)
-      return in.err(node, ev_label + " has no match; give match (an RE2 pattern) or fields (on JSON lines)");
-    if (match != nullptr) {
-      if (!match->is_string()) {
-        return in.err(*match, fmt::format("match must be a string (an RE2 pattern), not {}", describe(*match)));
-      }
-      ev.match = match->as_string()->get();
-      auto re = compile_regex(in, *match, RegexUse::Event);
-      if (!re) return re.error();
-      auto captures = event_captures(in, *match, **re, kBuiltinFields);
-      if (!captures) return captures.error();
-      ev.captures = std::move(*captures);
-    }
-    if (fields != nullptr) {
-      if (auto e = parse_fields(in, *fields, ev_label, ev)) return e;
-    }
-    for (const std::string& capture : ev.captures) {
-      if (std::find(rule.capture_names.begin(), rule.capture_names.end(), capture) == rule.capture_names.end()) {
-        rule.capture_names.push_back(capture);
-      }
-    }
-    rule.event_names.push_back(ev.name);
-    rule.events.push_back(std::move(ev));
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t index, PendingRule& out) {
+// name and kind.
+MaybeError parse_identity(RuleTable& r, PendingRule& out) {
+  const TomlReader& in = r.in;
   Rule& rule = out.rule;
-  rule.file = in.file();
-  rule.line = pos_of(t.source()).line;
-  const toml::node* name = t.get("name");
-  std::string label = name != nullptr && name->is_string() ? fmt::format("[[rule]] {}", quote(name->as_string()->get()))
-                                                           : fmt::format("[[rule]] #{}", index + 1);
-  if (auto e = in.unknown_keys(t, kRuleKeys, label)) return e;
-
-  if (name == nullptr) return in.err(t, label + " has no name");
+  const toml::node* name = r.t.get("name");
+  if (name == nullptr) return in.err(r.t, r.label + " has no name");
   if (!name->is_string()) return in.err(*name, fmt::format("name must be a string, not {}", describe(*name)));
   rule.name = name->as_string()->get();
   out.name_pos = pos_of(name->source());
@@ -265,30 +109,75 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
     return in.err(
         *name, fmt::format("rule name {} may contain only letters, digits, \"_\", \".\" and \"-\"", quote(rule.name)));
   }
-
-  const toml::node* kind = t.get("kind");
+  const toml::node* kind = r.t.get("kind");
   if (kind == nullptr) {
-    return in.err(t, label +
-                         " has no kind; add kind = \"alert\" (raise alerts) or kind = \"throttle\" "
-                         "(pass at most Y lines, suppress the rest)");
+    return in.err(r.t, r.label +
+                           " has no kind; add kind = \"alert\" (raise alerts) or kind = \"throttle\" "
+                           "(pass at most Y lines, suppress the rest)");
   }
   auto k = in.choose(*kind, "kind", std::array{RuleKind::Alert, RuleKind::Throttle});
   if (!k) return k.error();
   rule.kind = *k;
-  const bool alert = rule.kind == RuleKind::Alert;
+  r.alert = rule.kind == RuleKind::Alert;
+  return std::nullopt;
+}
 
-  if (auto e = parse_events(in, t.get("event"), t, label, rule)) return e;
+MaybeError parse_rule_events(RuleTable& r, PendingRule& out) {
+  return parse_events(r.in, r.t.get("event"), r.t, r.label, out.rule);
+}
 
-  // The condition: threshold, or window + when; a throttle takes only threshold.
-  const toml::node* threshold = t.get("threshold");
-  const toml::node* window = t.get("window");
-  const toml::node* when = t.get("when");
-  if (!alert && when != nullptr) {
+// threshold = "Y per X", the window it implies and its `when`.
+MaybeError parse_threshold_condition(RuleTable& r, const toml::node& threshold, PendingRule& out) {
+  const auto* s = threshold.as_string();
+  if (s == nullptr) {
+    return r.in.err(threshold,
+                    fmt::format("threshold must be a string such as \"5 per 1m\", not {}", describe(threshold)));
+  }
+  auto th = parse_threshold(s->get());
+  if (!th) return r.in.err_in(threshold, th.error().col, th.error().what);
+  Rule& rule = out.rule;
+  rule.threshold = th->count;
+  rule.window_ms = th->window_ms;
+  rule.window_text = th->window_text;
+  rule.when = Expr::threshold(th->count, rule.events.size());
+  out.window_pos = pos_of(threshold.source());
+  return std::nullopt;
+}
+
+// window = "X" with when = "EXPR".
+MaybeError parse_when_condition(RuleTable& r, const toml::node& window, const toml::node& when, PendingRule& out) {
+  const TomlReader& in = r.in;
+  Rule& rule = out.rule;
+  auto w = in.duration(window, "window");
+  if (!w) return w.error();
+  rule.window_ms = *w;
+  rule.window_text = trim(window.as_string()->get());
+  out.window_pos = pos_of(window.source());
+  const auto* s = when.as_string();
+  if (s == nullptr) {
+    return in.err(when,
+                  fmt::format("when must be a string such as \"error / request > 0.05\", not {}", describe(when)));
+  }
+  auto ex = Expr::parse(s->get(), rule.event_names);
+  if (!ex) return in.err_in(when, ex.error().col, "when: " + ex.error().what);
+  rule.when = std::move(*ex);
+  rule.when_text = s->get();
+  return std::nullopt;
+}
+
+// The condition: threshold, or window + when; a throttle takes only threshold.
+MaybeError parse_condition(RuleTable& r, PendingRule& out) {
+  const TomlReader& in = r.in;
+  const std::string& label = r.label;
+  const toml::node* threshold = r.t.get("threshold");
+  const toml::node* window = r.t.get("window");
+  const toml::node* when = r.t.get("when");
+  if (!r.alert && when != nullptr) {
     return in.err(*when, fmt::format("{} is a throttle rule: it takes threshold = \"Y per X\", not when "
                                      "(a throttle passes at most Y lines per window)",
                                      label));
   }
-  if (!alert && window != nullptr) {
+  if (!r.alert && window != nullptr) {
     return in.err(*window, fmt::format("{} is a throttle rule: its window comes from threshold = \"Y per X\"; "
                                        "remove window",
                                        label));
@@ -299,63 +188,48 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
                               "when = \"EXPR\", not both",
                               label, window != nullptr ? "window" : "when"));
   }
-  if (threshold != nullptr) {
-    const auto* s = threshold->as_string();
-    if (s == nullptr) {
-      return in.err(*threshold,
-                    fmt::format("threshold must be a string such as \"5 per 1m\", not {}", describe(*threshold)));
-    }
-    auto th = parse_threshold(s->get());
-    if (!th) return in.err_in(*threshold, th.error().col, th.error().what);
-    rule.threshold = th->count;
-    rule.window_ms = th->window_ms;
-    rule.window_text = th->window_text;
-    rule.when = Expr::threshold(th->count, rule.events.size());
-    out.window_pos = pos_of(threshold->source());
-  } else if (window == nullptr && when == nullptr) {
-    return in.err(t, alert ? fmt::format("{} has no condition; add threshold = \"Y per X\", or window = \"X\" with "
+  if (threshold != nullptr) return parse_threshold_condition(r, *threshold, out);
+  if (window == nullptr && when == nullptr) {
+    return in.err(r.t, r.alert
+                           ? fmt::format("{} has no condition; add threshold = \"Y per X\", or window = \"X\" with "
                                          "when = \"EXPR\"",
                                          label)
                            : fmt::format("{} has no threshold; a throttle rule needs threshold = \"Y per X\"", label));
-  } else if (when == nullptr) {
+  }
+  if (when == nullptr) {
     return in.err(*window, fmt::format("{} has window but no when; add when = \"EXPR\" (or use threshold = \"Y per X\" "
                                        "instead of window)",
                                        label));
-  } else if (window == nullptr) {
+  }
+  if (window == nullptr) {
     return in.err(*when, fmt::format("{} has when but no window; add window = \"X\", e.g. window = \"5m\"", label));
-  } else {
-    auto w = in.duration(*window, "window");
-    if (!w) return w.error();
-    rule.window_ms = *w;
-    rule.window_text = trim(window->as_string()->get());
-    out.window_pos = pos_of(window->source());
-    const auto* s = when->as_string();
-    if (s == nullptr) {
-      return in.err(*when,
-                    fmt::format("when must be a string such as \"error / request > 0.05\", not {}", describe(*when)));
-    }
-    auto ex = Expr::parse(s->get(), rule.event_names);
-    if (!ex) return in.err_in(*when, ex.error().col, "when: " + ex.error().what);
-    rule.when = std::move(*ex);
-    rule.when_text = s->get();
   }
+  return parse_when_condition(r, *window, *when, out);
+}
 
-  if (const toml::node* ignore = t.get("ignore")) {
-    if (!ignore->is_string()) {
-      return in.err(*ignore, fmt::format("ignore must be a string (an RE2 pattern), not {}", describe(*ignore)));
-    }
-    if (ignore->as_string()->get().empty()) {
-      return in.err(*ignore, "ignore must not be empty: an empty pattern matches every line, so nothing would count");
-    }
-    auto re = compile_regex(in, *ignore, RegexUse::Ignore);
-    if (!re) return re.error();
-    rule.ignore = ignore->as_string()->get();
+MaybeError parse_ignore(RuleTable& r, PendingRule& out) {
+  const toml::node* ignore = r.t.get("ignore");
+  if (ignore == nullptr) return std::nullopt;
+  if (!ignore->is_string()) {
+    return r.in.err(*ignore, fmt::format("ignore must be a string (an RE2 pattern), not {}", describe(*ignore)));
   }
+  if (ignore->as_string()->get().empty()) {
+    return r.in.err(*ignore, "ignore must not be empty: an empty pattern matches every line, so nothing would count");
+  }
+  auto re = compile_regex(r.in, *ignore, RegexUse::Ignore);
+  if (!re) return re.error();
+  out.rule.ignore = ignore->as_string()->get();
+  return std::nullopt;
+}
 
+// key and message: fmt-style templates over the built-in fields and the
+// captures.
+MaybeError parse_templates(RuleTable& r, PendingRule& out) {
+  Rule& rule = out.rule;
   // "{.path}" in a template is the text of a JSON field: it takes a capture
   // slot of its own, named with the leading "." no regex group can have.
   for (const char* which : {"key", "message"}) {
-    const toml::node* n = t.get(which);
+    const toml::node* n = r.t.get(which);
     if (n == nullptr || !n->is_string()) continue;
     for (const std::string& path : json_field_refs(n->as_string()->get())) {
       if (std::find(rule.capture_names.begin(), rule.capture_names.end(), path) == rule.capture_names.end()) {
@@ -363,7 +237,6 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
       }
     }
   }
-
   // Template fields: built-ins by Field id, then the captures.
   std::vector<std::string> key_names{kBuiltinFields[kFieldRule], kBuiltinFields[kFieldEvent]};
   std::vector<int> key_ids{kFieldRule, kFieldEvent};
@@ -376,67 +249,84 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
     message_names.push_back(rule.capture_names[i]);
     message_ids.push_back(kFieldFirstCapture + static_cast<int>(i));
   }
-  if (const toml::node* key = t.get("key")) {
-    auto tpl = parse_template(in, *key, "key", key_names, key_ids);
+  if (const toml::node* key = r.t.get("key")) {
+    auto tpl = parse_template(r.in, *key, "key", key_names, key_ids);
     if (!tpl) return tpl.error();
     rule.key = std::move(*tpl);
   }
-  if (const toml::node* message = t.get("message")) {
-    auto tpl = parse_template(in, *message, "message", message_names, message_ids);
+  if (const toml::node* message = r.t.get("message")) {
+    auto tpl = parse_template(r.in, *message, "message", message_names, message_ids);
     if (!tpl) return tpl.error();
     rule.message = std::move(*tpl);
   }
+  return std::nullopt;
+}
 
-  if (const toml::node* cooldown = t.get("cooldown")) {
-    if (!alert) {
-      return in.err(*cooldown, fmt::format("{} is a throttle rule; cooldown applies to alert rules only", label));
-    }
-    // "0": alert on every event while the condition holds. parse_duration
-    // rejects zero, which is right for windows but not for a cooldown.
-    if (cooldown->is_string() && cooldown->as_string()->get() == "0") {
-      rule.cooldown_ms = 0;
-    } else {
-      auto c = in.duration(*cooldown, "cooldown");
-      if (!c) return c.error();
-      rule.cooldown_ms = *c;
-    }
-    out.cooldown_set = true;
-    rule.cooldown_set = true;
+MaybeError parse_cooldown(RuleTable& r, PendingRule& out) {
+  const toml::node* cooldown = r.t.get("cooldown");
+  if (cooldown == nullptr) return std::nullopt;
+  if (!r.alert) {
+    return r.in.err(*cooldown, fmt::format("{} is a throttle rule; cooldown applies to alert rules only", r.label));
   }
-  if (const toml::node* resolve = t.get("resolve")) {
-    if (!alert) {
-      return in.err(*resolve, fmt::format("{} is a throttle rule; resolve applies to alert rules only", label));
+  // "0": alert on every event while the condition holds. parse_duration
+  // rejects zero, which is right for windows but not for a cooldown.
+  if (cooldown->is_string() && cooldown->as_string()->get() == "0") {
+    out.rule.cooldown_ms = 0;
+  } else {
+    auto c = r.in.duration(*cooldown, "cooldown");
+    if (!c) return c.error();
+    out.rule.cooldown_ms = *c;
+  }
+  out.cooldown_set = true;
+  out.rule.cooldown_set = true;
+  return std::nullopt;
+}
+
+// resolve and resolve_when: when an alert rule writes a resolved record.
+MaybeError parse_resolve(RuleTable& r, PendingRule& out) {
+  const TomlReader& in = r.in;
+  Rule& rule = out.rule;
+  const toml::node* resolve = r.t.get("resolve");
+  if (resolve != nullptr) {
+    if (!r.alert) {
+      return in.err(*resolve, fmt::format("{} is a throttle rule; resolve applies to alert rules only", r.label));
     }
     if (!resolve->is_boolean()) {
       return in.err(*resolve, fmt::format("resolve must be true or false, not {}", describe(*resolve)));
     }
     rule.resolve = resolve->as_boolean()->get();
   }
-  if (const toml::node* resolve_when = t.get("resolve_when")) {
-    if (!alert) {
-      return in.err(*resolve_when,
-                    fmt::format("{} is a throttle rule; resolve_when applies to alert rules only", label));
-    }
-    const auto* s = resolve_when->as_string();
-    if (s == nullptr) {
-      return in.err(*resolve_when, fmt::format("resolve_when must be a string such as \"error < 3\", not {}",
-                                               describe(*resolve_when)));
-    }
-    auto ex = Expr::parse(s->get(), rule.event_names);
-    if (!ex) return in.err_in(*resolve_when, ex.error().col, "resolve_when: " + ex.error().what);
-    // resolve_when only says when a resolved record is written: asking for it
-    // asks for resolves, and turning them off beside it is a contradiction.
-    const toml::node* resolve = t.get("resolve");
-    if (resolve != nullptr && !rule.resolve) {
-      return in.err(*resolve, fmt::format("{} has resolve_when but resolve = false; resolve_when decides when the "
-                                          "resolved record is written: remove one of them",
-                                          label));
-    }
-    rule.resolve = true;
-    rule.resolve_when = std::move(*ex);
-    rule.resolve_when_text = s->get();
+  const toml::node* resolve_when = r.t.get("resolve_when");
+  if (resolve_when == nullptr) return std::nullopt;
+  if (!r.alert) {
+    return in.err(*resolve_when,
+                  fmt::format("{} is a throttle rule; resolve_when applies to alert rules only", r.label));
   }
-  if (const toml::node* exec = t.get("exec")) {
+  const auto* s = resolve_when->as_string();
+  if (s == nullptr) {
+    return in.err(*resolve_when,
+                  fmt::format("resolve_when must be a string such as \"error < 3\", not {}", describe(*resolve_when)));
+  }
+  auto ex = Expr::parse(s->get(), rule.event_names);
+  if (!ex) return in.err_in(*resolve_when, ex.error().col, "resolve_when: " + ex.error().what);
+  // resolve_when only says when a resolved record is written: asking for it
+  // asks for resolves, and turning them off beside it is a contradiction.
+  if (resolve != nullptr && !rule.resolve) {
+    return in.err(*resolve, fmt::format("{} has resolve_when but resolve = false; resolve_when decides when the "
+                                        "resolved record is written: remove one of them",
+                                        r.label));
+  }
+  rule.resolve = true;
+  rule.resolve_when = std::move(*ex);
+  rule.resolve_when_text = s->get();
+  return std::nullopt;
+}
+
+// exec, webhook and alertmanager: where the rule's records go besides stdout.
+MaybeError parse_actions(RuleTable& r, PendingRule& out) {
+  const TomlReader& in = r.in;
+  Rule& rule = out.rule;
+  if (const toml::node* exec = r.t.get("exec")) {
     const auto* arr = exec->as_array();
     if (arr == nullptr || arr->empty()) {
       return in.err(*exec, fmt::format("exec must be a non-empty array of strings (the program and its arguments, "
@@ -451,33 +341,62 @@ MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t in
     }
   }
   for (const char* key : {"webhook", "alertmanager"}) {
-    if (const toml::node* v = t.get(key)) {
-      if (key[0] == 'a' && !alert)
-        return in.err(*v, fmt::format("{} is a throttle rule; alertmanager takes alerts", label));
+    if (const toml::node* v = r.t.get(key)) {
+      if (key[0] == 'a' && !r.alert)
+        return in.err(*v, fmt::format("{} is a throttle rule; alertmanager takes alerts", r.label));
       if (auto e = read_urls(in, *v, key, key[0] == 'w' ? rule.webhooks : rule.alertmanagers)) return e;
     }
   }
-  if (const toml::node* mode = t.get("mode")) {
+  return std::nullopt;
+}
+
+// mode, fleet, buckets and max_keys: how the rule's windows are kept.
+MaybeError parse_window_options(RuleTable& r, PendingRule& out) {
+  const TomlReader& in = r.in;
+  if (const toml::node* mode = r.t.get("mode")) {
     auto m = read_mode(in, *mode);
     if (!m) return m.error();
     out.mode = *m;
   }
-  if (const toml::node* fleet = t.get("fleet")) {
+  if (const toml::node* fleet = r.t.get("fleet")) {
     auto m = read_fleet_mode(in, *fleet);
     if (!m) return m.error();
-    rule.fleet = *m;
+    out.rule.fleet = *m;
     out.fleet_pos = pos_of(fleet->source());
   }
-  if (const toml::node* buckets = t.get("buckets")) {
+  if (const toml::node* buckets = r.t.get("buckets")) {
     auto b = read_buckets(in, *buckets);
     if (!b) return b.error();
     out.buckets = *b;
     out.buckets_pos = pos_of(buckets->source());
   }
-  if (const toml::node* max_keys = t.get("max_keys")) {
+  if (const toml::node* max_keys = r.t.get("max_keys")) {
     auto m = in.integer(*max_keys, "max_keys", 1, INT64_MAX);
     if (!m) return m.error();
     out.max_keys = static_cast<uint64_t>(*m);
+  }
+  return std::nullopt;
+}
+
+// The sections of a [[rule]] table, in the order they are read. A new rule
+// setting is a section here (and its key in kRuleKeys).
+using Section = MaybeError (*)(RuleTable&, PendingRule&);
+constexpr Section kSections[] = {parse_identity, parse_rule_events, parse_condition,
+                                 parse_ignore,   parse_templates,   parse_cooldown,
+                                 parse_resolve,  parse_actions,     parse_window_options};
+
+}  // namespace
+
+MaybeError parse_rule(const TomlReader& in, const toml::table& t, std::size_t index, PendingRule& out) {
+  out.rule.file = in.file();
+  out.rule.line = pos_of(t.source()).line;
+  const toml::node* name = t.get("name");
+  RuleTable r{in, t,
+              name != nullptr && name->is_string() ? fmt::format("[[rule]] {}", quote(name->as_string()->get()))
+                                                   : fmt::format("[[rule]] #{}", index + 1)};
+  if (auto e = in.unknown_keys(t, kRuleKeys, r.label)) return e;
+  for (Section section : kSections) {
+    if (auto e = section(r, out)) return e;
   }
   return std::nullopt;
 }
@@ -504,41 +423,6 @@ Result<Rule> finish_rule(PendingRule&& p, const Settings& s) {
   }
   r.fingerprint = fingerprint(r);
   return r;
-}
-
-std::string make_stand_in(const Event& e, bool journal) {
-  if (!e.match.empty()) return "";
-  // The longest equality the raw line must hold verbatim, or "\u00" (an
-  // escape may spell it differently): the matcher then skips lines with
-  // neither before it reads them as JSON. Without one, the empty pattern:
-  // every line is a candidate.
-  const FieldCondition* best = nullptr;
-  for (const FieldCondition& c : e.fields) {
-    // A pattern without metacharacters is a literal the field must contain,
-    // so it serves as well as an equality.
-    const bool literal = !c.regex || c.value.find_first_of(".+*?()|[]{}^$") == std::string::npos;
-    if (literal && verbatim_in_json(c.value) && (best == nullptr || c.value.size() > best->value.size())) best = &c;
-  }
-  if (best == nullptr) return "";
-  return RE2::QuoteMeta(best->value) + (journal ? "|\\\\u00|\\[" : "|\\\\u00");
-}
-
-void use_journal(RuleSet& rules) {
-  rules.settings.journal = true;
-  for (Rule& rule : rules.rules) {
-    for (Event& e : rule.events) {
-      if (!e.match.empty()) {
-        FieldCondition c;
-        c.path = "MESSAGE";
-        c.regex = true;
-        c.value = std::move(e.match);
-        e.match.clear();
-        e.fields.insert(e.fields.begin(), std::move(c));
-      }
-      e.stand_in = make_stand_in(e, true);
-    }
-    if (!rule.ignore.empty()) rule.ignore_field = "MESSAGE";
-  }
 }
 
 }  // namespace swthrottle::config
