@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "app/load_generation.h"
+#include "cli/explain.h"
 #include "cli/report.h"
 #include "config/duration.h"
 #include "fleet/rule_fleet.h"
@@ -248,8 +249,8 @@ int App::exit_status() {
   return 0;
 }
 
-void App::emit(const std::vector<engine::Record>& records, const std::string& explain) {
-  if (!sink_.write(records, explain)) {
+void App::emit(const std::vector<engine::Record>& records, const engine::ExplainedLine* explain) {
+  if (!sink_.write(records, explain ? cli::explain_line(*explain) : std::string())) {
     stop_ = true;  // output closed: end quietly (state is still saved)
     stop_followers();
     if (delivery_.pool) delivery_.pool->unblock();  // a full delivery queue must not hold the end up

@@ -83,7 +83,7 @@ class App final : private pipeline::DeciderHost {
   pipeline::Generation* current() override { return current_.load(std::memory_order_acquire); }
   pipeline::OrderLock& order() override { return order_; }
   const std::atomic<bool>& stopping() override { return stop_; }
-  void emit(const std::vector<engine::Record>& records, const std::string& explain = {}) override;
+  void emit(const std::vector<engine::Record>& records, const engine::ExplainedLine* explain = nullptr) override;
   void fail(const std::string& message) override;
   void saw_log_time(int64_t newest_ms) override;
   const Clock& clock() override { return clock_; }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <mutex>
 
-#include "cli/report.h"
 #include "config/duration.h"
 #include "util/atomic_max.h"
 #include "util/json.h"
@@ -140,10 +139,12 @@ bool Decider::decide(std::string_view text, bool truncated, const match::MatchRe
   ev.timed = at.timed;
   ev.t_ms = at.t_ms;
   engine.offer(ev, m, records_, want_explain ? &explain_ : nullptr, &memo_);
-  std::string shown_explain;
-  if (want_explain)
-    shown_explain = cli::explain_line(*gen_->rules, shown_, line_no_, text, ev.timed, ev.t_ms, explain_);
-  if (!records_.empty() || !shown_explain.empty()) host_.emit(records_, shown_explain);
+  if (want_explain) {
+    const engine::ExplainedLine shown{gen_->rules.get(), shown_, line_no_, text, ev.timed, ev.t_ms, &explain_};
+    host_.emit(records_, &shown);
+  } else if (!records_.empty()) {
+    host_.emit(records_);
+  }
   return go_on();
 }
 

@@ -63,9 +63,9 @@ class DeciderHost {
   virtual OrderLock& order() = 0;
   // Set when every input should stop (a signal, a closed output).
   virtual const std::atomic<bool>& stopping() = 0;
-  // Records to write (and run actions for), with an --explain block before
-  // them.
-  virtual void emit(const std::vector<engine::Record>& records, const std::string& explain = {}) = 0;
+  // Records to write (and run actions for), with what --explain shows of
+  // their line before them (null: nothing to explain).
+  virtual void emit(const std::vector<engine::Record>& records, const engine::ExplainedLine* explain = nullptr) = 0;
   // An error that ends this input; the run exits 2.
   virtual void fail(const std::string& message) = 0;
   // The newest log timestamp this input has seen (for --state).

@@ -4,6 +4,7 @@
 // records of a plain reference: each line matched, stamped and offered to
 // the engine on its own, with no folding of quiet lines and no batches.
 #include "pipeline/decider.h"
+#include "cli/explain.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -57,8 +58,8 @@ class FakeHost final : public sw::pipeline::DeciderHost {
   Generation* current() override { return current_.load(); }
   swthrottle::pipeline::OrderLock& order() override { return order_; }
   const std::atomic<bool>& stopping() override { return stop; }
-  void emit(const std::vector<sw::engine::Record>& records, const std::string& explain) override {
-    if (!sink.write(records, explain)) stop = true;
+  void emit(const std::vector<sw::engine::Record>& records, const sw::engine::ExplainedLine* explain) override {
+    if (!sink.write(records, explain ? sw::cli::explain_line(*explain) : std::string())) stop = true;
   }
   void fail(const std::string& message) override { failures.push_back(message); }
   void warn(const std::string& message) override { warnings.push_back(message); }
