@@ -222,14 +222,23 @@ bool Decider::take(const input::Line& line, std::size_t lines) {
   return go;
 }
 
-bool Decider::decide_batch(Batch& b) {
+// The one per-batch path: a followed backlog, a batch read here, a -j
+// batch and a run of a time merge all end here. What a batch carries once
+// (its cut events, its invalid JSON lines) is counted with its first run; a
+// batch matched with rules replaced since (SIGHUP) is matched again, line by
+// line. What is held for the run (counts, a pending "now") is handed on
+// before the caller lets the order lock go, so a report, a reload or the
+// final summaries between two runs see every line decided.
+bool Decider::decide_run(Batch& b, std::size_t begin, std::size_t end) {
   if (host_.current() != gen_ && !refresh()) return false;
-  const bool stale = b.gen != gen_;    // matched with rules replaced since (SIGHUP): match again
-  wall_ms_ = host_.clock().wall_ms();  // for -j batches, matched elsewhere
-  cut_ += b.cut;
+  const bool stale = b.gen != gen_;
+  wall_ms_ = host_.clock().wall_ms();  // batches matched elsewhere read it there, maybe long ago
+  if (begin == 0) {
+    cut_ += b.cut;
+    if (!stale) invalid_json_ += b.invalid_json;
+  }
   bool go = true;
-  if (!stale) invalid_json_ += b.invalid_json;
-  for (std::size_t i = 0; go && i < b.size(); ++i) {
+  for (std::size_t i = begin; go && i < end; ++i) {
     if (b.events) more_lines_ = b.event_lines[i] - 1;
     if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});
     else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i]);
@@ -240,7 +249,7 @@ bool Decider::decide_batch(Batch& b) {
 
 bool Decider::take_matched(Batch& b) {
   std::shared_lock order(host_.order());
-  return decide_batch(b);
+  return decide_run(b, 0, b.size());
 }
 
 bool Decider::take_read(Batch& b) {
@@ -249,27 +258,15 @@ bool Decider::take_read(Batch& b) {
   wall_ms_ = host_.clock().wall_ms();
   b.gen = gen_;
   b.match(&*matcher_, logtime_ ? &*logtime_ : nullptr, wall_ms_);
-  return decide_batch(b);
+  return decide_run(b, 0, b.size());
 }
 
 // A run of a time merge is as long as its input leads (a whole batch of a
 // rotated file, a line or two of inputs that interleave): the lock is taken
-// once per run, and what is held for the run (counts, a pending "now") is
-// handed on before it is let go, as at the end of a batch, so a report, a
-// reload or the final summaries between two runs see every line decided.
+// once per run.
 bool Decider::take_matched(Batch& b, std::size_t begin, std::size_t end) {
   std::shared_lock order(host_.order());
-  if (host_.current() != gen_ && !refresh()) return false;
-  const bool stale = b.gen != gen_;
-  if (begin == 0) cut_ += b.cut;  // once per batch, with its first run
-  bool go = true;
-  for (std::size_t i = begin; go && i < end; ++i) {
-    if (b.events) more_lines_ = b.event_lines[i] - 1;
-    if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});
-    else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i]);
-  }
-  flush();
-  return go;
+  return decide_run(b, begin, end);
 }
 
 }  // namespace swthrottle::pipeline

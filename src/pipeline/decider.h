@@ -125,7 +125,8 @@ class Decider {
  private:
   bool refresh();
   bool match_and_decide(const input::Line& line);
-  bool decide_batch(Batch& b);
+  // Lines [begin, end) of a batch: the one path every batch takes.
+  bool decide_run(Batch& b, std::size_t begin, std::size_t end);
   // The single per-line path: one line whose match result (and timestamp,
   // or kNoStamp) are known.
   bool decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp);
@@ -156,7 +157,7 @@ class Decider {
   // than deciding a line that matches nothing.
   uint64_t lines_ = 0;
   uint64_t truncated_ = 0;
-  uint64_t invalid_json_ = 0;  // from batches matched elsewhere (-j), added to the stats with the rest
+  uint64_t invalid_json_ = 0;  // from batches' matchers, added to the stats with the rest
   uint64_t cut_ = 0;
   // Lines that matched nothing only move "now"; while that crosses no bucket
   // boundary, offer() would decide and write nothing, so such lines just
