@@ -34,7 +34,7 @@ constexpr std::size_t kExecQueueBytes = std::size_t{64} << 20;
 
 App::App(const cli::Options& options, const AppOptions& app_options, std::unique_ptr<pipeline::Generation> first,
          output::RecordSink& sink, const Clock& clock)
-    : options_(options), app_options_(app_options), clock_(clock), arrival_(clock), sink_(sink) {
+    : options_(options), app_options_(app_options), clock_(clock), arrival_(clock), sink_(sink), notify_(clock) {
   started_wall_ms_ = clock_.wall_ms();
   current_ = first.get();
   generations_.push_back(std::move(first));
