@@ -766,11 +766,11 @@ TEST_CASE("README.md: the first command's output block is the real output") {
   CHECK(static_cast<long>(lines_of(swthrottle::test::read_file(example("app.log"))).size()) == n);
 }
 
-TEST_CASE("README.md: the backtest session shows the real output of its commands") {
+TEST_CASE("docs/GUIDE.md: the backtest session shows the real output of its commands") {
   // Each "$ ./build/swthrottle backtest ..." line of a fenced block, run by
-  // bash from the source directory (the README uses <(...)), prints the
+  // bash from the source directory (the guide uses <(...)), prints the
   // lines that follow it in the block.
-  const std::string readme = swthrottle::test::read_file(kSourceDir + "/README.md");
+  const std::string readme = swthrottle::test::read_file(kSourceDir + "/docs/GUIDE.md");
   const std::string marker = "\n$ ./build/swthrottle backtest ";
   int commands = 0;
   for (std::size_t at = readme.find(marker); at != std::string::npos; at = readme.find(marker, at + 1)) {
