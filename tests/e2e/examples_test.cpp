@@ -766,30 +766,6 @@ TEST_CASE("README.md: the first command's output block is the real output") {
   CHECK(static_cast<long>(lines_of(swthrottle::test::read_file(example("app.log"))).size()) == n);
 }
 
-TEST_CASE("README.md: the backtest session shows the real output of its commands") {
-  // Each "$ ./build/swthrottle backtest ..." line of a fenced block, run by
-  // bash from the source directory (the README uses <(...)), prints the
-  // lines that follow it in the block.
-  const std::string readme = swthrottle::test::read_file(kSourceDir + "/README.md");
-  const std::string marker = "\n$ ./build/swthrottle backtest ";
-  int commands = 0;
-  for (std::size_t at = readme.find(marker); at != std::string::npos; at = readme.find(marker, at + 1)) {
-    const std::size_t line_end = readme.find('\n', at + 1);
-    std::string command = readme.substr(at + 3, line_end - at - 3);  // after "\n$ "
-    const std::size_t fence = readme.find("\n```", line_end);
-    REQUIRE(fence != std::string::npos);
-    const std::string shown = readme.substr(line_end + 1, fence + 1 - (line_end + 1));
-    command.replace(0, std::string("./build/swthrottle").size(), sh_quote(kBinary));
-    CAPTURE(command);
-    RunResult r = shell("cd " + sh_quote(kSourceDir) + " && exec bash -c " + sh_quote(command));
-    CHECK(r.exit_status == 0);
-    CHECK(r.err == "");
-    CHECK(r.out == shown);
-    ++commands;
-  }
-  CHECK(commands >= 2);  // the sweep and the diff
-}
-
 // --- examples/webhook.sh -----------------------------------------------------
 
 TEST_CASE("examples/webhook.sh: one POST per alert and resolved record, body = the JSON line") {

@@ -25,7 +25,8 @@ using namespace swthrottle::config;
 
 namespace {
 
-// DESIGN.md §1's example, verbatim.
+// A rules file that uses most keys of DESIGN.md §1: the two rules of its
+// example, a [settings] table of seven keys, and a comment on every key.
 const std::string kSpecExample = R"toml([settings]                 # all optional
 mode      = "efficient"    # window mode for every rule: "efficient" | "accurate"
 buckets   = 10             # buckets per window, 1..3600
