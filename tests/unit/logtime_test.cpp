@@ -511,6 +511,50 @@ TEST_CASE("logtime: the local zone follows TZ, across DST changes") {
   CHECK(syslog.parse("Jan  1 00:10:00 host", 1798759800000).value_or(kNone) == 1798758600000);
 }
 
+namespace {
+
+TimezoneSpec named_zone(const char* name) {
+  TimezoneSpec z;
+  z.local = false;
+  z.name = name;
+  z.text = name;
+  return z;
+}
+
+}  // namespace
+
+// Zones by name, from the tz database: the machine's zone (TZ, here another
+// one altogether) plays no part. A repeated local time reads as its first
+// pass; a skipped one with the offset before the change (the man page's
+// timezone).
+TEST_CASE("logtime: a named zone across DST, north (Europe/Berlin) and south (Australia/Sydney)") {
+  const ScopedTz elsewhere("America/Santiago");
+  const LogTime berlin = make(spec(Form::Auto), named_zone("Europe/Berlin"), 0);
+  check_rows(berlin, {
+                         {"2026-07-01 12:00:00", 1782900000000},             // CEST: 10:00Z
+                         {"2026-01-15 12:00:00", 1768474800000},             // CET: 11:00Z
+                         {"2026-03-29 01:59:59", 1774745999000},             // the last second of CET
+                         {"2026-03-29 02:30:00", 1774747800000},             // skipped: +01:00, 01:30Z
+                         {"2026-03-29 03:00:00", 1774746000000},             // the first second of CEST, 01:00Z
+                         {"2026-10-25 02:30:00", 1792888200000},             // repeated: the first pass, CEST, 00:30Z
+                         {"2026-10-25 03:00:00", 1792893600000},             // CET again, 02:00Z
+                         {"2026-07-01 12:00:00Z", 1782900000000 + 7200000},  // an offset in the stamp wins
+                     });
+  const LogTime sydney = make(spec(Form::Auto), named_zone("Australia/Sydney"), 0);
+  check_rows(sydney, {
+                         {"2026-01-15 12:00:00", 1768438800000},  // AEDT, +11: 01:00Z
+                         {"2026-07-01 12:00:00", 1782871200000},  // AEST, +10: 02:00Z
+                         {"2026-04-05 02:30:00", 1775316600000},  // repeated: the first pass, AEDT, 15:30Z
+                         {"2026-04-05 03:00:00", 1775322000000},  // AEST, 17:00Z
+                         {"2026-10-04 02:30:00", 1791045000000},  // skipped: +10:00, 16:30Z
+                         {"2026-10-04 03:00:00", 1791043200000},  // the first second of AEDT, 16:00Z
+                     });
+  // The year of a syslog stamp is the year in the named zone: 2026-12-31
+  // 14:00Z is already 2027-01-01 01:00 in Sydney.
+  const LogTime syslog = make(spec(Form::Syslog), named_zone("Australia/Sydney"), 0);
+  CHECK(syslog.parse("Jan  1 00:10:00 host", 1798725600000).value_or(kNone) == 1798722600000);
+}
+
 TEST_CASE("logtime: loghub first lines") {
   struct Case {
     TimestampSpec spec;
@@ -898,6 +942,42 @@ size_t compare_all(const Kind& kind, const Zone& zone, int year, const std::vect
 }
 
 }  // namespace
+
+// A named zone is read as the machine's zone is when TZ names it: the
+// model (which reads TZ through mktime) agrees line by line, in a northern,
+// a southern and a zone whose rules changed often. Over 1970 to 2037 only:
+// the date library reads the transitions the zone files list (Debian writes
+// them up to 2037) and not the rule after them, which glibc extends.
+TEST_CASE("logtime: a named zone gives what the local zone gives when TZ names it, 1970 to 2037") {
+  const uint64_t seed = swthrottle::test::base_seed(20260405);
+  MESSAGE("seed " << seed << " (SWTHROTTLE_SEED=N replays)");
+  LineMaker maker(seed);
+  std::vector<std::string> lines;
+  for (size_t k = 0; k < 30000; ++k) lines.push_back(maker.line());
+  const std::vector<int64_t> walls = walls_for(lines.size(), seed + 1);
+  constexpr int64_t k2038 = 2145916800000;  // 2038-01-01T00:00:00Z
+  for (const char* name : {"Europe/Berlin", "Australia/Sydney", "America/Santiago"}) {
+    CAPTURE(name);
+    const ScopedTz tz(name);
+    const swthrottle::test::LogTimeModel model(spec(Form::Auto), local_zone(), 0);
+    const LogTime lt = make(spec(Form::Auto), named_zone(name), 0);
+    size_t compared = 0, differ = 0;
+    std::string first;
+    for (size_t k = 0; k < lines.size(); ++k) {
+      const auto want = model.parse(lines[k], walls[k]);
+      // A day's margin: a stamp near either end may be read in one zone and not the other.
+      if (want && (*want < 86'400'000 || *want > k2038 - 86'400'000)) continue;
+      ++compared;
+      const auto got = lt.parse(lines[k], walls[k]);
+      if (want != got && differ++ == 0)
+        first = escaped(lines[k]) + ": want " + (want ? std::to_string(*want) : "none") + ", got " +
+                (got ? std::to_string(*got) : "none");
+    }
+    INFO("first difference: " << first);
+    CHECK(differ == 0);
+    CHECK(compared > lines.size() / 2);
+  }
+}
 
 // Every kind of `timestamp` in every zone (UTC, a fixed offset, local) and
 // with year 0 and a fixed year, over the real lines and 240 000 generated
