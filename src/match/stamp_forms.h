@@ -201,6 +201,34 @@ inline int64_t epoch_ms_by_digits(uint64_t v, std::size_t digits, int ms) {
   }
 }
 
+// A JSON field's text that is an epoch number: digits, optionally a '.' and
+// a fraction, nothing else. Its magnitude says the unit: below 1e8 it is no
+// time at all (a count or a duration, not a date after 1973), then seconds
+// (the fraction gives ms) up to 1e11, milliseconds up to 1e14, microseconds
+// up to 1e17, nanoseconds up to 1e20. Returns ms since the epoch, or kNoTime
+// (also for text that is not such a number).
+inline int64_t epoch_by_magnitude(std::string_view s) {
+  std::size_t k = 0;
+  while (k < s.size() && s[k] == '0') ++k;  // leading zeros do not count
+  uint64_t v = 0;
+  std::size_t digits = 0;
+  for (; k < s.size() && is_digit(s[k]); ++k) {
+    if (++digits > 20) return kNoTime;
+    v = v * 10 + static_cast<uint64_t>(s[k] - '0');
+  }
+  if (k == 0) return kNoTime;
+  int ms = 0;
+  if (k < s.size()) {
+    if (s[k] != '.' || k + 1 >= s.size() || !is_digit(s[k + 1])) return kNoTime;
+    if (fraction(s, k + 1, ms) != s.size()) return kNoTime;
+  }
+  if (digits == 20 || v < 100'000'000ULL) return kNoTime;
+  if (v < 100'000'000'000ULL) return static_cast<int64_t>(v) * 1000 + ms;
+  if (v < 100'000'000'000'000ULL) return static_cast<int64_t>(v);
+  if (v < 100'000'000'000'000'000ULL) return static_cast<int64_t>(v / 1000);
+  return static_cast<int64_t>(v / 1'000'000);
+}
+
 // An epoch number in a JSON field at s[i..j), a run of digits, in a line that
 // is a JSON object (its first byte is '{': the search looks for these only
 // there, so that other lines do not pay for it): the value of one of the keys above ("ts":1767294000.5, "time" :
