@@ -157,9 +157,11 @@ Result<TimestampSpec> timestamp_at(const TomlReader& in, const toml::node& v) {
   return ts;
 }
 
-// format: "auto", "text" or "json".
+// format: "auto", "text", "json", "cri" or "docker".
 Result<InputFormat> read_format(const TomlReader& in, const toml::node& v) {
-  return in.choose(v, "format", std::array{InputFormat::Auto, InputFormat::Text, InputFormat::Json});
+  return in.choose(
+      v, "format",
+      std::array{InputFormat::Auto, InputFormat::Text, InputFormat::Json, InputFormat::Cri, InputFormat::Docker});
 }
 
 // multiline = "java" | "python" | "off" | { start = 'RE2' } | { continue = 'RE2' }

@@ -89,6 +89,21 @@ template <bool kSlash = false>
   return rfc3339_end(s, j, f);
 }
 
+// A whole token that is an RFC 3339 time with its offset (a container
+// runtime's: "2026-01-01T00:00:00.123456789Z", "...+01:00"): ms since the
+// epoch, or kNoTime (no offset, or anything after it).
+inline int64_t rfc3339_utc_ms(std::string_view token) {
+  Fields f;
+  if (token.size() < 20 || !rfc3339_at(token, 0, f) || !f.has_offset || token[10] == ' ') return kNoTime;
+  // rfc3339_end() checked the offset but not where it ends: it must end the token.
+  const char last = token.back();
+  if (last != 'Z' && last != 'z' && !is_digit(last)) return kNoTime;
+  if (!settle_time(f)) return kNoTime;
+  const int64_t local_s = local_seconds(f, f.year);
+  if (local_s == kNoTime) return kNoTime;
+  return (local_s - f.offset_s) * 1000 + f.ms;
+}
+
 // What may follow the time of a syslog stamp at s[j]: a fraction, then " YYYY"
 // and a space, tab, ']' or ')' (into f.year); or no digit.
 [[gnu::always_inline]] inline bool syslog_end(std::string_view s, std::size_t j, Fields& f) {

@@ -5,6 +5,7 @@
 
 #include "cli/report.h"
 #include "config/duration.h"
+#include "input/k8s_path.h"
 #include "util/atomic_max.h"
 #include "util/json.h"
 #include "util/stderr.h"
@@ -49,6 +50,7 @@ bool Decider::refresh() {
   matcher_.emplace(std::move(*made));
   matcher_->set_format(gen_->format_for(name_));
   matcher_->set_byte_arrays(gen_->journal);
+  matcher_->set_origin(input::pod_of_path(name_));  // {.k8s.*} of a container's log
   logtime_.reset();
   if (const match::LogTime* lt = gen_->logtime_for(name_)) logtime_.emplace(*lt);  // [[settings.input]]
   const config::Settings& set = gen_->rules->settings;
@@ -99,7 +101,7 @@ void Decider::flush() {
   invalid_json_ = 0;
 }
 
-bool Decider::decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp) {
+bool Decider::decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp, bool zoned) {
   line_no_ = next_line_no_;
   // A multi-line event spans its lines: the next one starts after them.
   next_line_no_ += 1 + more_lines_;
@@ -114,7 +116,7 @@ bool Decider::decide(std::string_view text, bool truncated, const match::MatchRe
       // Only a stamp further back than half the smallest DST shift (20 min,
       // Ghana's) can be nearer in its second pass: lines a moment out of
       // order never ask the zone.
-      if (local_zone_ && stamp + kHalfShiftMs < time_.newest_trusted()) [[unlikely]]
+      if (local_zone_ && zoned && stamp + kHalfShiftMs < time_.newest_trusted()) [[unlikely]]
         stamp = second_pass(text, stamp);
       // The wall clock is read once a batch, or every 1024 followed lines: a
       // stamp that looks ahead of it may only have met a clock gone stale
@@ -202,9 +204,11 @@ void Decider::report_untrusted(std::string_view text, int64_t stamp, LineTime::U
 
 bool Decider::match_and_decide(const input::Line& line) {
   if (host_.current() != gen_ && !refresh()) return false;  // rules reloaded (SIGHUP)
-  matcher_->match(line.text, match_);
+  matcher_->match(line.text, match_, line.stream);
   int64_t stamp = kNoStamp;
-  if (logtime_) {
+  if (logtime_ && line.stream != match::Stream::None) {
+    stamp = line.origin_ms;  // a container runtime's line: its envelope's time
+  } else if (logtime_) {
     if (++wall_age_ >= 1024) {
       wall_age_ = 0;
       wall_ms_ = host_.clock().wall_ms();
@@ -212,7 +216,7 @@ bool Decider::match_and_decide(const input::Line& line) {
     // A multi-line event's time is its first line's.
     if (auto t = logtime_->parse(line.text.substr(0, line.text.find('\n')), wall_ms_)) stamp = *t;
   }
-  return decide(line.text, line.truncated, match_, stamp);
+  return decide(line.text, line.truncated, match_, stamp, line.stream == match::Stream::None);
 }
 
 bool Decider::take(const input::Line& line, std::size_t lines) {
@@ -232,8 +236,8 @@ bool Decider::decide_batch(Batch& b) {
   if (!stale) invalid_json_ += b.invalid_json;
   for (std::size_t i = 0; go && i < b.size(); ++i) {
     if (b.events) more_lines_ = b.event_lines[i] - 1;
-    if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});
-    else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i]);
+    if (stale) go = match_and_decide(b.input_line(i));
+    else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i], b.streams.empty() || b.streams[i] == 0);
   }
   flush();
   return go;
@@ -266,8 +270,8 @@ bool Decider::take_matched(Batch& b, std::size_t begin, std::size_t end) {
   bool go = true;
   for (std::size_t i = begin; go && i < end; ++i) {
     if (b.events) more_lines_ = b.event_lines[i] - 1;
-    if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});
-    else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i]);
+    if (stale) go = match_and_decide(b.input_line(i));
+    else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i], b.streams.empty() || b.streams[i] == 0);
   }
   flush();
   return go;
