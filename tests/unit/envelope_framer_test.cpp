@@ -171,8 +171,8 @@ TEST_CASE("envelope framer: a line that is no record is read whole as a plain li
 }
 
 TEST_CASE("envelope framer: auto leaves a plain input as it is, even a JSON log or a stamped one") {
-  for (const std::string log : {std::string("2026-01-01T00:00:00Z INFO started\nnext\n"),
-                                std::string("{\"log\":\"x\",\"level\":\"info\"}\n"), std::string("\n\nplain\n")}) {
+  for (const std::string& log : {std::string("2026-01-01T00:00:00Z INFO started\nnext\n"),
+                                 std::string("{\"log\":\"x\",\"level\":\"info\"}\n"), std::string("\n\nplain\n")}) {
     CAPTURE(log);
     std::vector<Out> want;
     for (std::size_t at = 0; at < log.size();) {
