@@ -22,6 +22,45 @@ std::function<void(const std::string&)> sniff_notice(const std::string& name) {
   return [name](const std::string& what) { print_message(name + ": " + what); };
 }
 
+// A followed input's lines, a container runtime's envelope (`format`) taken
+// off: each line the follower reads is then a record, and next() gives the
+// lines they make (a split one when it is whole).
+class FramedLines {
+ public:
+  FramedLines(input::Follower& follower, std::size_t max_line, std::string name)
+      : follower_(follower), framer_(max_line), name_(std::move(name)) {}
+
+  std::optional<input::Line> next(int timeout_ms, config::InputFormat format) {
+    framer_.configure(format);
+    for (;;) {
+      auto raw = follower_.next(timeout_ms);
+      if (!raw || framer_.plain()) return raw;
+      auto line = framer_.add(*raw);
+      if (auto notice = framer_.take_notice()) print_message(name_ + ": " + *notice);
+      if (line) return line;
+    }
+  }
+
+  // At the end: the unterminated last line, then each stream's line still
+  // open in its records (a container stopped mid-line), one per call.
+  std::optional<input::Line> rest() {
+    if (!partial_taken_) {
+      partial_taken_ = true;
+      if (auto last = follower_.take_partial()) {
+        if (framer_.plain()) return last;
+        if (auto line = framer_.add(*last)) return line;
+      }
+    }
+    return framer_.flush();
+  }
+
+ private:
+  input::Follower& follower_;
+  input::EnvelopeFramer framer_;
+  std::string name_;
+  bool partial_taken_ = false;
+};
+
 }  // namespace
 
 void App::read_input(const InputSpec& in) {
@@ -91,19 +130,8 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
   // rules first ask, then kept across reloads, like fill_input's).
   std::optional<input::EventGrouper> grouper;
   pipeline::Generation* grouped_for = nullptr;
-  // A container runtime's envelope (`format`): each line the follower reads
-  // is a record; `next` gives the lines they make (a split one when whole).
-  input::EnvelopeFramer framer(options_.max_line);
-  auto next = [&](int timeout_ms) -> std::optional<input::Line> {
-    framer.configure(current()->format_for(in.name));
-    for (;;) {
-      auto raw = follower.next(timeout_ms);
-      if (!raw || framer.plain()) return raw;
-      auto line = framer.add(*raw);
-      if (auto notice = framer.take_notice()) print_message(in.name + ": " + *notice);
-      if (line) return line;
-    }
-  };
+  FramedLines framed(follower, options_.max_line, in.name);
+  auto next = [&](int timeout_ms) { return framed.next(timeout_ms, current()->format_for(in.name)); };
   auto take = [&](const input::Line& line) {
     if (pipeline::Generation* g = current(); g != grouped_for) {
       grouped_for = g;
@@ -167,13 +195,8 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
     quiet.reading();
     if (!take(*line)) break;
   }
-  if (auto last = follower.take_partial(); last && !sink_.closed()) {
-    if (framer.plain()) (void)take(*last);
-    else if (auto line = framer.add(*last)) (void)take(*line);
-  }
-  // A stream's line still open in its records (a container stopped mid-line).
-  while (auto open = framer.flush())
-    if (sink_.closed() || !take(*open)) break;
+  while (auto last = framed.rest())
+    if (sink_.closed() || !take(*last)) break;
   if (!sink_.closed()) (void)flush_event();
   std::lock_guard lock(mu_);
   followers_.erase(std::remove(followers_.begin(), followers_.end(), &follower), followers_.end());
