@@ -45,6 +45,12 @@ using swthrottle::test::RunResult;
 const std::string kBinary = SWTHROTTLE_BINARY;
 const std::string kSourceDir = SWTHROTTLE_SOURCE_DIR;
 
+// The pod logs of examples/k8s-pods, as the kubelet's runtime names them.
+constexpr const char* kCheckoutLog =
+    "k8s-pods/var/log/pods/shop_checkout-6f7c9d5b8-x2x9p_3f6c2a1e-8d4b-4e0a-9c1d-5b7e2f9a0c11/app/0.log";
+constexpr const char* kPaymentsLog =
+    "k8s-pods/var/log/pods/shop_payments-5d78c9869d-q7w4z_a1b2c3d4-e5f6-4789-8abc-def012345678/api/0.log";
+
 std::string example(std::string_view rel) { return kSourceDir + "/examples/" + std::string(rel); }
 
 RunResult swt(const std::vector<std::string>& args) { return swthrottle::test::run_swthrottle(args); }
@@ -352,6 +358,7 @@ TEST_CASE("examples: every rules file passes --check, and every sample log is sm
       {"k8s-json/rules.toml", "k8s-json/container.log", "1 rule OK"},
       {"java-traces/rules.toml", "java-traces/app.log", "1 rule OK"},
       {"journald/rules.toml", "journald/journal.json", "2 rules OK"},
+      {"k8s-pods/rules.toml", kCheckoutLog, "2 rules OK"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.rules);
@@ -697,6 +704,26 @@ TEST_CASE("examples/k8s-json: 5xx per app from a container's JSON log") {
   CHECK(r.out ==
         "swthrottle: alert server-errors key=checkout count=3 threshold=3 window=1m suppressed=0 "
         "time=2026-11-21T10:00:14.000Z: checkout: 503 on POST /pay: upstream \"payments\" timed out\n");
+}
+
+TEST_CASE("examples/k8s-pods: errors per pod from the CRI logs of a node's containers") {
+  // 3 per 1m per pod, cooldown = window; the runtime's times, .123456789 s
+  // past each second. checkout logs errors at :10, :12 (written in two
+  // records, P then F: one line again) and :14 (on stderr): the alert comes
+  // at :14, with the :14 line's stream and message; its :18 error falls in
+  // the cooldown. payments' two errors (:20, :25) stay below 3. checkout's
+  // panic (:16, plain text on stderr) is the first of its pod: an alert.
+  const std::string rules = example("k8s-pods/rules.toml");
+  RunResult r = swt({"--rule", rules, example(kCheckoutLog), example(kPaymentsLog)});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  CHECK(r.out ==
+        "swthrottle: alert pod-errors key=shop/checkout-6f7c9d5b8-x2x9p count=3 threshold=3 window=1m suppressed=0 "
+        "time=2026-11-21T10:00:14.123Z: shop/checkout-6f7c9d5b8-x2x9p app (stderr): payment declined: upstream "
+        "timeout\n"
+        "swthrottle: alert panics key=checkout-6f7c9d5b8-x2x9p count=1 threshold=1 window=10m suppressed=0 "
+        "time=2026-11-21T10:00:16.123Z: shop/checkout-6f7c9d5b8-x2x9p app: panic: runtime error: invalid memory "
+        "address\n");
 }
 
 TEST_CASE("examples/journald: errors per unit from journalctl -o json") {
