@@ -56,9 +56,9 @@ bool App::attach_fleet(pipeline::Generation& g, std::string* why) {
     for (const auto& r : rules.rules)
       if (r.fleet != config::FleetMode::Off) narrowest = std::min(narrowest, r.window_ms / r.buckets);
     fo.skew_warn_ms = narrowest / 4;
-    fo.wall_ms = [this] { return clock_.wall_ms(); };
     started_ms_ = clock_.wall_ms();
-    fleet_ = std::make_unique<fleet::FleetClient>(std::move(fo), [](const std::string& m) { print_message(m); });
+    fleet_ =
+        std::make_unique<fleet::FleetClient>(clock_, std::move(fo), [](const std::string& m) { print_message(m); });
   } else if (f.redis != fleet_->options().endpoint.text || f.timeout_ms != fleet_->options().timeout.count()) {
     // One connection for the run; a SIGHUP does not move it.
     *why = "[fleet] redis and timeout changed; they take effect at a restart";

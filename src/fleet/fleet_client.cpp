@@ -14,25 +14,26 @@ namespace swthrottle::fleet {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 // Requests sent in one pipeline at most: enough to keep Redis busy, small
 // enough that one slow reply does not hold up many askers.
 constexpr std::size_t kMaxPipeline = 256;
 // How often a connected client looks at the server again (restart, evictions, clock).
-constexpr milliseconds kCheckEvery{10'000};
-constexpr milliseconds kBackoffFirst{100};
-constexpr milliseconds kBackoffMax{5'000};
+constexpr int64_t kCheckEveryMs = 10'000;
+constexpr int64_t kBackoffFirstMs = 100;
+constexpr int64_t kBackoffMaxMs = 5'000;
+// A refused request is said on stderr at most this often.
+constexpr int64_t kErrorEveryMs = 60'000;
 
-std::string seconds_text(Clock::duration d) { return fmt::format("{:.1f}s", std::chrono::duration<double>(d).count()); }
+std::string seconds_text(int64_t ms) { return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000.0); }
 
 }  // namespace
 
 struct FleetClient::Pending {
   Request request;
   Reply reply;
-  Clock::time_point deadline;
+  int64_t deadline_ms = 0;
   bool done = false;
   bool ok = false;
 };
@@ -43,13 +44,8 @@ struct FleetClient::Conn {
   uint64_t reloads_seen = 0;
 };
 
-FleetClient::FleetClient(FleetClientOptions options, Report report)
-    : options_(std::move(options)), report_(std::move(report)), conn_(std::make_unique<Conn>()) {
-  if (!options_.wall_ms) {
-    options_.wall_ms = [] {
-      return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-    };
-  }
+FleetClient::FleetClient(const Clock& clock, FleetClientOptions options, Report report)
+    : clock_(clock), options_(std::move(options)), report_(std::move(report)), conn_(std::make_unique<Conn>()) {
   if (!connect_now()) {
     go_degraded(conn_->redis.error());
   } else {
@@ -76,7 +72,7 @@ bool FleetClient::ask(const Request& request, Reply& reply) {
   }
   auto p = std::make_shared<Pending>();
   p->request = request;
-  p->deadline = Clock::now() + options_.timeout;
+  p->deadline_ms = clock_.steady_ms() + options_.timeout.count();
   std::unique_lock lock(mu_);
   if (stop_ || stats_.degraded_now.load(std::memory_order_acquire)) {  // went degraded since the look above
     stats_.unanswered.fetch_add(1, std::memory_order_relaxed);
@@ -84,7 +80,7 @@ bool FleetClient::ask(const Request& request, Reply& reply) {
   }
   queue_.push_back(p);
   wake_.notify_one();
-  if (!done_.wait_until(lock, p->deadline, [&] { return p->done; })) {
+  if (!clock_.wait_until(done_, lock, p->deadline_ms, [&] { return p->done; })) {
     p->done = true;  // the fleet thread skips it, or drops its reply
     stats_.timeouts.fetch_add(1, std::memory_order_relaxed);
     stats_.unanswered.fetch_add(1, std::memory_order_relaxed);
@@ -107,7 +103,7 @@ void FleetClient::add_batch_source(BatchSource* source) {
 void FleetClient::remove_batch_source(BatchSource* source) {
   std::unique_lock lock(mu_);
   std::erase(sources_, source);
-  done_.wait(lock, [&] { return !flushing_; });
+  done_.wait(lock, [&] { return !flushing_; });  // no deadline: a flush ends within its timeouts
 }
 
 void FleetClient::flush_soon() {
@@ -119,7 +115,7 @@ void FleetClient::flush_soon() {
 }
 
 bool FleetClient::flush_now(milliseconds within) {
-  const auto deadline = Clock::now() + within;
+  const int64_t deadline_ms = clock_.steady_ms() + within.count();
   std::unique_lock lock(mu_);
   // A flush, then as many as the replies ask for (a `when` claimed in a
   // second step), within the time given.
@@ -128,7 +124,7 @@ bool FleetClient::flush_now(milliseconds within) {
     const uint64_t target = flushes_started_ + 1;  // one that starts after this call
     flush_asked_ = true;
     wake_.notify_one();
-    if (!done_.wait_until(lock, deadline, [&] { return flushes_done_ >= target || stop_; })) return false;
+    if (!clock_.wait_until(done_, lock, deadline_ms, [&] { return flushes_done_ >= target || stop_; })) return false;
     const bool more = std::any_of(sources_.begin(), sources_.end(), [](BatchSource* b) { return b->has_followups(); });
     if (!more) return true;
   }
@@ -144,7 +140,7 @@ void FleetClient::flush_batches() {
     ++flushes_started_;
     flushing_ = true;
   }
-  next_flush_ = Clock::now() + options_.sync;
+  next_flush_ms_ = clock_.steady_ms() + options_.sync.count();
   std::vector<Request> requests;
   std::vector<Reply> replies;
   for (BatchSource* source : sources) {
@@ -179,11 +175,11 @@ bool FleetClient::connect_now() {
 
 void FleetClient::check_server(bool first) {
   Conn& c = *conn_;
-  next_check_ = Clock::now() + kCheckEvery;
-  const int64_t before = options_.wall_ms();
+  next_check_ms_ = clock_.steady_ms() + kCheckEveryMs;
+  const int64_t before = clock_.wall_ms();
   const auto info = c.redis.server_info();
   if (!info) return;  // the connection failed: the next request finds out
-  const int64_t after = options_.wall_ms();
+  const int64_t after = clock_.wall_ms();
   const std::string& where = options_.endpoint.text;
   if (!run_id_.empty() && info->run_id != run_id_) {
     stats_.resets.fetch_add(1, std::memory_order_relaxed);
@@ -219,7 +215,7 @@ void FleetClient::go_degraded(const std::string& why) {
   conn_->redis.close();
   if (stats_.degraded_now.exchange(true, std::memory_order_acq_rel)) return;
   stats_.degraded.fetch_add(1, std::memory_order_relaxed);
-  degraded_since_ = Clock::now();
+  degraded_since_ms_ = clock_.steady_ms();
   // The connection's errors name the server already ("redis HOST:PORT: why").
   std::string_view reason = why;
   if (reason.starts_with("redis ") && reason.find(": ") != std::string_view::npos)
@@ -238,29 +234,29 @@ void FleetClient::fail_queued() {
 
 void FleetClient::loop() {
   std::minstd_rand jitter(static_cast<unsigned>(std::random_device{}()));
-  milliseconds backoff = kBackoffFirst;
+  int64_t backoff_ms = kBackoffFirstMs;
   std::vector<std::shared_ptr<Pending>> batch;
   std::vector<Request> requests;
   std::vector<Reply> replies;
   for (;;) {
     if (stats_.degraded_now.load(std::memory_order_acquire)) {
-      const auto wait = backoff + milliseconds(jitter() % (backoff.count() / 2 + 1));
+      const int64_t wait_ms = backoff_ms + static_cast<int64_t>(jitter() % (backoff_ms / 2 + 1));
       {
         std::unique_lock lock(mu_);
-        if (wake_.wait_for(lock, wait, [&] { return stop_; })) return;
+        if (clock_.wait_for(wake_, lock, wait_ms, [&] { return stop_; })) return;
       }
       if (!connect_now()) {
         conn_->redis.close();
-        backoff = std::min(backoff * 2, kBackoffMax);
+        backoff_ms = std::min(backoff_ms * 2, kBackoffMaxMs);
         continue;
       }
-      backoff = kBackoffFirst;
+      backoff_ms = kBackoffFirstMs;
       stats_.reconnects.fetch_add(1, std::memory_order_relaxed);
       check_server(/*first=*/false);
       // Before the report: a line written after it is decided with the fleet.
       stats_.degraded_now.store(false, std::memory_order_release);
       report_(fmt::format("fleet: redis {} reachable again after {}; fleet rules decide with the fleet again",
-                          options_.endpoint.text, seconds_text(Clock::now() - degraded_since_)));
+                          options_.endpoint.text, seconds_text(clock_.steady_ms() - degraded_since_ms_)));
       continue;
     }
 
@@ -268,10 +264,10 @@ void FleetClient::loop() {
     bool flush = false;
     {
       std::unique_lock lock(mu_);
-      const auto until = sources_.empty() ? next_check_ : std::min(next_check_, next_flush_);
-      wake_.wait_until(lock, until, [&] { return stop_ || !queue_.empty() || flush_asked_; });
+      const int64_t until_ms = sources_.empty() ? next_check_ms_ : std::min(next_check_ms_, next_flush_ms_);
+      clock_.wait_until(wake_, lock, until_ms, [&] { return stop_ || !queue_.empty() || flush_asked_; });
       if (stop_) return;
-      flush = !sources_.empty() && (flush_asked_ || Clock::now() >= next_flush_);
+      flush = !sources_.empty() && (flush_asked_ || clock_.steady_ms() >= next_flush_ms_);
       while (!queue_.empty() && batch.size() < kMaxPipeline) {
         auto p = std::move(queue_.front());
         queue_.pop_front();
@@ -283,7 +279,7 @@ void FleetClient::loop() {
       if (stats_.degraded_now.load(std::memory_order_acquire)) continue;
     }
     if (batch.empty()) {
-      if (Clock::now() >= next_check_) check_server(/*first=*/false);
+      if (clock_.steady_ms() >= next_check_ms_) check_server(/*first=*/false);
       if (!conn_->redis.connected()) go_degraded(conn_->redis.error());
       continue;
     }
@@ -313,10 +309,9 @@ void FleetClient::loop() {
     }
     done_.notify_all();
     if (!first_error.empty()) {
-      const auto now = Clock::now();
-      static constexpr auto kErrorEvery = std::chrono::seconds(60);
-      if (last_error_report_ == Clock::time_point{} || now - last_error_report_ >= kErrorEvery) {
-        last_error_report_ = now;
+      const int64_t now_ms = clock_.steady_ms();
+      if (last_error_report_ms_ < 0 || now_ms - last_error_report_ms_ >= kErrorEveryMs) {
+        last_error_report_ms_ = now_ms;
         report_(fmt::format("fleet: redis {} refused a request ({}); its line was decided by on_unreachable = {}",
                             options_.endpoint.text, first_error, options_.fallback));
       }

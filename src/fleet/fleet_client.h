@@ -31,6 +31,7 @@
 
 #include "fleet/endpoint.h"
 #include "fleet/request.h"
+#include "util/clock.h"
 
 namespace swthrottle::fleet {
 
@@ -43,8 +44,6 @@ struct FleetClientOptions {
   // Warn when this host's wall clock and Redis's differ by more than this
   // (a quarter of the narrowest fleet bucket). 0: never.
   int64_t skew_warn_ms = 0;
-  // The wall clock, in ms since the epoch (tests skew it).
-  std::function<int64_t()> wall_ms;
 };
 
 // Counters for --stats. Relaxed: reports, not synchronization.
@@ -87,8 +86,12 @@ class FleetClient {
   using Report = std::function<void(const std::string&)>;  // one stderr line, without "swthrottle: "
 
   // Connects once before returning (a start with Redis down is degraded, not
-  // an error), then starts the fleet thread.
-  FleetClient(FleetClientOptions options, Report report);
+  // an error), then starts the fleet thread. Every wait and every time the
+  // client reads (the sync interval, reconnect backoff, the server check every
+  // 10 s, an asker's timeout, the clock skew check) is `clock`'s, which
+  // outlives this: a test's FakeClock drives them without sleeping. The
+  // socket timeouts inside hiredis stay real.
+  FleetClient(const Clock& clock, FleetClientOptions options, Report report);
   ~FleetClient();  // stops the thread; pending askers get false
   FleetClient(const FleetClient&) = delete;
   FleetClient& operator=(const FleetClient&) = delete;
@@ -121,6 +124,7 @@ class FleetClient {
   void fail_queued();
   void flush_batches();  // on the fleet thread
 
+  const Clock& clock_;
   FleetClientOptions options_;
   Report report_;
   FleetStats stats_;
@@ -135,16 +139,16 @@ class FleetClient {
   uint64_t flushes_started_ = 0;       // guarded by mu_
   bool flushing_ = false;              // guarded by mu_: a flush is using the sources
   uint64_t flushes_done_ = 0;          // guarded by mu_
-  std::chrono::steady_clock::time_point next_flush_{};
+  int64_t next_flush_ms_ = 0;          // steady ms of the clock
 
   // The fleet thread's own (and the constructor's, before it starts).
   struct Conn;
   std::unique_ptr<Conn> conn_;
   std::string run_id_;
   int64_t evicted_base_ = -1;
-  std::chrono::steady_clock::time_point degraded_since_{};
-  std::chrono::steady_clock::time_point next_check_{};
-  std::chrono::steady_clock::time_point last_error_report_{};
+  int64_t degraded_since_ms_ = 0;  // steady ms of the clock, as the two below
+  int64_t next_check_ms_ = 0;
+  int64_t last_error_report_ms_ = -1;  // -1: none yet
   std::thread thread_;
 };
 
