@@ -30,7 +30,7 @@ struct WindowShape {
   int64_t ttl_ms = 0;     // PEXPIRE after every write: max(2X, cooldown) + 10 s
   // Every op sends the whole shape (Claim and Resolve write too, so they
   // need ttl_ms): the scripts refuse B, E or ttl_ms out of range (ttl_ms 0
-  // included) and every number outside 0..10^14-1 (scripts.cpp).
+  // included) and every number outside 0..10^14-1 (lua/prelude.lua).
 };
 
 enum class Op : uint8_t {

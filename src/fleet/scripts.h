@@ -1,6 +1,7 @@
 // The Lua scripts of fleet windows (DESIGN.md §8.3-8.7): one script per
-// Op (request.h), sent as EVALSHA. Redis runs a script atomically, so each
-// is one linearizable advance-add-sum-decide on one window's hash.
+// Op (request.h), in src/fleet/lua/, sent as EVALSHA. Redis runs a script
+// atomically, so each is one linearizable advance-add-sum-decide on one
+// window's hash.
 //
 // Script hygiene (DESIGN.md §8.3): every script checks its ARGV count
 // and ranges and answers a refusal as data, never loops more than B times
