@@ -14,6 +14,7 @@
 #include "app/load_generation.h"
 #include "cli/report.h"
 #include "config/duration.h"
+#include "fleet/credentials.h"
 #include "fleet/rule_fleet.h"
 #include "metrics/exposition.h"
 #include "state/clamp_future.h"
@@ -48,7 +49,9 @@ bool App::attach_fleet(pipeline::Generation& g, std::string* why) {
   if (!fleet_) {
     fleet::FleetClientOptions fo;
     fo.endpoint = *fleet::parse_endpoint(f.redis);  // checked by load_generation
-    if (const char* pw = std::getenv("SWTHROTTLE_REDIS_PASSWORD")) fo.password = pw;
+    fo.credentials = fleet::credentials_from_environment("SWTHROTTLE_REDIS");
+    fo.sentinel_credentials = fleet::credentials_from_environment("SWTHROTTLE_SENTINEL");
+    fo.allow_eviction = f.allow_eviction;
     fo.timeout = std::chrono::milliseconds(f.timeout_ms);
     fo.sync = std::chrono::milliseconds(f.sync_ms);
     fo.fallback = std::string(to_string(f.on_unreachable));
@@ -320,7 +323,7 @@ void App::finish() {
   if (fleet_) {
     // Batched fleet rules: what this host counted goes to the fleet before
     // it exits, and the alerts that flush claims are written.
-    fleet_->flush_now(2 * fleet_->options().timeout + fleet_->options().sync);
+    fleet_->finish(2 * fleet_->options().timeout + fleet_->options().sync);
     write_fleet_alerts();
   }
   if (state_) {

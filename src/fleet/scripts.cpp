@@ -251,8 +251,12 @@ bool Scripts::load(RedisConnection& conn) {
       return false;
     }
     if (r->type != REDIS_REPLY_STRING) {
-      if (error_.empty())
-        error_ = "SCRIPT LOAD: " + (r->type == REDIS_REPLY_ERROR ? std::string(r->str, r->len) : "unexpected reply");
+      if (error_.empty()) {
+        const std::string text = r->type == REDIS_REPLY_ERROR ? std::string(r->str, r->len) : "unexpected reply";
+        // NOAUTH and the like say what to set, without "SCRIPT LOAD".
+        const std::string why = conn.explain(text);
+        error_ = why != text ? why : "SCRIPT LOAD: " + text;
+      }
       continue;  // read the other replies: the pipeline stays in step
     }
     shas.emplace_back(r->str, r->len);
@@ -260,6 +264,42 @@ bool Scripts::load(RedisConnection& conn) {
   if (!error_.empty()) return false;
   shas_ = std::move(shas);
   return true;
+}
+
+void Scripts::append(RedisConnection& conn, const Request& request, bool asking) const {
+  if (asking) {
+    const std::string_view argv[] = {"ASKING"};
+    conn.append(argv);
+  }
+  const std::vector<std::string> args = encode(request);
+  std::vector<std::string_view> argv;
+  argv.reserve(args.size() + 4);
+  argv.insert(argv.end(), {"EVALSHA", shas_[static_cast<std::size_t>(request.op)], "1", request.hash_key});
+  argv.insert(argv.end(), args.begin(), args.end());
+  conn.append(argv);
+}
+
+Scripts::Answer Scripts::read(RedisConnection& conn, const Request& request, bool asking, Reply& out) const {
+  out = Reply{};
+  if (asking) {
+    ReplyPtr ok = conn.read_reply();  // +OK, or an error the EVALSHA after it shows too
+    if (!ok) {
+      out.error = conn.error();
+      return Answer::Lost;
+    }
+  }
+  ReplyPtr r = conn.read_reply();
+  if (!r) {
+    out.error = conn.error();
+    return Answer::Lost;
+  }
+  if (is_error(*r, "NOSCRIPT")) return Answer::NoScript;
+  if (is_error(*r, "MOVED ") || is_error(*r, "ASK ")) {
+    out.error = std::string(r->str, r->len);
+    return Answer::Redirected;
+  }
+  parse(*r, request.op, out);
+  return Answer::Done;
 }
 
 bool Scripts::run(RedisConnection& conn, std::span<const Request> requests, std::vector<Reply>& replies) {
@@ -272,29 +312,18 @@ bool Scripts::run(RedisConnection& conn, std::span<const Request> requests, std:
     return conn.connected();
   }
   for (int round = 0;; ++round) {
-    for (const std::size_t i : pending) {
-      const Request& req = requests[i];
-      const std::vector<std::string> args = encode(req);
-      std::vector<std::string_view> argv;
-      argv.reserve(args.size() + 4);
-      argv.insert(argv.end(), {"EVALSHA", shas_[static_cast<std::size_t>(req.op)], "1", req.hash_key});
-      argv.insert(argv.end(), args.begin(), args.end());
-      conn.append(argv);
-    }
+    for (const std::size_t i : pending) append(conn, requests[i], false);
     std::vector<std::size_t> noscript;
     for (std::size_t n = 0; n < pending.size(); ++n) {
       const std::size_t i = pending[n];
-      ReplyPtr r = conn.read_reply();
-      if (!r) {
+      const Answer a = read(conn, requests[i], false, replies[i]);
+      if (a == Answer::Lost) {
         fail(replies, std::span(pending).subspan(n), conn.error());
         fail(replies, noscript, conn.error());
         return false;
       }
-      if (is_error(*r, "NOSCRIPT")) {
-        noscript.push_back(i);
-        continue;
-      }
-      parse(*r, requests[i].op, replies[i]);
+      if (a == Answer::NoScript) noscript.push_back(i);
+      // Redirected: a single server in a cluster's place; the error says so.
     }
     if (noscript.empty()) return true;
     if (round > 0) {

@@ -15,6 +15,8 @@
 
 #include "fleet/fleet_client.h"
 #include "fleet/request.h"
+#include "fleet_helpers.h"
+
 #include "support/fake_clock.h"
 #include "support/process.h"
 #include "support/redis_server.h"
@@ -31,6 +33,7 @@ using swthrottle::test::FakeClock;
 using swthrottle::test::poll_until;
 using swthrottle::test::RedisServer;
 using swthrottle::test::RedisServerOptions;
+using namespace swthrottle::test::fleet;
 
 // A batch source that asks one Read per flush and counts its flushes.
 class CountingSource final : public BatchSource {
@@ -53,37 +56,15 @@ class CountingSource final : public BatchSource {
   std::atomic<int> answered_flushes{0};
 };
 
-// The lines the client reported, safe to read from the test's thread.
-struct Lines {
-  std::mutex mu;
-  std::vector<std::string> all;
-  FleetClient::Report sink() {
-    return [this](const std::string& line) {
-      std::lock_guard lock(mu);
-      all.push_back(line);
-    };
-  }
-  bool any(const std::string& part) {
-    std::lock_guard lock(mu);
-    for (const auto& l : all)
-      if (l.find(part) != std::string::npos) return true;
-    return false;
-  }
-};
-
 FleetClientOptions options_for(const RedisServer& redis) {
-  FleetClientOptions o;
-  o.endpoint = *swthrottle::fleet::parse_endpoint(redis.url());
-  o.timeout = std::chrono::milliseconds(60'000);  // hiredis's socket timeouts: never reached here
+  // hiredis's socket timeouts: never what ends a wait here.
+  FleetClientOptions o = client_options(redis.url(), std::chrono::milliseconds(60'000));
   o.sync = std::chrono::milliseconds(250);
   return o;
 }
 
-// Lets the fleet thread run until it waits on the clock again: a step the
-// test takes then is the one it means (FakeClock::waiting()).
-void settle(const FakeClock& clock) {
-  REQUIRE(poll_until([&] { return clock.waiting() > 0; }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a look at "nothing happened": a negative
+std::string address_label(const RedisServer& redis) {
+  return swthrottle::fleet::parse_endpoint(redis.url())->servers[0].label();
 }
 
 // INFO stats' evicted_keys.
@@ -99,7 +80,7 @@ long long evicted_keys(RedisServer& redis) {
 TEST_CASE("fleet client: batch sources are flushed every `sync` of the clock, not of the wall") {
   RedisServer redis;
   FakeClock clock;
-  Lines lines;
+  ReportedLines lines;
   FleetClient client(clock, options_for(redis), lines.sink());
   CountingSource source;
   client.add_batch_source(&source);
@@ -120,7 +101,7 @@ TEST_CASE("fleet client: reconnects after a backoff of the clock that doubles, f
   RedisServer redis;
   redis.kill9();  // down when the client starts: degraded from the first connect
   FakeClock clock;
-  Lines lines;
+  ReportedLines lines;
   FleetClient client(clock, options_for(redis), lines.sink());
   CHECK(client.stats().degraded_now.load());
   CHECK(lines.any("unreachable ("));
@@ -147,7 +128,7 @@ TEST_CASE("fleet client: reconnects after a backoff of the clock that doubles, f
 TEST_CASE("fleet client: an asker waits `timeout` of the clock for a stopped Redis, then decides alone") {
   RedisServer redis;
   FakeClock clock;
-  Lines lines;
+  ReportedLines lines;
   FleetClientOptions o = options_for(redis);
   o.timeout = std::chrono::milliseconds(30'000);
   FleetClient client(clock, o, lines.sink());
@@ -181,8 +162,9 @@ TEST_CASE("fleet client: the server is looked at again every 10 s of the clock (
   ro.extra_args = {"--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru"};
   RedisServer redis(ro);
   FakeClock clock;
-  Lines lines;
+  ReportedLines lines;
   FleetClientOptions o = options_for(redis);
+  o.allow_eviction = true;
   FleetClient client(clock, o, lines.sink());
   CHECK_FALSE(client.stats().degraded_now.load());
   // Fill Redis past maxmemory: it evicts.
@@ -197,4 +179,81 @@ TEST_CASE("fleet client: the server is looked at again every 10 s of the clock (
   clock.advance(1);
   CHECK(poll_until([&] { return client.stats().evicted.load() > 0; }));
   CHECK(lines.any("keys: fleet windows among them start over"));
+}
+
+TEST_CASE(
+    "fleet client: a Redis that can evict windows is refused by default, as unreachable, and allow_eviction uses it") {
+  for (const std::string policy : {"allkeys-lru", "volatile-ttl"}) {
+    CAPTURE(policy);
+    RedisServerOptions ro;
+    ro.extra_args = {"--maxmemory", "64mb", "--maxmemory-policy", policy};
+    RedisServer redis(ro);
+    FakeClock clock;
+    {
+      ReportedLines lines;
+      FleetClient client(clock, options_for(redis), lines.sink());
+      CHECK(client.stats().degraded_now.load());
+      CHECK(lines.any("fleet: redis " + redis.url() + " unreachable (" + address_label(redis) +
+                      " has maxmemory-policy " + policy +
+                      ", which can evict fleet windows (they would start over, and pass or alert again); refused: "
+                      "set it to noeviction, or [fleet] allow_eviction = true to accept it); deciding by "
+                      "on_unreachable = local"));
+      // Set right, it is taken at the next attempt.
+      CHECK(redis.cli({"CONFIG", "SET", "maxmemory-policy", "noeviction"}) == "OK");
+      settle(clock);
+      clock.advance(150);
+      CHECK(poll_until([&] { return !client.stats().degraded_now.load(); }));
+      CHECK(redis.cli({"CONFIG", "SET", "maxmemory-policy", policy}) == "OK");
+    }
+    ReportedLines lines;
+    FleetClientOptions o = options_for(redis);
+    o.allow_eviction = true;
+    FleetClient client(clock, o, lines.sink());
+    CHECK_FALSE(client.stats().degraded_now.load());
+    CHECK(lines.any("has maxmemory-policy " + policy +
+                    ": under memory pressure it can evict fleet windows, which then start over (allowed by [fleet] "
+                    "allow_eviction)"));
+  }
+}
+
+TEST_CASE("fleet client: evictions are read after an error answer, not only every 10 s") {
+  // volatile-lru: Redis evicts only keys with a TTL, such as fleet windows;
+  // filled with keys without one, it evicts the windows, then answers OOM.
+  RedisServerOptions ro;
+  ro.extra_args = {"--maxmemory", "2mb", "--maxmemory-policy", "volatile-lru"};
+  RedisServer redis(ro);
+  FakeClock clock;
+  ReportedLines lines;
+  FleetClientOptions o = options_for(redis);
+  o.allow_eviction = true;
+  FleetClient client(clock, o, lines.sink());
+  REQUIRE_FALSE(client.stats().degraded_now.load());
+  Reply reply;
+  for (int k = 0; k < 50; ++k) REQUIRE(client.ask(throttle_of("k" + std::to_string(k)), reply));
+  // Keys without a TTL up to near maxmemory, then a maxmemory below what
+  // is used: Redis evicts every window, and is still out of memory.
+  const std::string big(100 * 1000, 'x');
+  for (int i = 0; i < 20 && redis.cli({"SET", "junk:" + std::to_string(i), big}) == "OK"; ++i) {
+  }
+  REQUIRE(redis.cli({"CONFIG", "SET", "maxmemory", "1mb"}) == "OK");
+  REQUIRE(evicted_keys(redis) == 50);
+  CHECK_FALSE(client.ask(throttle_of("one more"), reply));  // OOM: decided locally
+  CHECK(client.stats().errors.load() == 1);
+  // The clock has not moved: the error answer itself had the count read.
+  CHECK(client.stats().evicted.load() == static_cast<uint64_t>(evicted_keys(redis)));
+  CHECK(lines.any("keys: fleet windows among them start over"));
+}
+
+TEST_CASE("fleet client: a server that wants a password says so, and which variable gives it") {
+  RedisServerOptions ro;
+  ro.password = "s3cret";
+  RedisServer redis(ro);
+  FakeClock clock;
+  ReportedLines lines;
+  FleetClient client(clock, options_for(redis), lines.sink());
+  CHECK(client.stats().degraded_now.load());
+  CHECK(
+      lines.any("unreachable (NOAUTH: the server wants a password (SWTHROTTLE_REDIS_PASSWORD)); deciding by "
+                "on_unreachable = local"));
+  CHECK_FALSE(lines.any("s3cret"));
 }

@@ -466,7 +466,7 @@ TEST_CASE("fleet scripts: concurrent hosts on one window pass exactly Y in total
   for (const Case c : {Case{8, 5000, 1000}, Case{16, 2000, 777}}) {
     CAPTURE(c.threads);
     const std::string key = key_for("concurrent-" + std::to_string(c.threads));
-    const auto endpoint = endpoint_of(server());  // on this thread: REQUIRE throws
+    const auto address = address_of(server());  // on this thread: REQUIRE throws
     std::atomic<uint64_t> passed{0};
     std::atomic<uint64_t> errors{0};
     std::vector<std::thread> threads;
@@ -474,7 +474,7 @@ TEST_CASE("fleet scripts: concurrent hosts on one window pass exactly Y in total
       threads.emplace_back([&] {
         swthrottle::fleet::RedisConnection conn;
         Scripts scripts;
-        if (!conn.connect(endpoint, kTimeout, "")) {
+        if (!conn.connect(address, 0, kTimeout, {})) {
           errors += static_cast<uint64_t>(c.per_thread);
           return;
         }
