@@ -18,7 +18,7 @@
 //   Read     now_bucket
 //   Flush    now_bucket, host, seq, then the claim, then n and n triples
 //            (bucket, event, count)
-//   Lease    bucket, want, limit, return_bucket, return_n
+//   Lease    bucket, want, limit, return_bucket, return_n, host
 //   the claim: limit (0: never), t_ms, cooldown_ms, episode
 //
 // Replies are arrays of integers led by a status: {0, "why"} is a refusal
@@ -117,6 +117,7 @@ std::vector<std::string> encode(const Request& r) {
       a.push_back(std::to_string(r.limit));
       a.push_back(std::to_string(r.return_bucket));
       a.push_back(std::to_string(r.return_n));
+      a.push_back(r.host);
       break;
   }
   return a;
@@ -135,7 +136,7 @@ bool element(const redisReply& r, std::size_t i, uint64_t& out) {
 
 // The script's answer into `out`; false when it does not have the shape of its op.
 bool parse_answer(const redisReply& r, Op op, Reply& out) {
-  uint64_t v[6] = {};
+  uint64_t v[7] = {};
   auto get = [&](std::size_t from, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i)
       if (!element(r, from + i, v[i])) return false;
@@ -190,12 +191,13 @@ bool parse_answer(const redisReply& r, Op op, Reply& out) {
       out.duplicate = v[4] != 0;
       return counts(6);
     case Op::Lease:
-      if (r.elements != 6 || !get(1, 5)) return false;
+      if (r.elements != 7 || !get(1, 6)) return false;
       out.granted = v[0];
       out.sum = v[1];
       out.newest_bucket = static_cast<int64_t>(v[2]);
       out.late = v[3] != 0;
       out.room_bucket = static_cast<int64_t>(v[4]);
+      out.active_hosts = v[5];
       return true;
   }
   return false;

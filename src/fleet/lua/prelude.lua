@@ -65,7 +65,7 @@ local function claim_args(i)
 end
 -- The fields that are not nb, s:<e>, <b>:<e> or q:<host>: a rebuild keeps
 -- them (and the q: fields). A new kind of field must be added here.
-local META = {'last', 'ep', 'sup', 'k'}
+local META = {'last', 'ep', 'sup', 'k', 'ha'}
 -- Rebuilds the hash with nb = target, keeping the buckets from target-B+1
 -- to nb (none after a jump of B or more) with their sums, and META: one
 -- DEL, and at most (nb-lo+1)*E fields read.
