@@ -141,6 +141,9 @@ metrics::Snapshot App::snapshot() {
     s.fleet_timeouts = f.timeouts.load(std::memory_order_relaxed);
     s.fleet_errors = f.errors.load(std::memory_order_relaxed);
     s.fleet_reconnects = f.reconnects.load(std::memory_order_relaxed);
+    s.fleet_evicted = f.evicted.load(std::memory_order_relaxed);
+    s.fleet_failovers = f.failovers.load(std::memory_order_relaxed);
+    s.fleet_unconfirmed = f.unconfirmed.load(std::memory_order_relaxed);
   }
   return s;
 }
