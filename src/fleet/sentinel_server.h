@@ -6,7 +6,7 @@
 // nothing was applied), when a sentinel announces +switch-master
 // (SentinelWatch), and every 10 s (still_current).
 //
-// A new primary is a failover (DESIGN.md §8.7): it holds what replication
+// A new primary is a failover (DESIGN.md §8.10): it holds what replication
 // had brought it, so the counts this host wrote to the old one and no
 // replica had acknowledged may be lost. Their number (UnconfirmedWrites,
 // looked at once a second) is the Failover it reports.

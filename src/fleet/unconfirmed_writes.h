@@ -1,5 +1,5 @@
 // UnconfirmedWrites: how many of the counts this host wrote to one primary
-// no replica had acknowledged yet (DESIGN.md §8.7): an upper bound on what
+// no replica had acknowledged yet (DESIGN.md §8.10): an upper bound on what
 // a failover to one of its replicas loses, since Redis replicates
 // asynchronously ("you will receive your acknowledged response first, and
 // only then will the command be replicated").

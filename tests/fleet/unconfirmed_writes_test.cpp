@@ -1,4 +1,4 @@
-// UnconfirmedWrites (DESIGN.md §8.7): counts written to a primary are
+// UnconfirmedWrites (DESIGN.md §8.10): counts written to a primary are
 // confirmed once a replica has acknowledged the replication offset the
 // primary had when they were answered; the rest bound what a failover loses.
 #include <doctest/doctest.h>
