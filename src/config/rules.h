@@ -136,7 +136,8 @@ struct FleetSettings {
   int64_t sync_ms = 250;     // fleet = "batched": the flush interval
   int64_t timeout_ms = 200;  // the longest a line waits for Redis
   Unreachable on_unreachable = Unreachable::Local;
-  std::string file;  // where [fleet] was written, for errors found later
+  bool allow_eviction = false;  // use a Redis whose maxmemory-policy can evict windows (refused by default)
+  std::string file;             // where [fleet] was written, for errors found later
   int line = 0;
   int col = 0;
 };
