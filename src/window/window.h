@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "window/bucket.h"
+#include "window/distinct_state.h"
 #include "window/mode.h"
 
 namespace swthrottle::window {
@@ -128,6 +129,7 @@ struct WindowState {
   bool alerted = false;
   int64_t last_alert_ms = 0;
   uint64_t alert_suppressed = 0;
+  DistinctState distinct{};  // a rule with `distinct`: its values (empty for any other window)
 };
 
 // A window for one (rule, key). See the implementations for which calls are
