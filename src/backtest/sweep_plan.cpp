@@ -1,6 +1,7 @@
 #include "backtest/sweep_plan.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 
@@ -8,6 +9,7 @@
 
 #include "config/duration.h"
 #include "config/expr.h"
+#include "config/rule_condition.h"
 #include "config/rule_identity.h"
 
 namespace swthrottle::backtest {
@@ -159,6 +161,145 @@ std::optional<WhenThreshold> when_threshold(std::string_view when) {
   return WhenThreshold{std::string(trim(text.substr(0, num))), std::string(number)};
 }
 
+std::optional<SpikeFactor> spike_factor(std::string_view when) {
+  auto number_char = [](char c) { return (c >= '0' && c <= '9') || c == '.'; };
+  auto skip_blanks_back = [&](std::size_t i) {  // i: one past; returns one past the last non-blank
+    while (i > 0 && (when[i - 1] == ' ' || when[i - 1] == '\t')) --i;
+    return i;
+  };
+  auto skip_blanks = [&](std::size_t i) {
+    while (i < when.size() && (when[i] == ' ' || when[i] == '\t')) ++i;
+    return i;
+  };
+  std::optional<std::pair<std::size_t, std::size_t>> found;  // [begin, end) of the number
+  int factors = 0;
+  for (std::size_t at = when.find("previous"); at != std::string_view::npos; at = when.find("previous", at + 1)) {
+    if (at > 0 && (std::isalnum(static_cast<unsigned char>(when[at - 1])) || when[at - 1] == '_')) continue;
+    // Before: "N *".
+    std::size_t i = skip_blanks_back(at);
+    if (i > 0 && when[i - 1] == '*') {
+      const std::size_t end = skip_blanks_back(i - 1);
+      std::size_t begin = end;
+      while (begin > 0 && number_char(when[begin - 1])) --begin;
+      if (begin < end && positive_number(when.substr(begin, end - begin))) {
+        found = {begin, end};
+        ++factors;
+        continue;
+      }
+    }
+    // After: "previous(e) * N" or "previous(e) / N".
+    const std::size_t close = when.find(')', at);
+    if (close == std::string_view::npos) continue;
+    i = skip_blanks(close + 1);
+    if (i < when.size() && (when[i] == '*' || when[i] == '/')) {
+      const std::size_t begin = skip_blanks(i + 1);
+      std::size_t end = begin;
+      while (end < when.size() && number_char(when[end])) ++end;
+      if (begin < end && positive_number(when.substr(begin, end - begin))) {
+        found = {begin, end};
+        ++factors;
+      }
+    }
+  }
+  if (factors != 1) return std::nullopt;
+  const auto [begin, end] = *found;
+  return SpikeFactor{std::string(when.substr(0, begin)), std::string(when.substr(begin, end - begin)),
+                     std::string(when.substr(end))};
+}
+
+namespace {
+
+// What a rule is swept by: its own value (a threshold's Y, a spike's factor,
+// the number a `when` ends in) and how a candidate's replaces it; or, when
+// values are asked for, why it is not swept.
+struct SweptBy {
+  std::string own;
+  std::optional<WhenThreshold> wt;
+  std::optional<SpikeFactor> sf;
+  std::string not_swept;
+};
+
+SweptBy swept_by(const config::Rule& rule, bool values_asked) {
+  SweptBy by;
+  if (rule.new_value) {
+    by.own = "1";
+    if (values_asked)
+      by.not_swept =
+          "a new rule raises one alert per value not seen within remember; it has no threshold "
+          "(--sweep-window varies remember)";
+  } else if (rule.threshold) {
+    by.own = std::to_string(*rule.threshold);
+  } else if (rule.keeps_previous && (by.sf = spike_factor(rule.when_text))) {
+    by.own = by.sf->number;
+  } else if ((by.wt = when_threshold(rule.when_text))) {
+    by.own = by.wt->number;
+  } else if (values_asked) {
+    by.not_swept = rule.keeps_previous
+                       ? "its when has no one factor N * previous(e) (or previous(e) * N, previous(e) / N)"
+                       : "its when is not one comparison EXPR >= N or EXPR > N";
+  }
+  return by;
+}
+
+// A selected rule's result, before any figure: what it is.
+RuleResult result_of(const config::Rule& rule) {
+  RuleResult rr;
+  rr.name = rule.name;
+  rr.kind = rule.kind;
+  rr.window = rule.window_text;
+  rr.window_ms = rule.window_ms;
+  rr.bucket_ms = rule.window_ms / rule.buckets;
+  rr.cooldown_ms = rule.kind == config::RuleKind::Alert ? rule.cooldown_ms : 0;
+  rr.threshold = rule.threshold;
+  rr.keyed = rule.key.has_value();
+  rr.condition = rule.threshold ? fmt::format("threshold = {} per {}", *rule.threshold, rule.window_text)
+                                : fmt::format("when = {} (window {})", rule.when_text, rule.window_text);
+  return rr;
+}
+
+// The values a rule's candidates take, the rule's own among them once.
+std::vector<std::string> values_of(const config::Rule& rule, const SweepRequest& sweep, const SweptBy& by) {
+  const std::string& own = by.own;
+  std::vector<std::string> values;
+  if (!by.not_swept.empty() || (sweep.values.empty() && !sweep.automatic)) {
+    values.push_back(own);
+  } else if (sweep.automatic) {
+    for (double v : ladder(*positive_number(own), rule.threshold.has_value())) values.push_back(number_text(v));
+  } else {
+    values = sweep.values;
+  }
+  // Values are numbers: the rule's own, written another way, is the rule itself.
+  auto same = [&](const std::string& a, const std::string& b) {
+    return a == b || (!a.empty() && !b.empty() && *positive_number(a) == *positive_number(b));
+  };
+  for (std::string& v : values)
+    if (same(v, own)) v = own;
+  if (std::find(values.begin(), values.end(), own) == values.end()) values.push_back(own);
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  return values;
+}
+
+// The candidate's value into its copy `c` of `rule`: its threshold, or its
+// `when` with the number replaced. A `new` rule's copies differ in their
+// window (`remember`) only.
+std::optional<Error> take_value(config::Rule& c, const config::Rule& rule, const Candidate& cand, const SweptBy& by) {
+  if (rule.new_value) return std::nullopt;
+  if (rule.threshold) {
+    c.threshold = static_cast<uint64_t>(cand.number);
+    c.when = config::threshold_condition(c, *c.threshold);
+  } else if ((by.wt || by.sf) && cand.number > 0) {
+    c.when_text = by.wt ? by.wt->prefix + " " + cand.value : by.sf->prefix + cand.value + by.sf->suffix;
+    auto e = config::parse_rule_condition(c, c.when_text);
+    if (!e)
+      return Error{rule.file, rule.line, 0,
+                   fmt::format("rule \"{}\": when = {}: {}", rule.name, c.when_text, e.error().what)};
+    c.when = std::move(*e);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<SweepPlan> plan_sweep(config::RuleSet rules, const std::vector<std::string>& only, const SweepRequest& sweep,
                              bool lenient) {
   SweepPlan plan;
@@ -180,17 +321,7 @@ Result<SweepPlan> plan_sweep(config::RuleSet rules, const std::vector<std::strin
     const auto result_index = static_cast<uint32_t>(plan.results.size());
     plan.slots[i] = PlanSlot{result_index, PlanSlot::Role::Rule, 0};
     plan.result_rule.push_back(i);
-    RuleResult& rr = plan.results.emplace_back();
-    rr.name = rule.name;
-    rr.kind = rule.kind;
-    rr.window = rule.window_text;
-    rr.window_ms = rule.window_ms;
-    rr.bucket_ms = rule.window_ms / rule.buckets;
-    rr.cooldown_ms = rule.kind == config::RuleKind::Alert ? rule.cooldown_ms : 0;
-    rr.threshold = rule.threshold;
-    rr.keyed = rule.key.has_value();
-    rr.condition = rule.threshold ? fmt::format("threshold = {} per {}", *rule.threshold, rule.window_text)
-                                  : fmt::format("when = {} (window {})", rule.when_text, rule.window_text);
+    RuleResult& rr = plan.results.emplace_back(result_of(rule));
 
     auto copy_of = [&](std::string suffix) {
       config::Rule c = rule;
@@ -209,33 +340,12 @@ Result<SweepPlan> plan_sweep(config::RuleSet rules, const std::vector<std::strin
     }
     if (!sweep.any()) continue;
 
-    // The values: a threshold's Y, or the number a `when` ends in.
-    std::optional<WhenThreshold> wt;
-    std::string own;
-    if (rule.threshold) {
-      own = std::to_string(*rule.threshold);
-    } else if ((wt = when_threshold(rule.when_text))) {
-      own = wt->number;
-    } else if (!sweep.values.empty() || sweep.automatic) {
-      rr.not_swept = "its when is not one comparison EXPR >= N or EXPR > N";
-      if (sweep.windows.empty()) continue;
-    }
-    std::vector<std::string> values;
-    if (!rr.not_swept.empty() || (sweep.values.empty() && !sweep.automatic)) {
-      values.push_back(own);
-    } else if (sweep.automatic) {
-      for (double v : ladder(*positive_number(own), rule.threshold.has_value())) values.push_back(number_text(v));
-    } else {
-      values = sweep.values;
-    }
-    // Values are numbers: the rule's own, written another way, is the rule itself.
-    auto same = [&](const std::string& a, const std::string& b) {
-      return a == b || (!a.empty() && !b.empty() && *positive_number(a) == *positive_number(b));
-    };
-    for (std::string& v : values)
-      if (same(v, own)) v = own;
-    if (std::find(values.begin(), values.end(), own) == values.end()) values.push_back(own);
-    values.erase(std::unique(values.begin(), values.end()), values.end());
+    // The values: a threshold's Y, the factor of a spike, or the number a `when` ends in.
+    const SweptBy by = swept_by(rule, !sweep.values.empty() || sweep.automatic);
+    rr.not_swept = by.not_swept;
+    if (!by.not_swept.empty() && sweep.windows.empty()) continue;
+    const std::string& own = by.own;
+    const std::vector<std::string> values = values_of(rule, sweep, by);
     std::vector<std::pair<int64_t, std::string>> windows = sweep.windows;
     if (std::none_of(windows.begin(), windows.end(), [&](const auto& w) { return w.first == rule.window_ms; }))
       windows.emplace_back(rule.window_ms, rule.window_text);
@@ -275,17 +385,7 @@ Result<SweepPlan> plan_sweep(config::RuleSet rules, const std::vector<std::strin
         c.window_text = cand.window;
         if (!rule.cooldown_set && rule.kind == config::RuleKind::Alert) c.cooldown_ms = cand.window_ms;
       }
-      if (rule.threshold) {
-        c.threshold = static_cast<uint64_t>(cand.number);
-        c.when = config::Expr::threshold(*c.threshold, c.events.size());
-      } else if (wt && cand.number > 0) {
-        c.when_text = wt->prefix + " " + cand.value;
-        auto e = config::Expr::parse(c.when_text, c.event_names);
-        if (!e)
-          return Error{rule.file, rule.line, 0,
-                       fmt::format("rule \"{}\": when = {}: {}", rule.name, c.when_text, e.error().what)};
-        c.when = std::move(*e);
-      }
+      if (std::optional<Error> e = take_value(c, rule, cand, by)) return std::move(*e);
       c.fingerprint = config::fingerprint(c);
       plan.slots.push_back(PlanSlot{result_index, PlanSlot::Role::Candidate, static_cast<uint32_t>(k)});
       copies.push_back(std::move(c));

@@ -44,6 +44,17 @@ struct WhenThreshold {
 };
 std::optional<WhenThreshold> when_threshold(std::string_view when);
 
+// The factor of a spike condition: the one number N written as
+// "N * previous(e)", "previous(e) * N" or "previous(e) / N" in a `when`
+// (error >= 3 * previous(error) and error >= 20). A candidate's condition
+// is prefix + value + suffix. nullopt: no such number, or more than one.
+struct SpikeFactor {
+  std::string prefix;  // "error >= "
+  std::string number;  // "3"
+  std::string suffix;  // " * previous(error) and error >= 20"
+};
+std::optional<SpikeFactor> spike_factor(std::string_view when);
+
 // What an engine rule of the plan reports into.
 struct PlanSlot {
   static constexpr uint32_t kNone = UINT32_MAX;

@@ -62,6 +62,10 @@ std::string explain_decision(const config::RuleSet& rules, const engine::Explain
     case Verdict::FleetHeldBack:
       return "condition holds in the fleet window; no alert: inside the cooldown of the fleet's last";
     case Verdict::FleetCounted: return "counted in the fleet window; condition false";
+    case Verdict::NewValue: return fmt::format("alert: a value not seen within {}", r.window_text);
+    case Verdict::SeenValue: return fmt::format("seen within {}: remembered, no alert", r.window_text);
+    case Verdict::Learning: return fmt::format("learning (the rule's first {}): remembered, no alert", r.learn_text);
+    case Verdict::NoValue: return "no value: the new template rendered nothing, nothing remembered";
   }
   return "";
 }
@@ -91,8 +95,13 @@ std::string explain_line(const engine::ExplainedLine& line) {
         out += fmt::format("; passed in window {}", e.counts[0]);
       } else {
         out += "; counts";
-        for (std::size_t i = 0; i < e.counts.size() && i < r.events.size(); ++i)
+        const std::size_t n = r.events.size();
+        for (std::size_t i = 0; i < e.counts.size() && i < n; ++i)
           out += fmt::format(" {}={}", r.events[i].name, e.counts[i]);
+        for (std::size_t i = n; r.keeps_previous && i < e.counts.size() && i < 2 * n; ++i)
+          out += fmt::format(" previous({})={}", r.events[i - n].name, e.counts[i]);
+        if (r.distinct && e.counts.size() > n)
+          out += fmt::format(" distinct={}{}", e.decision.estimated ? "~" : "", e.counts[n]);
       }
     }
     out += fmt::format(" -> {}\n", explain_decision(rules, e));

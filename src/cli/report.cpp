@@ -48,7 +48,8 @@ std::string check_summary(const config::RuleSet& rules) {
   for (const config::Rule& r : rules.rules) {
     const bool throttle = r.kind == config::RuleKind::Throttle;
     out += fmt::format("rule {} ({}:{}): {} ", r.name, r.file, r.line, to_string(r.kind));
-    if (r.threshold) out += fmt::format("{} per {}", *r.threshold, r.window_text);
+    if (r.new_value) out += fmt::format("one alert per new value within {}", r.window_text);
+    else if (r.threshold) out += fmt::format("{} per {}", *r.threshold, r.window_text);
     else out += fmt::format("when \"{}\" within {}", r.when_text, r.window_text);
     out += fmt::format(", {} buckets of {}, {} mode", r.buckets, config::format_duration(r.window_ms / r.buckets),
                        to_string(r.mode));
@@ -64,8 +65,14 @@ std::string check_summary(const config::RuleSet& rules) {
       out += "\n";
     }
     if (r.key) out += fmt::format("  key: {} (at most {} keys)\n", r.key->text(), r.max_keys);
+    if (r.distinct) out += fmt::format("  distinct: {} (exact up to 256 values a window)\n", r.distinct->text());
+    if (r.new_value) {
+      out += fmt::format("  new: {} (remember {}, learn {}, at most {} values)\n", r.new_value->text(), r.window_text,
+                         r.learn_text, r.max_values);
+    }
+    if (r.keeps_previous) out += "  keeps the previous window (previous() in its condition)\n";
     if (!r.ignore.empty()) out += fmt::format("  ignore: {}\n", r.ignore);
-    if (!throttle) {
+    if (!throttle && !r.new_value) {
       out += fmt::format("  cooldown: {}{}", config::format_duration(r.cooldown_ms),
                          r.resolve ? ", reports resolved" : "");
       if (r.resolve_when) out += fmt::format(" when \"{}\"", r.resolve_when_text);
@@ -136,6 +143,10 @@ std::string stats_report(const engine::Engine& engine) {
           "keys {} evicted {}\n",
           rules[i].name, s.lines.get(), s.events.get(), s.alerts.get(), s.resolveds.get(), s.suppressed.get(),
           s.late.get(), s.untimed.get(), engine.key_count(i), s.evictions.get());
+    }
+    // Only on `new` rules: values learned without an alert, and remembered now.
+    if (rules[i].new_value) {
+      out.insert(out.size() - 1, fmt::format(" learned {} values {}", s.learned.get(), engine.values_remembered(i)));
     }
     // Only on fleet rules: the lines of the others stay as they were.
     if (rules[i].fleet != config::FleetMode::Off) {

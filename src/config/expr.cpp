@@ -214,8 +214,11 @@ struct Sub {
 
 class Compiler {
  public:
-  Compiler(std::string_view text, std::span<const std::string> names, std::vector<Expr::Op>& code)
-      : names_(names), toks_(lex(text)), code_(code) {}
+  Compiler(std::string_view text, const ExprNames& names, std::vector<Expr::Op>& code)
+      : names_(names.events), distinct_(names.distinct), toks_(lex(text)), code_(code) {}
+
+  bool used_previous() const { return used_previous_; }
+  bool used_distinct() const { return used_distinct_; }
 
   // On success the code is in `code`, and the stack depth it needs is returned.
   Result<uint32_t> run() {
@@ -389,11 +392,15 @@ class Compiler {
         return Sub{};
       case Tok::Ident: {
         take();
-        for (std::size_t i = 0; i < names_.size(); ++i) {
-          if (names_[i] == t.text) {
-            emit(kPushEvent, t.pos, static_cast<uint32_t>(i));
-            return Sub{};
-          }
+        if (t.text == "previous" && peek().kind == Tok::LParen) return parse_previous(t);
+        if (const std::optional<std::size_t> i = event_index(t.text)) {
+          emit(kPushEvent, t.pos, static_cast<uint32_t>(*i));
+          return Sub{};
+        }
+        if (distinct_ && t.text == "distinct") {
+          emit(kPushEvent, t.pos, static_cast<uint32_t>(names_.size()));
+          used_distinct_ = true;
+          return Sub{};
         }
         return fail(t.pos, unknown_event(t.text));
       }
@@ -417,6 +424,36 @@ class Compiler {
     }
   }
 
+  std::optional<std::size_t> event_index(std::string_view name) const {
+    for (std::size_t i = 0; i < names_.size(); ++i)
+      if (names_[i] == name) return i;
+    return std::nullopt;
+  }
+
+  // previous(EVENT): the event's count in the window before the current one,
+  // at counts[E + i] (expr.h).
+  std::optional<Sub> parse_previous(const Token& fn) {
+    take();  // "("
+    const Token& arg = peek();
+    const std::string usage = "previous() takes an event name, e.g. previous(" +
+                              (names_.empty() ? std::string("error") : names_.front()) + ")";
+    if (arg.kind != Tok::Ident) return unexpected(arg, usage);
+    take();
+    const std::optional<std::size_t> i = event_index(arg.text);
+    if (!i) {
+      if (distinct_ && arg.text == "distinct")
+        return fail(arg.pos, "previous(distinct): a rule that counts distinct values keeps no previous window");
+      return fail(arg.pos, unknown_event(arg.text));
+    }
+    const Token& close = peek();
+    if (close.kind != Tok::RParen)
+      return unexpected(close, "expected \")\" to close the previous( at column " + std::to_string(fn.pos + 1));
+    take();
+    emit(kPushEvent, fn.pos, static_cast<uint32_t>(names_.size() + *i));
+    used_previous_ = true;
+    return Sub{};
+  }
+
   std::string unknown_event(std::string_view word) const {
     std::string m = "unknown event " + quote(word);
     if (is_keyword_in_other_case(word)) return m + " (operators are lowercase: and, or, not)";
@@ -426,12 +463,16 @@ class Compiler {
       if (i > 0) m += ", ";
       m += names_[i];
     }
+    if (distinct_) m += "; or distinct";
     const std::string close = closest_match(word, names_);
     if (!close.empty()) m += "; did you mean " + quote(close) + "?";
     return m + ")";
   }
 
   std::span<const std::string> names_;
+  bool distinct_ = false;
+  bool used_previous_ = false;
+  bool used_distinct_ = false;
   std::vector<Token> toks_;
   std::size_t cur_ = 0;
   std::vector<Expr::Op>& code_;
@@ -444,12 +485,15 @@ class Compiler {
 
 }  // namespace
 
-Result<Expr> Expr::parse(std::string_view text, std::span<const std::string> event_names) {
+Result<Expr> Expr::parse(std::string_view text, const ExprNames& names) {
   Expr e;
-  Result<uint32_t> depth = Compiler(text, event_names, e.code_).run();
+  Compiler compiler(text, names, e.code_);
+  Result<uint32_t> depth = compiler.run();
   if (!depth) return std::move(depth.error());
   e.text_ = std::string(text);
   e.max_stack_ = *depth;
+  e.uses_previous_ = compiler.used_previous();
+  e.uses_distinct_ = compiler.used_distinct();
   return e;
 }
 

@@ -52,6 +52,12 @@ std::string window_meaning(const Rule& r) {
     }
   }
   id += "|" + std::to_string(r.window_ms) + "/" + std::to_string(r.buckets);
+  // Only when set, so other rules keep their identity: what a window holds
+  // besides event counts (the previous window, distinct values, the values
+  // a `new` rule remembers) is part of what it means.
+  if (r.keeps_previous) id += "|previous";
+  if (r.distinct) id += "|distinct=" + std::to_string(r.distinct->text().size()) + ":" + r.distinct->text();
+  if (r.new_value) id += "|new=" + std::to_string(r.new_value->text().size()) + ":" + r.new_value->text();
   return id;
 }
 
@@ -78,6 +84,12 @@ std::string fingerprint(const Rule& r) {
   // when set, so the fingerprints of rules without it (and their state
   // files) stay as they were.
   if (r.resolve_when) add_field(fp, "resolve_when", canonical_when(r.resolve_when_text));
+  // Issue 29's settings, only when set (other rules' fingerprints stay as they were).
+  if (r.distinct) add_field(fp, "distinct", r.distinct->text());
+  if (r.new_value) {
+    add_field(fp, "new", r.new_value->text());
+    add_field(fp, "learn_ms", std::to_string(r.learn_ms));
+  }
   return fp;
 }
 

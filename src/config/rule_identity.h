@@ -6,13 +6,15 @@
 //    windows only when the fingerprint saved with them equals the rule's
 //    fingerprint now. It covers kind, events (names and patterns), ignore,
 //    window, buckets, mode and the condition (threshold, or `when` with
-//    whitespace normalised, and `resolve_when` when the rule has one). It is text because it is written into the state
+//    whitespace normalised, and `resolve_when` when the rule has one), and
+//    `distinct`, `new` and `learn` when set. It is text because it is written into the state
 //    file and compared by a later run.
 //
 //  windows_carry_over(old, new)   SIGHUP reload (DESIGN.md §6: keep "the windows
 //    of rules whose events, window and buckets did not change").
 //    Engine::adopt() keeps a rule's windows when its kind, events (names and
-//    patterns), window and buckets are the same, and it still has a key or
+//    patterns), window and buckets are the same (and whether they keep the
+//    previous window, and their `distinct` or `new` template), and it still has a key or
 //    still has none: the kind because a throttle counts passed lines and an
 //    alert counts events, the key because keyed and unkeyed rules hold their
 //    windows differently. Nothing is persisted, so it is a comparison.

@@ -11,6 +11,7 @@
 #include "config/event_parser.h"
 #include "config/fleet_parser.h"
 #include "config/regex_lint.h"
+#include "config/rule_condition.h"
 #include "config/rule_identity.h"
 #include "config/settings_parser.h"
 
@@ -139,7 +140,7 @@ MaybeError parse_threshold_condition(RuleTable& r, const toml::node& threshold, 
   rule.threshold = th->count;
   rule.window_ms = th->window_ms;
   rule.window_text = th->window_text;
-  rule.when = Expr::threshold(th->count, rule.events.size());
+  rule.when = threshold_condition(rule, th->count);
   out.window_pos = pos_of(threshold.source());
   return std::nullopt;
 }
@@ -158,8 +159,9 @@ MaybeError parse_when_condition(RuleTable& r, const toml::node& window, const to
     return in.err(when,
                   fmt::format("when must be a string such as \"error / request > 0.05\", not {}", describe(when)));
   }
-  auto ex = Expr::parse(s->get(), rule.event_names);
+  auto ex = parse_rule_condition(rule, s->get());
   if (!ex) return in.err_in(when, ex.error().col, "when: " + ex.error().what);
+  rule.keeps_previous = rule.keeps_previous || ex->uses_previous();
   rule.when = std::move(*ex);
   rule.when_text = s->get();
   return std::nullopt;
@@ -169,6 +171,8 @@ MaybeError parse_when_condition(RuleTable& r, const toml::node& window, const to
 MaybeError parse_condition(RuleTable& r, PendingRule& out) {
   const TomlReader& in = r.in;
   const std::string& label = r.label;
+  // A `new` rule's condition is its own (parse_new_value).
+  if (r.t.get("new") != nullptr) return std::nullopt;
   const toml::node* threshold = r.t.get("threshold");
   const toml::node* window = r.t.get("window");
   const toml::node* when = r.t.get("when");
@@ -222,35 +226,58 @@ MaybeError parse_ignore(RuleTable& r, PendingRule& out) {
   return std::nullopt;
 }
 
+// "{.path}" in a template is the text of a JSON field: it takes a capture
+// slot of its own, named with the leading "." no regex group can have.
+void add_json_field_captures(const toml::table& t, const char* which, Rule& rule) {
+  const toml::node* n = t.get(which);
+  if (n == nullptr || !n->is_string()) return;
+  for (const std::string& path : json_field_refs(n->as_string()->get())) {
+    if (std::find(rule.capture_names.begin(), rule.capture_names.end(), path) == rule.capture_names.end()) {
+      rule.capture_names.push_back(path);
+    }
+  }
+}
+
+// The fields of a template rendered per line without a record (key,
+// distinct, new): {rule}, {event} and the captures.
+struct KeyFields {
+  std::vector<std::string> names;
+  std::vector<int> ids;
+};
+KeyFields key_fields(const Rule& rule) {
+  KeyFields f{{kBuiltinFields[kFieldRule], kBuiltinFields[kFieldEvent]}, {kFieldRule, kFieldEvent}};
+  for (std::size_t i = 0; i < rule.capture_names.size(); ++i) {
+    f.names.push_back(rule.capture_names[i]);
+    f.ids.push_back(kFieldFirstCapture + static_cast<int>(i));
+  }
+  return f;
+}
+
 // key and message: fmt-style templates over the built-in fields and the
 // captures.
 MaybeError parse_templates(RuleTable& r, PendingRule& out) {
   Rule& rule = out.rule;
-  // "{.path}" in a template is the text of a JSON field: it takes a capture
-  // slot of its own, named with the leading "." no regex group can have.
-  for (const char* which : {"key", "message"}) {
-    const toml::node* n = r.t.get(which);
-    if (n == nullptr || !n->is_string()) continue;
-    for (const std::string& path : json_field_refs(n->as_string()->get())) {
-      if (std::find(rule.capture_names.begin(), rule.capture_names.end(), path) == rule.capture_names.end()) {
-        rule.capture_names.push_back(path);
-      }
-    }
-  }
+  for (const char* which : {"key", "message"}) add_json_field_captures(r.t, which, rule);
   // Template fields: built-ins by Field id, then the captures.
-  std::vector<std::string> key_names{kBuiltinFields[kFieldRule], kBuiltinFields[kFieldEvent]};
-  std::vector<int> key_ids{kFieldRule, kFieldEvent};
+  const KeyFields key = key_fields(rule);
   std::vector<std::string> message_names = kBuiltinFields;
   std::vector<int> message_ids;
   for (int i = 0; i < kFieldFirstCapture; ++i) message_ids.push_back(i);
+  // {distinct} and {previous}: in the rules that count them.
+  if (rule.distinct) {
+    message_names.emplace_back("distinct");
+    message_ids.push_back(kFieldDistinct);
+  }
+  if (rule.keeps_previous) {
+    message_names.emplace_back("previous");
+    message_ids.push_back(kFieldPrevious);
+  }
   for (std::size_t i = 0; i < rule.capture_names.size(); ++i) {
-    key_names.push_back(rule.capture_names[i]);
-    key_ids.push_back(kFieldFirstCapture + static_cast<int>(i));
     message_names.push_back(rule.capture_names[i]);
     message_ids.push_back(kFieldFirstCapture + static_cast<int>(i));
   }
-  if (const toml::node* key = r.t.get("key")) {
-    auto tpl = parse_template(r.in, *key, "key", key_names, key_ids);
+  if (const toml::node* key_node = r.t.get("key")) {
+    auto tpl = parse_template(r.in, *key_node, "key", key.names, key.ids);
     if (!tpl) return tpl.error();
     rule.key = std::move(*tpl);
   }
@@ -307,8 +334,9 @@ MaybeError parse_resolve(RuleTable& r, PendingRule& out) {
     return in.err(*resolve_when,
                   fmt::format("resolve_when must be a string such as \"error < 3\", not {}", describe(*resolve_when)));
   }
-  auto ex = Expr::parse(s->get(), rule.event_names);
+  auto ex = parse_rule_condition(rule, s->get());
   if (!ex) return in.err_in(*resolve_when, ex.error().col, "resolve_when: " + ex.error().what);
+  rule.keeps_previous = rule.keeps_previous || ex->uses_previous();
   // resolve_when only says when a resolved record is written: asking for it
   // asks for resolves, and turning them off beside it is a contradiction.
   if (resolve != nullptr && !rule.resolve) {
@@ -378,12 +406,126 @@ MaybeError parse_window_options(RuleTable& r, PendingRule& out) {
   return std::nullopt;
 }
 
+// distinct = TEMPLATE (alert rules): the rule also counts the distinct
+// values it renders per window, `distinct` in its condition. Read before
+// the condition, which may name it.
+MaybeError parse_distinct(RuleTable& r, PendingRule& out) {
+  const toml::node* n = r.t.get("distinct");
+  if (n == nullptr) return std::nullopt;
+  Rule& rule = out.rule;
+  if (!r.alert)
+    return r.in.err(
+        *n, fmt::format("{} is a throttle rule; distinct applies to alert rules (a throttle counts lines)", r.label));
+  for (const Event& e : rule.events) {
+    if (e.name == "distinct")
+      return r.in.err(*n, fmt::format("{} counts distinct values, so no event of it may be named \"distinct\": in its "
+                                      "condition that name is the count of distinct values",
+                                      r.label));
+  }
+  add_json_field_captures(r.t, "distinct", rule);
+  const KeyFields f = key_fields(rule);
+  auto tpl = parse_template(r.in, *n, "distinct", f.names, f.ids);
+  if (!tpl) return tpl.error();
+  if (tpl->empty()) return r.in.err(*n, "distinct must not be empty (a template such as \"{ip}\")");
+  rule.distinct = std::move(*tpl);
+  return std::nullopt;
+}
+
+// What a `new` rule takes no part of: it raises one alert per new value.
+constexpr const char* kNotForNew[] = {"threshold",    "window",   "when",    "cooldown", "resolve",
+                                      "resolve_when", "distinct", "buckets", "max_keys"};
+
+// The settings of a `new` rule that are durations: remember and learn.
+Result<int64_t> new_rule_duration(const RuleTable& r, const char* key, int64_t fallback, std::string& text,
+                                  bool zero_ok) {
+  const toml::node* n = r.t.get(key);
+  if (n == nullptr) return fallback;
+  if (zero_ok && n->is_string() && n->as_string()->get() == "0") {
+    text = "0";
+    return 0;
+  }
+  auto d = r.in.duration(*n, key);
+  if (!d) return d.error();
+  text = trim(n->as_string()->get());
+  return *d;
+}
+
+// new = TEMPLATE (alert rules) with remember, learn and max_values: an
+// alert once per value not seen within `remember`, none while learning.
+MaybeError parse_new_value(RuleTable& r, PendingRule& out) {
+  const toml::node* n = r.t.get("new");
+  if (n == nullptr) {
+    for (const char* key : {"remember", "learn", "max_values"})
+      if (const toml::node* v = r.t.get(key))
+        return r.in.err(*v, fmt::format("{} applies to rules with new = \"TEMPLATE\" (first-seen values)", key));
+    return std::nullopt;
+  }
+  Rule& rule = out.rule;
+  if (!r.alert) return r.in.err(*n, fmt::format("{} is a throttle rule; new applies to alert rules", r.label));
+  for (const char* key : kNotForNew)
+    if (const toml::node* v = r.t.get(key))
+      return r.in.err(*v, fmt::format("{} has new: it raises one alert per value not seen within remember, so it takes "
+                                      "no {}",
+                                      r.label, key));
+  add_json_field_captures(r.t, "new", rule);
+  const KeyFields f = key_fields(rule);
+  auto tpl = parse_template(r.in, *n, "new", f.names, f.ids);
+  if (!tpl) return tpl.error();
+  if (tpl->empty()) return r.in.err(*n, "new must not be empty (a template such as \"{ua}\")");
+  rule.new_value = std::move(*tpl);
+  std::string remember_text = "30d", learn_text = "1d";
+  auto remember = new_rule_duration(r, "remember", 30 * 86'400'000LL, remember_text, false);
+  if (!remember) return remember.error();
+  auto learn = new_rule_duration(r, "learn", 86'400'000LL, learn_text, true);
+  if (!learn) return learn.error();
+  if (const toml::node* m = r.t.get("max_values")) {
+    auto v = r.in.integer(*m, "max_values", 1, INT64_MAX);
+    if (!v) return v.error();
+    rule.max_values = static_cast<uint64_t>(*v);
+  }
+  // One alert per value: threshold 1 in a window of `remember`, one bucket.
+  rule.window_ms = *remember;
+  rule.window_text = remember_text;
+  rule.learn_ms = *learn;
+  rule.learn_text = learn_text;
+  rule.threshold = 1;
+  rule.when = Expr::threshold(1, rule.events.size());
+  out.buckets = 1;
+  const toml::node* at = r.t.get("remember");
+  out.window_pos = pos_of((at != nullptr ? at : n)->source());
+  return std::nullopt;
+}
+
+// What the kinds of issue 29 ask of the rest of the rule, once it is all read.
+MaybeError check_shapes(RuleTable& r, PendingRule& out) {
+  const Rule& rule = out.rule;
+  const toml::node* when = r.t.get("when");
+  const toml::node* at = when != nullptr ? when : r.t.get("resolve_when");
+  if (rule.keeps_previous && rule.distinct)
+    return r.in.err(*at, fmt::format("{} counts distinct values, and a rule that does keeps no previous window: "
+                                     "previous() needs a rule without distinct",
+                                     r.label));
+  // The window's and the previous window's counts are read together, in 64 at most.
+  if (rule.keeps_previous && rule.events.size() > 32)
+    return r.in.err(*at, fmt::format("{} uses previous() with {} events; previous() takes a rule of at most 32",
+                                     r.label, rule.events.size()));
+  if (rule.fleet == FleetMode::Off) return std::nullopt;
+  // Fleet windows share event counts through Redis; values and previous
+  // windows are not in them. Refused rather than counted on this host alone.
+  const char* what = rule.distinct ? "distinct" : rule.new_value ? "new" : rule.keeps_previous ? "previous()" : nullptr;
+  if (what == nullptr) return std::nullopt;
+  return r.in.err(out.fleet_pos,
+                  fmt::format("{} uses {}, which fleet windows do not keep (they share event counts through Redis); "
+                              "remove fleet to decide on this host's windows",
+                              r.label, what));
+}
+
 // The sections of a [[rule]] table, in the order they are read. A new rule
 // setting is a section here (and its key in kRuleKeys).
 using Section = MaybeError (*)(RuleTable&, PendingRule&);
-constexpr Section kSections[] = {parse_identity, parse_rule_events, parse_condition,
-                                 parse_ignore,   parse_templates,   parse_cooldown,
-                                 parse_resolve,  parse_actions,     parse_window_options};
+constexpr Section kSections[] = {parse_identity, parse_rule_events, parse_distinct,       parse_condition,
+                                 parse_ignore,   parse_templates,   parse_new_value,      parse_cooldown,
+                                 parse_resolve,  parse_actions,     parse_window_options, check_shapes};
 
 }  // namespace
 
@@ -415,6 +557,13 @@ Result<Rule> finish_rule(PendingRule&& p, const Settings& s) {
     return Error{r.file, at.line, at.col,
                  fmt::format("window {} ({} ms) does not divide into {} buckets; bucket counts that fit near {}: {}",
                              quote(r.window_text), r.window_ms, r.buckets, r.buckets, join(fits, ", "))};
+  }
+  if (r.distinct && r.buckets > kMaxDistinctBuckets) {
+    Pos at = p.buckets ? p.buckets_pos : p.window_pos;
+    return Error{r.file, at.line, at.col,
+                 fmt::format("a rule with distinct has at most {} buckets (each may hold a 4 KiB sketch per key), "
+                             "not {}",
+                             kMaxDistinctBuckets, r.buckets)};
   }
   if (r.kind == RuleKind::Alert && !p.cooldown_set) r.cooldown_ms = r.window_ms;
   if (r.fleet != FleetMode::Off) {

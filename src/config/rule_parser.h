@@ -17,9 +17,15 @@
 
 namespace swthrottle::config {
 
-inline const std::vector<std::string> kRuleKeys{
-    "name",   "kind", "threshold", "window",   "when",  "key",          "message", "cooldown", "resolve",     "exec",
-    "ignore", "mode", "buckets",   "max_keys", "event", "resolve_when", "fleet",   "webhook",  "alertmanager"};
+inline const std::vector<std::string> kRuleKeys{"name", "kind", "threshold", "window", "when", "key", "message",
+                                                "cooldown", "resolve", "exec", "ignore", "mode", "buckets", "max_keys",
+                                                "event", "resolve_when", "fleet", "webhook", "alertmanager",
+                                                // distinct values and first-seen values (issue 29)
+                                                "distinct", "new", "remember", "learn", "max_values"};
+
+// A rule with `distinct` has at most this many buckets: each may hold a
+// 4 KiB sketch per key (window/distinct_count.h).
+inline constexpr uint32_t kMaxDistinctBuckets = 60;
 
 // A rule as its table gives it; the settings' defaults are not applied yet.
 struct PendingRule {

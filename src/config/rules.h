@@ -204,6 +204,11 @@ enum Field : int {
   kFieldSuppressed,
   kFieldFirstCapture,
 };
+// In the `message` of the rules that have them only, after the room of 64
+// captures: {distinct}, the count of distinct values, and {previous}, the
+// previous window's total count.
+inline constexpr int kFieldDistinct = kFieldFirstCapture + 64;
+inline constexpr int kFieldPrevious = kFieldFirstCapture + 65;
 
 // One entry of an event's `fields` (DESIGN.md §1): a condition on a field of a
 // JSON line, named by a dotted path ("service.name" is {"service":{"name":..}}).
@@ -263,6 +268,21 @@ struct Rule {
   // Where `ignore` looks: "" the raw line; else the text of this JSON field
   // (--input journal: "MESSAGE"; see use_journal()).
   std::string ignore_field;
+
+  // previous(e) in `when` or `resolve_when`: the rule's windows also keep
+  // the window before the current one (window::WindowSpec::previous).
+  bool keeps_previous = false;
+  // `distinct` (alert rules): a template whose rendered values the rule
+  // counts, distinct, per window (and key); `distinct` in its condition.
+  std::optional<Template> distinct;
+  // `new` (alert rules): a template; an alert once per rendered value (per
+  // key) not seen within `remember`, which is the rule's window_ms and
+  // window_text (threshold 1, one bucket). `learn`: how long the rule only
+  // remembers, from its first line; `max_values`: values remembered at most.
+  std::optional<Template> new_value;
+  int64_t learn_ms = 0;
+  std::string learn_text;
+  uint64_t max_values = 100000;
 
   std::string file;  // where the rule was defined
   int line = 0;

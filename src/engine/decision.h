@@ -29,6 +29,11 @@ enum class Verdict : uint8_t {
   FleetClaimed,   // the condition holds and this host claimed the fleet's alert
   FleetHeldBack,  // the condition holds in the fleet window; the fleet's cooldown holds the alert
   FleetCounted,   // counted in the fleet window; the condition is false
+  // alert rules with `new` (first-seen values)
+  NewValue,   // a value not seen within `remember`: an alert
+  SeenValue,  // seen within `remember`: remembered again, no alert
+  Learning,   // remembered while the rule learns (`learn`): no alert
+  NoValue,    // the template rendered nothing: no value, nothing remembered
 };
 
 // What the fleet said to a throttle rule's line.
@@ -44,6 +49,7 @@ struct Decision {
   uint64_t window_count =
       0;                   // with Hit::want_count: the window's count after (throttle: passed lines; alert: all events)
   int64_t window_now = 0;  // alert rules: the window's "now" after the decision
+  bool estimated = false;  // `distinct`: the count of distinct values is an estimate (HyperLogLog)
 };
 
 }  // namespace swthrottle::engine

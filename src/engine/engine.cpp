@@ -52,10 +52,14 @@ Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rul
     rs->fleet = r.fleet != config::FleetMode::Off;
     rs->batched = r.fleet == config::FleetMode::Batched;
     rs->needs_captures = template_uses_captures(r.key, r.capture_names.size()) ||
-                         template_uses_captures(r.message, r.capture_names.size());
+                         template_uses_captures(r.message, r.capture_names.size()) ||
+                         template_uses_captures(r.distinct, r.capture_names.size()) ||
+                         template_uses_captures(r.new_value, r.capture_names.size());
     // A throttle counts passed lines (one counter); an alert counts each event.
     rs->spec = window::WindowSpec{r.window_ms / r.buckets, r.buckets,
                                   rs->throttle ? 1u : static_cast<uint32_t>(r.events.size())};
+    rs->spec.previous = r.keeps_previous;
+    rs->counts_width = rs->spec.counts_width() + (r.distinct ? 1 : 0);
     if (rs->throttle && r.events.size() > 1) rs->tallied_events = static_cast<uint32_t>(r.events.size());
     rs->condition = ExprCondition(&r.when);
     rs->policy = window::AlertPolicy{&rs->condition, r.cooldown_ms, r.resolve};
@@ -63,11 +67,13 @@ Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rul
       rs->clear = ExprCondition(&*r.resolve_when);
       rs->policy.clear = &rs->clear;
     }
-    if (r.key) {
-      rs->keys = std::make_shared<KeyMap>(r.mode, rs->spec, r.max_keys);
+    const WindowMaker* maker = rs->logic->window_maker();
+    if (r.key && rs->logic->windows_per_key()) {
+      rs->keys = std::make_shared<KeyMap>(r.mode, rs->spec, r.max_keys, maker);
     } else {
-      rs->single = window::make_window(r.mode, rs->spec);
+      rs->single = make_rule_window(r.mode, rs->spec, maker);
     }
+    if (r.new_value) rs->values = std::make_shared<ValueMemory>(r.window_ms, r.learn_ms, r.max_values);
     states_.push_back(std::move(rs));
   }
   share_keys(/*every_keyed=*/false);
@@ -86,6 +92,11 @@ const RuleStats& Engine::rule_stats(std::size_t r) const { return *states_[r]->s
 std::size_t Engine::key_count(std::size_t r) const {
   const RuleState& rs = *states_[r];
   return rs.keys ? rs.keys->size() : 1;
+}
+
+std::size_t Engine::values_remembered(std::size_t r) const {
+  const RuleState& rs = *states_[r];
+  return rs.values ? rs.values->size() : 0;
 }
 
 int64_t Engine::next_boundary_ms() const {
@@ -126,9 +137,15 @@ void Engine::boundary_checks(int64_t old_now, int64_t new_now, std::vector<Recor
   if (memo) *memo = BoundaryMemo{this, new_now, next_boundary_after(new_now)};
 }
 
+void Engine::start_rules(int64_t t) {
+  for (auto& rs : states_)
+    if (rs->values) rs->values->start(t);  // a `new` rule learns from here
+}
+
 void Engine::tick(int64_t now_ms, std::vector<Record>& out, BoundaryMemo* memo) {
   out.clear();
   const int64_t old = atomic_max(now_, now_ms);
+  if (old < 0 && now_ms >= 0) start_rules(now_ms);
   if (old < now_ms) boundary_checks(old, now_ms, out, memo);
 }
 
@@ -143,6 +160,7 @@ int64_t Engine::advance(const LineEvent& line, std::vector<Record>& out, Boundar
   if (!line.timed) return now_.load();
   const int64_t t = std::max<int64_t>(line.t_ms, 0);
   const int64_t old = atomic_max(now_, t);
+  if (old < 0) start_rules(t);                      // the run's first time
   if (old < t) boundary_checks(old, t, out, memo);  // group 1: boundary-check records
   return std::max(old, t);
 }
@@ -217,7 +235,7 @@ int64_t Engine::advance(const LineEvent& line, std::vector<Record>& out, Boundar
     if (d.verdict == Verdict::Suppressed) lr.suppressed = true;
   }
   if (ex && d.counts_known) {
-    const std::size_t n = rs.throttle ? 1 : rule.events.size();
+    const std::size_t n = rs.throttle ? 1 : rs.counts_width;
     ex->counts.assign(s.counts.begin(), s.counts.begin() + static_cast<std::ptrdiff_t>(n));
   }
   return d;

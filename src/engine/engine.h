@@ -125,6 +125,8 @@ class Engine {
   GlobalStats& stats() { return *stats_; }
   const RuleStats& rule_stats(std::size_t r) const;
   std::size_t key_count(std::size_t r) const;
+  // A rule with `new`: the values it remembers (0 for other rules).
+  std::size_t values_remembered(std::size_t r) const;
 
  private:
   // What one line's hits leave for the records written after the boundary
@@ -137,6 +139,8 @@ class Engine {
 
   // Moves now to the line's time; the boundary-check records go to out.
   int64_t advance(const LineEvent& line, std::vector<Record>& out, BoundaryMemo* memo);
+  // The run's time begins at t (its first line or tick): `new` rules start learning.
+  void start_rules(int64_t t);
   void boundary_checks(int64_t old_now, int64_t new_now, std::vector<Record>& out, BoundaryMemo* memo);
   int64_t next_boundary_after(int64_t now) const;
   void check_rule(RuleState& rs, int64_t now, std::vector<Record>& out);

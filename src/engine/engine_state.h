@@ -4,12 +4,24 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "window/window.h"
 
 namespace swthrottle::engine {
+
+// What a rule with `new` remembers (engine/value_memory.h): the values, as
+// hashes (util/value_hash.h), least recently seen first.
+struct SeenValues {
+  int64_t learn_until_ms = -1;  // -1: no line yet; before it, values are learned (no alert)
+  struct Value {
+    uint64_t hash = 0;
+    int64_t last_ms = 0;  // when it was last seen
+  };
+  std::vector<Value> values;
+};
 
 struct RuleWindows {
   std::string rule;         // Rule::name
@@ -18,7 +30,8 @@ struct RuleWindows {
     std::string key;  // "" for a rule without `key`
     window::WindowState window;
   };
-  std::vector<Keyed> windows;  // keyed rules: least recently updated first
+  std::vector<Keyed> windows;        // keyed rules: least recently updated first
+  std::optional<SeenValues> seen{};  // a rule with `new` ("seen"; absent for other rules)
 };
 
 // Counts of a batched fleet rule not yet in the fleet's window when the run

@@ -13,7 +13,7 @@ namespace swthrottle::engine {
 static_assert(sizeof(void*) != 8 || sizeof(Slot) == 24, "a slot header is two links and two words");
 
 Slot* Slot::create(std::string_view key, window::Mode mode, std::span<const window::WindowSpec> members,
-                   std::size_t riders, bool grouped, std::size_t window_bytes) {
+                   std::size_t riders, bool grouped, const WindowMaker* maker, std::size_t window_bytes) {
   const std::size_t offset = window_offset(key.size());
   // ::operator new aligns to at least __STDCPP_DEFAULT_NEW_ALIGNMENT__ (16).
   static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ >= window::kWindowAlign && alignof(Slot) <= window::kWindowAlign);
@@ -21,6 +21,7 @@ Slot* Slot::create(std::string_view key, window::Mode mode, std::span<const wind
   Slot* s = new (mem) Slot(static_cast<uint32_t>(key.size()));
   if (!key.empty()) std::memcpy(mem + sizeof(Slot), key.data(), key.size());
   window::Window* w = grouped ? WindowGroup::make_at(mem + offset, mode, members, riders)
+                      : maker ? maker->make_at(mem + offset, mode, members[0])
                               : window::make_window_at(mem + offset, mode, members[0]);
   // window() finds it there: the Window base is at the start of either window.
   if (static_cast<void*>(w) != mem + offset) std::abort();
@@ -33,11 +34,12 @@ void Slot::destroy() {
   ::operator delete(static_cast<void*>(this));
 }
 
-KeyMap::KeyMap(window::Mode mode, const window::WindowSpec& spec, std::size_t max_keys)
+KeyMap::KeyMap(window::Mode mode, const window::WindowSpec& spec, std::size_t max_keys, const WindowMaker* maker)
     : mode_(mode),
       members_{spec},
+      maker_(maker),
       max_keys_(max_keys == 0 ? 1 : max_keys),
-      window_bytes_(window::window_bytes_at(mode, spec)) {}
+      window_bytes_(maker ? maker->bytes_at(mode, spec) : window::window_bytes_at(mode, spec)) {}
 
 KeyMap::KeyMap(window::Mode mode, std::vector<window::WindowSpec> members, std::size_t riders, std::size_t max_keys)
     : mode_(mode),
@@ -152,7 +154,7 @@ KeyMap::Lookup KeyMap::get(std::string_view key) {
     out.evicted = SlotRef::adopt(victim);  // the map's reference, handed over
   }
   if ((size_ + 1) * 8 > (mask_ + 1) * 7) grow();  // also makes the first table
-  Slot* s = Slot::create(key, mode_, members_, riders_, grouped_, window_bytes_);
+  Slot* s = Slot::create(key, mode_, members_, riders_, grouped_, maker_, window_bytes_);
   const std::size_t i = find(key, h);
   table_[i] = s;
   hashes_[i] = h;

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/window_maker.h"
 #include "window/window.h"
 
 namespace swthrottle::engine {
@@ -78,9 +79,10 @@ class Slot : private detail::LruLinks {
     const std::size_t a = window::kWindowAlign;
     return (sizeof(Slot) + key_len + a - 1) / a * a;
   }
-  // grouped: a WindowGroup of the members' windows and riders; else a window of members[0].
+  // grouped: a WindowGroup of the members' windows and riders; else a window
+  // of members[0], built by `maker` when there is one.
   static Slot* create(std::string_view key, window::Mode mode, std::span<const window::WindowSpec> members,
-                      std::size_t riders, bool grouped, std::size_t window_bytes);
+                      std::size_t riders, bool grouped, const WindowMaker* maker, std::size_t window_bytes);
   void retain() { refs_.fetch_add(kRef, std::memory_order_relaxed); }
   void release() {
     if ((refs_.fetch_sub(kRef, std::memory_order_acq_rel) & ~kActive) == kRef) destroy();
@@ -132,7 +134,8 @@ class SlotRef {
 
 class KeyMap {
  public:
-  KeyMap(window::Mode mode, const window::WindowSpec& spec, std::size_t max_keys);
+  // `maker`: how the rule's kind builds a key's window (null: a window of the mode).
+  KeyMap(window::Mode mode, const window::WindowSpec& spec, std::size_t max_keys, const WindowMaker* maker = nullptr);
   // A map whose slots hold a WindowGroup (engine/window_group.h) of one
   // window per member, in this order, and `riders` AlertRiders: rules that
   // share their keys.
@@ -184,6 +187,7 @@ class KeyMap {
   std::vector<window::WindowSpec> members_;
   std::size_t riders_ = 0;
   bool grouped_ = false;  // slots hold a WindowGroup (else a window of members_[0])
+  const WindowMaker* maker_ = nullptr;
   std::size_t max_keys_;
   std::size_t window_bytes_;
   mutable std::mutex mu_;  // guards everything below and every in-map slot's links and active flag

@@ -43,6 +43,18 @@ struct Record {
   std::string message;  // rendered `message`; empty = the rule has none
   bool has_message = false;
 
+  // Alert, Resolved of a rule whose condition reads previous(e): per event,
+  // the counts of the window before this one. Empty for other rules.
+  std::vector<uint64_t> previous{};
+  // Alert, Resolved of a rule with `distinct`: the distinct values in the
+  // window; estimated: a HyperLogLog estimate, not an exact count.
+  uint64_t distinct = 0;
+  bool has_distinct = false;
+  bool distinct_estimated = false;
+  // Alert of a rule with `new`: the value not seen within `remember`.
+  std::string value{};
+  bool has_value = false;
+
   // Alert, Resolved, Summary
   uint64_t suppressed = 0;
 

@@ -18,6 +18,7 @@
 #include "engine/engine.h"
 #include "engine/fleet_link.h"
 #include "engine/record.h"
+#include "engine/window_maker.h"
 #include "window/window.h"
 
 namespace swthrottle::engine {
@@ -59,6 +60,11 @@ class RuleLogic {
   // rule fresh): what it held back, as records.
   virtual void take_pending(RuleState& /*rs*/, window::Window& /*w*/, std::string_view /*key*/, int64_t /*now*/,
                             std::vector<Record>& /*out*/) const {}
+  // How the kind builds a key's window (window_maker.h); null: a window of the rule's mode.
+  virtual const WindowMaker* window_maker() const { return nullptr; }
+  // Whether the rule keeps a window per key; false: one window, whatever its
+  // key (a `new` rule remembers values by key itself: value_memory.h).
+  virtual bool windows_per_key() const { return true; }
 };
 
 // The logic of each kind of rule, and the table that picks one for a rule.
@@ -66,6 +72,8 @@ const RuleLogic& throttle_logic();
 const RuleLogic& alert_logic();
 const RuleLogic& fleet_throttle_logic();
 const RuleLogic& fleet_alert_logic();
+const RuleLogic& distinct_logic();
+const RuleLogic& new_value_logic();
 const RuleLogic& logic_for(const config::Rule& rule);
 
 }  // namespace swthrottle::engine

@@ -9,10 +9,20 @@
 namespace swthrottle::engine {
 namespace {
 
+// `counts` as RuleState::counts_width lays them out: the events, then the
+// previous window's (previous()) or the distinct count (`distinct`).
 void fill_counts(Record& r, const RuleState& rs, std::span<const uint64_t> counts) {
-  r.counts.assign(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(rs.rule->events.size()));
+  const std::size_t n = rs.rule->events.size();
+  r.counts.assign(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(n));
   r.count = 0;
   for (uint64_t c : r.counts) r.count += c;
+  if (rs.rule->keeps_previous && counts.size() >= 2 * n)
+    r.previous.assign(counts.begin() + static_cast<std::ptrdiff_t>(n),
+                      counts.begin() + static_cast<std::ptrdiff_t>(2 * n));
+  if (rs.rule->distinct && counts.size() > n) {
+    r.distinct = counts[n];
+    r.has_distinct = true;
+  }
 }
 
 // Renders the rule's message (if any) into r; values are the template fields
@@ -23,9 +33,16 @@ void render_message(const RuleState& rs, Record& r, std::span<std::string_view> 
   const std::string count_text = std::to_string(r.count), suppressed_text = std::to_string(r.suppressed);
   values[config::kFieldCount] = count_text;
   values[config::kFieldSuppressed] = suppressed_text;
+  // {distinct} and {previous} (the previous window's total), for the rules that have them.
+  uint64_t previous = 0;
+  for (uint64_t c : r.previous) previous += c;
+  const std::string distinct_text = r.has_distinct ? std::to_string(r.distinct) : std::string();
+  const std::string previous_text = rule.keeps_previous ? std::to_string(previous) : std::string();
+  values[config::kFieldDistinct] = distinct_text;
+  values[config::kFieldPrevious] = previous_text;
   values[config::kFieldKey] = r.key;
-  const std::size_t n = config::kFieldFirstCapture + std::min<std::size_t>(rule.capture_names.size(), 64);
-  rule.message->render(r.message, values.first(std::min(n, values.size())));
+  // Every field a message may name: the built-ins, the rule's captures, and the two after them.
+  rule.message->render(r.message, values.first(std::min<std::size_t>(config::kFieldPrevious + 1, values.size())));
   r.has_message = true;
 }
 

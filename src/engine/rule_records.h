@@ -18,8 +18,9 @@ namespace swthrottle::engine {
 
 struct RuleState;
 
-// Room for a rule's template fields: the built-ins, then up to 64 captures.
-using FieldValues = std::array<std::string_view, 64 + config::kFieldFirstCapture>;
+// Room for a rule's template fields: the built-ins, up to 64 captures, then
+// {distinct} and {previous} (config::kFieldDistinct, kFieldPrevious).
+using FieldValues = std::array<std::string_view, config::kFieldPrevious + 1>;
 
 // {rule}, {window} and {threshold} of the rule's templates.
 void rule_values(const RuleState& rs, std::span<std::string_view> values);

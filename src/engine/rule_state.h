@@ -15,6 +15,7 @@
 
 #include "engine/engine.h"
 #include "engine/rule_logic.h"
+#include "engine/value_memory.h"
 
 namespace swthrottle::engine {
 
@@ -46,6 +47,10 @@ struct RuleState {
   std::string threshold_text;  // {threshold}: Y, or the `when` text
   window::WindowSpec spec;
   uint32_t tallied_events = 0;  // throttle of several events: LineEvents::of
+  // Alert rules: the counts a condition reads and a record shows: E, 2E
+  // with previous() (the previous window's after the window's), E + 1 with
+  // `distinct` (their count last).
+  uint32_t counts_width = 1;
   ExprCondition condition{nullptr};
   ExprCondition clear{nullptr};  // resolve_when, when the rule has one
   window::AlertPolicy policy;
@@ -68,6 +73,8 @@ struct RuleState {
   bool fleet = false;    // config::Rule::fleet is on
   bool batched = false;  // fleet = "batched"
   std::shared_ptr<FleetEpisodes> episodes = std::make_shared<FleetEpisodes>();
+  // A rule with `new`: the values it has seen. Shared like the windows, so a SIGHUP keeps them.
+  std::shared_ptr<ValueMemory> values;
   // A backtest watches its hits: an observer, or riders on its window
   // (Engine::offer_watched, shared_keys.cpp).
   bool watched() const { return observed || !riders.empty(); }

@@ -32,7 +32,8 @@ void Engine::share_keys(bool every_keyed) {
   }
   for (std::size_t s = 0; s < states_.size(); ++s) {
     const RuleState& source = *states_[s];
-    if (!source.keys || source.rule->matched_as || source.fleet) continue;
+    // A kind whose keys hold windows of its own making (distinct) keeps its map.
+    if (!source.keys || source.rule->matched_as || source.fleet || source.logic->window_maker() != nullptr) continue;
     if (copies[s].empty() && !every_keyed) continue;
     auto sharers = std::make_shared<std::vector<uint32_t>>();
     sharers->push_back(static_cast<uint32_t>(s));
@@ -47,7 +48,7 @@ void Engine::share_keys(bool every_keyed) {
       RuleState& rs = *states_[r];
       auto same_window = [&](const RuleState* h) {
         return !h->throttle && h->spec.width_ms == rs.spec.width_ms && h->spec.buckets == rs.spec.buckets &&
-               h->spec.events == rs.spec.events;
+               h->spec.events == rs.spec.events && h->spec.previous == rs.spec.previous;
       };
       const auto host = rs.throttle ? windowed.end() : std::find_if(windowed.begin(), windowed.end(), same_window);
       if (host != windowed.end()) {
@@ -104,11 +105,11 @@ bool Engine::offer_riders(RuleState& host, WindowGroup& group, const Decision& d
       rs.stats().late.add();
       continue;
     }
-    const std::span<const uint64_t> c = hit.counts.first(rs.rule->events.size());
+    const std::span<const uint64_t> c = hit.counts.first(rs.counts_width);
     rs.stats().events.add(static_cast<uint64_t>(std::popcount(hit.events)));
     if (rs.observed) {
       uint64_t sum = 0;
-      for (uint64_t v : c) sum += v;
+      for (uint64_t v : c.first(rs.rule->events.size())) sum += v;
       observer_->counted(rs.index, hit.key, hit.t, sum, nullptr);
     }
     // What the window's offer_alert does after counting, on its own state.
@@ -138,7 +139,7 @@ bool Engine::offer_riders(RuleState& host, WindowGroup& group, const Decision& d
 
 void Engine::check_riders(RuleState& rs, int64_t now, std::vector<Record>& out) {
   std::array<uint64_t, 64> counts{};
-  const std::span<uint64_t> c(counts.data(), rs.rule->events.size());
+  const std::span<uint64_t> c(counts.data(), rs.counts_width);
   auto active = rs.keys->active(/*prune=*/true);
   std::sort(active.begin(), active.end(), [](const auto& a, const auto& b) { return a->key() < b->key(); });
   for (const auto& slot : active) {

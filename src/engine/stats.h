@@ -28,6 +28,7 @@ struct RuleStats {
   Counter evictions;    // keys evicted by max_keys
   Counter fleet_local;  // fleet rule: decided without the fleet (no answer in time; on_unreachable)
   Counter fleet_late;   // fleet rule: older than the fleet window (another host is ahead)
+  Counter learned;      // `new` rule: values remembered while it learns (no alert)
 };
 
 struct GlobalStats {

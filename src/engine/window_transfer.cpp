@@ -22,6 +22,7 @@ EngineState Engine::save_state() const {
       for (const auto& slot : rs->keys->by_age())
         rw.windows.push_back({std::string(slot->key()), saved_window(*rs, *slot)});
     }
+    if (rs->values) rw.seen = rs->values->save();
     st.rules.push_back(std::move(rw));
   }
   return st;
@@ -31,6 +32,8 @@ std::vector<std::string> Engine::load_state(const EngineState& st) {
   atomic_max(now_, st.now_ms);
   std::vector<std::string> fresh;
   for (auto& rs : states_) {
+    // A `new` rule with nothing saved learns from where the run resumes.
+    if (rs->values && st.now_ms >= 0) rs->values->start(st.now_ms);
     const RuleWindows* saved = nullptr;
     for (const RuleWindows& rw : st.rules)
       if (rw.rule == rs->rule->name) saved = &rw;
@@ -39,6 +42,7 @@ std::vector<std::string> Engine::load_state(const EngineState& st) {
       fresh.push_back(rs->rule->name);
       continue;
     }
+    if (rs->values && saved->seen) rs->values->load(*saved->seen);
     for (const RuleWindows::Keyed& k : saved->windows) {
       if (rs->single) {
         rs->single->load(k.window);
@@ -85,6 +89,9 @@ std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& f
     RuleState* prev = nullptr;
     for (const auto& o : old.states_)
       if (o->rule->name == rs->rule->name) prev = o.get();
+    // A `new` rule that does not keep the old memory learns from the reload.
+    const bool keeps_values = prev != nullptr && prev->values && config::windows_carry_over(*prev->rule, *rs->rule);
+    if (rs->values && !keeps_values && old.now_.load() >= 0) rs->values->start(old.now_.load());
     if (prev == nullptr) continue;  // a new rule
     if (!config::windows_carry_over(*prev->rule, *rs->rule)) {
       // Its windows go, but what they held back is still reported (DESIGN.md §3:
@@ -95,6 +102,12 @@ std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& f
     }
     rs->stats_ptr = prev->stats_ptr;
     rs->episodes = prev->episodes;
+    // A `new` rule's memory, whatever its mode: shared, or into one of the new cap.
+    if (prev->values && rs->values) {
+      if (prev->rule->max_values == rs->rule->max_values && prev->rule->learn_ms == rs->rule->learn_ms)
+        rs->values = prev->values;
+      else rs->values->load(prev->values->save());
+    }
     if (prev->rule->mode == rs->rule->mode) {
       rs->single = prev->single;  // shared: deciders finishing a line on the old engine count here too
       rs->keys = prev->keys;

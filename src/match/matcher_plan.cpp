@@ -114,7 +114,8 @@ std::optional<Error> PlanBuilder::add_rule(const config::RuleSet& rules, uint32_
   info.num_captures = static_cast<uint32_t>(rule.capture_names.size());
   for (uint32_t c = 0; c < info.num_captures; ++c) {
     const int field = config::kFieldFirstCapture + static_cast<int>(c);
-    if (all_captures_ || (rule.key && rule.key->uses(field)) || (rule.message && rule.message->uses(field))) {
+    if (all_captures_ || (rule.key && rule.key->uses(field)) || (rule.message && rule.message->uses(field)) ||
+        (rule.distinct && rule.distinct->uses(field)) || (rule.new_value && rule.new_value->uses(field))) {
       info.needs_captures = true;
     }
     const std::string& name = rule.capture_names[c];
@@ -274,7 +275,9 @@ std::string plan_key(const config::RuleSet& rules, bool all_captures, bool prefi
     for (std::size_t c = 0; c < rule.capture_names.size(); ++c) {
       put(rule.capture_names[c]);
       const int field = config::kFieldFirstCapture + static_cast<int>(c);
-      put_n(((rule.key && rule.key->uses(field)) ? 1 : 0) | ((rule.message && rule.message->uses(field)) ? 2 : 0));
+      put_n(
+          ((rule.key && rule.key->uses(field)) ? 1 : 0) | ((rule.message && rule.message->uses(field)) ? 2 : 0) |
+          (((rule.distinct && rule.distinct->uses(field)) || (rule.new_value && rule.new_value->uses(field))) ? 4 : 0));
     }
     put_n(rule.events.size());
     for (const config::Event& e : rule.events) {

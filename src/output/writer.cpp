@@ -56,6 +56,31 @@ void json_counts(std::string& out, const Record& r, const config::Rule& rule) {
   out += '}';
 }
 
+// What a record of the kinds of issue 29 says besides the counts: the
+// previous window's counts (previous()), the distinct values (`distinct`),
+// the new value (`new`). Nothing for other records.
+void json_shape(std::string& out, const Record& r, const config::Rule& rule) {
+  if (!r.previous.empty()) {
+    out += ",\"previous\":{";
+    for (std::size_t i = 0; i < rule.event_names.size(); ++i) {
+      if (i > 0) out += ',';
+      append_json_string(out, rule.event_names[i]);
+      out += ':';
+      append_uint(out, i < r.previous.size() ? r.previous[i] : 0);
+    }
+    out += '}';
+  }
+  if (r.has_distinct) {
+    out += ",\"distinct\":";
+    append_uint(out, r.distinct);
+    if (r.distinct_estimated) out += ",\"estimated\":true";
+  }
+  if (r.has_value) {
+    out += ",\"value\":";
+    append_json_string(out, r.value);
+  }
+}
+
 void render_json(std::string& out, const Record& r) {
   out += "{\"type\":\"";
   out += to_string(r.type);
@@ -101,6 +126,7 @@ void render_json(std::string& out, const Record& r) {
   out += ",\"count\":";
   append_uint(out, r.count);
   json_counts(out, r, rule);
+  json_shape(out, r, rule);
   out += ",\"suppressed\":";
   append_uint(out, r.suppressed);
   if (r.type == RecordType::Alert && r.has_line) {
@@ -151,6 +177,32 @@ void text_counts(std::string& out, const Record& r, const config::Rule& rule) {
   }
 }
 
+// " previous=12" (or "a:1,b:2"), " distinct=6" ("~6": estimated), " value=\"...\"".
+void text_shape(std::string& out, const Record& r, const config::Rule& rule) {
+  if (!r.previous.empty()) {
+    out += " previous=";
+    if (rule.event_names.size() <= 1) {
+      append_uint(out, r.previous[0]);
+    } else {
+      for (std::size_t i = 0; i < rule.event_names.size(); ++i) {
+        if (i > 0) out += ',';
+        append_text_escaped(out, rule.event_names[i]);
+        out += ':';
+        append_uint(out, i < r.previous.size() ? r.previous[i] : 0);
+      }
+    }
+  }
+  if (r.has_distinct) {
+    out += r.distinct_estimated ? " distinct=~" : " distinct=";
+    append_uint(out, r.distinct);
+  }
+  if (r.has_value) {
+    out += " value=\"";
+    append_text_escaped(out, r.value);
+    out += '"';
+  }
+}
+
 void render_text(std::string& out, const Record& r) {
   if (r.type == RecordType::Line) {
     out += r.line;  // byte-for-byte: a passed line is the user's data, not ours
@@ -184,6 +236,7 @@ void render_text(std::string& out, const Record& r) {
   out += " count=";
   append_uint(out, r.count);
   text_counts(out, r, rule);
+  text_shape(out, r, rule);
   text_condition(out, rule);
   if (r.type == RecordType::Alert) {
     out += " suppressed=";

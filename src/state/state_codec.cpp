@@ -1,6 +1,7 @@
 #include "state/state_codec.h"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 #include <optional>
 #include <unordered_set>
@@ -25,6 +26,39 @@ using nlohmann::ordered_json;  // writing: members in the documented order
 using window::WindowState;
 
 // ---------------------------------------------------------------- writing
+
+// A value's hash (`distinct`, `new`): 16 hex digits, a string, so that JSON
+// readers whose numbers are doubles read it exactly too.
+std::string hash_text(uint64_t h) { return fmt::format("{:016x}", h); }
+
+// A window's distinct values (a rule with `distinct`).
+ordered_json distinct_json(const window::DistinctState& d) {
+  ordered_json j = ordered_json::object();
+  ordered_json exact = ordered_json::array();
+  for (const auto& s : d.exact) exact.push_back(ordered_json::array({hash_text(s.hash), s.bucket}));
+  j["exact"] = std::move(exact);
+  if (d.overflow_bucket >= 0) {  // estimating
+    j["overflow_bucket"] = d.overflow_bucket;
+    ordered_json sketches = ordered_json::array();
+    for (const auto& k : d.sketches) {
+      std::string b64;
+      append_base64(b64, std::string_view(reinterpret_cast<const char*>(k.registers.data()), k.registers.size()));
+      sketches.push_back(ordered_json::array({k.bucket, std::move(b64)}));
+    }
+    j["sketches"] = std::move(sketches);
+  }
+  return j;
+}
+
+// What a rule with `new` remembers.
+ordered_json seen_json(const engine::SeenValues& v) {
+  ordered_json j = ordered_json::object();
+  j["learn_until_ms"] = v.learn_until_ms;
+  ordered_json values = ordered_json::array();
+  for (const auto& x : v.values) values.push_back(ordered_json::array({hash_text(x.hash), x.last_ms}));
+  j["values"] = std::move(values);
+  return j;
+}
 
 // Compact, with the values as raw UTF-8. `strict` never throws here: every
 // string we put into a document passed is_valid_utf8 (the rest went to
@@ -70,6 +104,9 @@ class WindowWriter {
     j_["alerted"] = w.alerted;
     j_["last_alert_ms"] = w.last_alert_ms;
     j_["alert_suppressed"] = w.alert_suppressed;
+    // Distinct values: only a `distinct` rule's window has some.
+    if (w.distinct.exact.empty() && w.distinct.overflow_bucket < 0) j_.erase("distinct");
+    else j_["distinct"] = distinct_json(w.distinct);
     out += dump(j_);
   }
 
@@ -186,6 +223,68 @@ class Reader {
     return m != nullptr && (this->*read)(*m, at(path, name), out);
   }
 
+  // 16 hex digits (hash_text()).
+  bool hash(const json& j, const std::string& path, uint64_t& out) {
+    if (!j.is_string()) return fail(path, "expected a hash of 16 hex digits, got " + got(j));
+    const std::string& t = j.get_ref<const std::string&>();
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), out, 16);
+    if (t.size() != 16 || ec != std::errc() || end != t.data() + t.size())
+      return fail(path, "expected a hash of 16 hex digits, got \"" + t.substr(0, 32) + "\"");
+    return true;
+  }
+
+  // [hash, number] pairs: a distinct value and its bucket, a remembered value and its time.
+  template <typename T, typename Make>
+  bool hash_pairs(const json& j, const std::string& path, std::vector<T>& out, Make make) {
+    if (!array(j, path)) return false;
+    out.reserve(j.size());
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      const json& x = j[i];
+      const std::string xp = index(path, i);
+      if (!x.is_array() || x.size() != 2) return fail(xp, "expected [hash, number], got " + got(x));
+      uint64_t h = 0;
+      int64_t n = 0;
+      if (!hash(x[0], index(xp, 0), h) || !int64(x[1], index(xp, 1), n)) return false;
+      out.push_back(make(h, n));
+    }
+    return true;
+  }
+
+  bool distinct(const json& j, const std::string& path, window::DistinctState& d) {
+    if (!object(j, path)) return false;
+    const json* exact = member(j, "exact", path);
+    if (exact == nullptr || !hash_pairs(*exact, at(path, "exact"), d.exact, [](uint64_t h, int64_t b) {
+          return window::DistinctState::Seen{h, b};
+        }))
+      return false;
+    auto o = j.find("overflow_bucket");  // estimating only
+    if (o == j.end()) return true;
+    if (!int64(*o, at(path, "overflow_bucket"), d.overflow_bucket)) return false;
+    const json* ks = member(j, "sketches", path);
+    const std::string kp = at(path, "sketches");
+    if (ks == nullptr || !array(*ks, kp)) return false;
+    for (std::size_t i = 0; i < ks->size(); ++i) {
+      const json& k = (*ks)[i];
+      const std::string p = index(kp, i);
+      window::DistinctState::Sketch sk;
+      std::string bytes;
+      if (!k.is_array() || k.size() != 2 || !k[1].is_string()) return fail(p, "expected [bucket, \"base64\"]");
+      if (!int64(k[0], index(p, 0), sk.bucket)) return false;
+      if (!decode_base64(k[1].get_ref<const std::string&>(), bytes)) return fail(index(p, 1), "invalid base64");
+      sk.registers.assign(bytes.begin(), bytes.end());
+      d.sketches.push_back(std::move(sk));
+    }
+    return true;
+  }
+
+  bool seen(const json& j, const std::string& path, engine::SeenValues& v) {
+    if (!object(j, path) || !field(j, "learn_until_ms", path, v.learn_until_ms, &Reader::int64)) return false;
+    const json* values = member(j, "values", path);
+    return values != nullptr && hash_pairs(*values, at(path, "values"), v.values, [](uint64_t h, int64_t t) {
+             return engine::SeenValues::Value{h, t};
+           });
+  }
+
   bool window(const json& j, const std::string& path, RuleWindows::Keyed& k) {
     if (!object(j, path)) return false;
     WindowState& w = k.window;
@@ -216,6 +315,7 @@ class Reader {
       for (std::size_t e = 0; e < c->size(); ++e)
         if (!uint64((*c)[e], index(cp, e), w.pending_counts[e])) return false;
     }
+    if (auto d = j.find("distinct"); d != j.end() && !distinct(*d, at(path, "distinct"), w.distinct)) return false;
     return field(*p, "suppressed", pp, w.pending.suppressed, &Reader::uint64) &&
            field(*p, "first_ms", pp, w.pending.first_ms, &Reader::int64) &&
            field(*p, "last_ms", pp, w.pending.last_ms, &Reader::int64) &&
@@ -232,6 +332,7 @@ class Reader {
     if (!object(j, path)) return false;
     if (!field(j, "rule", path, r.rule, &Reader::bytes)) return false;
     if (!field(j, "fingerprint", path, r.fingerprint, &Reader::bytes)) return false;
+    if (auto v = j.find("seen"); v != j.end() && !seen(*v, at(path, "seen"), r.seen.emplace())) return false;
     const json* ws = member(j, "windows", path);
     if (ws == nullptr || !array(*ws, at(path, "windows"))) return false;
     r.windows.resize(ws->size());
@@ -284,6 +385,7 @@ std::string to_json(const EngineState& s, int64_t saved_at_ms) {
     ordered_json rule = ordered_json::object();
     rule["rule"] = json_bytes(rw.rule);
     rule["fingerprint"] = json_bytes(rw.fingerprint);
+    if (rw.seen) rule["seen"] = seen_json(*rw.seen);  // before "windows", which append_opened leaves open
     rule["windows"] = ordered_json::array();
     append_opened(out, rule);
     for (std::size_t w = 0; w < rw.windows.size(); ++w) {

@@ -10,6 +10,12 @@
 //    "pending":{"suppressed":N,"first_ms":N,"last_ms":N},"firing":false,"announced":false,
 //    "alerted":false,"last_alert_ms":N,"alert_suppressed":N}]}]}
 //
+// A window of a rule with `distinct` adds "distinct":{"exact":[[HASH,B],...]}
+// and, while it estimates, "overflow_bucket":B,"sketches":[[B,"BASE64"],...]
+// (4096 HyperLogLog registers each); a rule with `new` adds, before its
+// "windows", "seen":{"learn_until_ms":N,"values":[[HASH,MS],...]} (least
+// recently seen first). HASH: a value's hash, 16 hex digits.
+//
 // Strings (rule names, fingerprints, keys) are arbitrary bytes, keys being
 // built from log captures. A string that is valid UTF-8 (util/utf8.h) is
 // written as a JSON string (NUL and control bytes escaped as JSON does, the

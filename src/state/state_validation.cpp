@@ -8,6 +8,7 @@
 #include "config/duration.h"
 #include "util/json.h"
 #include "window/bucket.h"
+#include "window/distinct_count.h"
 
 namespace swthrottle::state {
 namespace {
@@ -93,7 +94,36 @@ class RangeCheck {
     if (w.alerted && w.last_alert_ms > w.now_ms)
       return fail(at(path, "last_alert_ms"),
                   fmt::format("alert time {} after the window's now_ms {}", w.last_alert_ms, w.now_ms));
-    return count(w.alert_suppressed, kMaxTally, at(path, "alert_suppressed"));
+    return count(w.alert_suppressed, kMaxTally, at(path, "alert_suppressed")) &&
+           distinct(w.distinct, at(path, "distinct"));
+  }
+
+  // A window's distinct values: at most 256 exactly, sketches of 4096 registers of rank 53 at most.
+  bool distinct(const window::DistinctState& d, const std::string& path) {
+    if (d.exact.size() > window::DistinctCount::kExactValues)
+      return fail(at(path, "exact"), fmt::format("{} values: a window keeps at most {} exactly", d.exact.size(),
+                                                 window::DistinctCount::kExactValues));
+    for (std::size_t i = 0; i < d.exact.size(); ++i)
+      if (!bucket(d.exact[i].bucket, index(index(at(path, "exact"), i), 1))) return false;
+    if (d.overflow_bucket != -1 && !bucket(d.overflow_bucket, at(path, "overflow_bucket"))) return false;
+    for (std::size_t i = 0; i < d.sketches.size(); ++i) {
+      const std::string p = index(at(path, "sketches"), i);
+      if (!bucket(d.sketches[i].bucket, index(p, 0))) return false;
+      const std::vector<uint8_t>& r = d.sketches[i].registers;
+      if (r.size() != window::hll::kRegisters)
+        return fail(index(p, 1), fmt::format("{} registers: a sketch has {}", r.size(), window::hll::kRegisters));
+      if (std::any_of(r.begin(), r.end(), [](uint8_t v) { return v > window::hll::kMaxRank; }))
+        return fail(index(p, 1), fmt::format("a register above {}, the highest rank", window::hll::kMaxRank));
+    }
+    return true;
+  }
+
+  // What a rule with `new` remembers: times a run writes.
+  bool seen(const engine::SeenValues& v, const std::string& path) {
+    if (!time(v.learn_until_ms, at(path, "learn_until_ms"))) return false;
+    for (std::size_t i = 0; i < v.values.size(); ++i)
+      if (!time(v.values[i].last_ms, index(index(at(path, "values"), i), 1))) return false;
+    return true;
   }
 
   bool fleet(const engine::FleetUnsent& u, const std::string& path) {
@@ -116,7 +146,7 @@ std::string window_problem(const config::Rule& rule, const window::WindowSpec& s
   // The window's own position: its buckets lie in the B buckets up to it
   // (a window saves no other; the load would skip them without a word).
   const int64_t now_b = window::bucket_of(w.now_ms, spec);
-  const int64_t oldest = std::max<int64_t>(0, window::oldest_in_window(now_b, spec));
+  const int64_t oldest = std::max<int64_t>(0, window::oldest_kept(now_b, spec));  // with previous(): 2B buckets
   for (std::size_t i = 0; i < w.buckets.size(); ++i) {
     const WindowState::Bucket& b = w.buckets[i];
     const std::string bp = index(at(path, "buckets"), i);
@@ -146,8 +176,9 @@ std::string rule_problem(const config::Rule& rule, const RuleWindows& rw, const 
   // As engine::Engine builds it: a throttle counts its passed lines as one
   // counter, an alert each event.
   const bool throttle = rule.kind == config::RuleKind::Throttle;
-  const window::WindowSpec spec{rule.window_ms / rule.buckets, rule.buckets,
-                                throttle ? 1u : static_cast<uint32_t>(rule.events.size())};
+  window::WindowSpec spec{rule.window_ms / rule.buckets, rule.buckets,
+                          throttle ? 1u : static_cast<uint32_t>(rule.events.size())};
+  spec.previous = rule.keeps_previous;
   const std::string wp = at(path, "windows");
   if (!rule.key) {
     if (rw.windows.size() > 1)
@@ -172,6 +203,7 @@ std::optional<Error> out_of_range(const EngineState& st) {
     const std::string wp = at(index("rules", r), "windows");
     for (std::size_t w = 0; w < st.rules[r].windows.size(); ++w)
       if (!c.window(st.rules[r].windows[w].window, index(wp, w))) return c.error;
+    if (st.rules[r].seen && !c.seen(*st.rules[r].seen, at(index("rules", r), "seen"))) return c.error;
   }
   for (std::size_t i = 0; i < st.fleet_unsent.size(); ++i)
     if (!c.fleet(st.fleet_unsent[i], index("fleet_unsent", i))) return c.error;

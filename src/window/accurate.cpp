@@ -41,21 +41,38 @@ void AccurateWindow::advance_locked(int64_t t_ms) {
   }
   if (b <= now_b_) return;
   const int64_t gap = b - now_b_;
-  const uint32_t E = spec_.events;
-  if (gap >= spec_.buckets) {  // every slot left the window; O(B*E) whatever the gap
-    std::memset(data_, 0, sizeof(uint64_t) * (E + std::size_t(spec_.buckets) * E));
+  if (gap >= spec_.ring()) {  // every slot left the ring; O(B*E) whatever the gap
+    std::memset(data_, 0, storage_bytes(spec_));
   } else {
-    // Buckets now_b_+1 .. b enter the window; the slots they reuse held the
-    // buckets that leave it.
-    for (int64_t k = now_b_ + 1; k <= b; ++k) {
-      uint64_t* c = counts(slot_of(k, spec_));
-      for (uint32_t e = 0; e < E; ++e) {
-        totals()[e] -= c[e];
-        c[e] = 0;
-      }
-    }
+    // Buckets now_b_+1 .. b enter the window; for each, the bucket B before
+    // it leaves the window, and the slot it reuses is cleared.
+    for (int64_t k = now_b_ + 1; k <= b; ++k) leave_window_locked(k);
   }
   now_b_ = b;
+}
+
+void AccurateWindow::leave_window_locked(int64_t k) {
+  const uint32_t E = spec_.events;
+  uint64_t* entering = counts(slot_of(k, spec_));
+  if (!spec_.previous) {  // the slot held bucket k - B, which leaves the window
+    for (uint32_t e = 0; e < E; ++e) {
+      totals()[e] -= entering[e];
+      entering[e] = 0;
+    }
+    return;
+  }
+  // Bucket k - 2B leaves the previous window (and the ring): its slot is k's.
+  for (uint32_t e = 0; e < E; ++e) {
+    previous_totals()[e] -= entering[e];
+    entering[e] = 0;
+  }
+  // Bucket k - B goes from the window to the previous one (before bucket 0: none).
+  if (k < spec_.buckets) return;
+  const uint64_t* leaving = counts(slot_of(k - spec_.buckets, spec_));
+  for (uint32_t e = 0; e < E; ++e) {
+    totals()[e] -= leaving[e];
+    previous_totals()[e] += leaving[e];
+  }
 }
 
 void AccurateWindow::add_locked(int64_t b, uint32_t event, uint64_t n) {
@@ -70,7 +87,7 @@ uint64_t AccurateWindow::total_locked() const {
 }
 
 void AccurateWindow::copy_totals_locked(std::span<uint64_t> out) const {
-  const std::size_t n = std::min<std::size_t>(out.size(), spec_.events);
+  const std::size_t n = std::min<std::size_t>(out.size(), spec_.counts_width());
   std::copy_n(totals(), n, out.begin());
 }
 
@@ -182,12 +199,21 @@ AlertOutcome AccurateWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t 
     if (e < spec_.events) add_locked(b, e, 1);
   }
   copy_totals_locked(counts_out);
-  out.holds = policy.condition->holds(std::span<const uint64_t>(totals(), spec_.events));
-  const bool clear = clears(policy, firing_, out.holds, std::span<const uint64_t>(totals(), spec_.events));
+  out.holds = policy.condition->holds(std::span<const uint64_t>(totals(), spec_.counts_width()));
+  const bool clear = clears(policy, firing_, out.holds, std::span<const uint64_t>(totals(), spec_.counts_width()));
   apply_alert_step_locked(
       next_alert_state(alert_state_locked(), out.holds, clear, /*from_event=*/true, now_ms_, policy), out);
   if (out.holds && out.action == AlertAction::None) ++alert_suppressed_;  // held back by the cooldown
   return out;
+}
+
+void AccurateWindow::load_bucket_locked(int64_t b, std::span<const uint64_t> c) {
+  if (now_b_ == kNoBucket || b > now_b_ || b < oldest_kept(now_b_, spec_)) return;
+  uint64_t* row = in_window(b, now_b_, spec_) ? totals() : previous_totals();
+  for (uint32_t e = 0; e < spec_.events && e < c.size(); ++e) {
+    counts(slot_of(b, spec_))[e] += c[e];
+    row[e] += c[e];
+  }
 }
 
 AlertState AccurateWindow::alert_state_locked() const { return {firing_, announced_, alerted_, last_alert_ms_}; }
@@ -214,8 +240,8 @@ AlertOutcome AccurateWindow::tick_alert(int64_t now_ms, const AlertPolicy& polic
   out.now_ms = now_ms_;
   copy_totals_locked(counts_out);
   if (!firing_) return out;
-  out.holds = policy.condition->holds(std::span<const uint64_t>(totals(), spec_.events));
-  const bool clear = clears(policy, firing_, out.holds, std::span<const uint64_t>(totals(), spec_.events));
+  out.holds = policy.condition->holds(std::span<const uint64_t>(totals(), spec_.counts_width()));
+  const bool clear = clears(policy, firing_, out.holds, std::span<const uint64_t>(totals(), spec_.counts_width()));
   apply_alert_step_locked(
       next_alert_state(alert_state_locked(), out.holds, clear, /*from_event=*/false, now_ms_, policy), out);
   return out;
@@ -231,8 +257,8 @@ WindowState AccurateWindow::save() const {
   WindowState st;
   st.now_ms = now_ms_;
   if (now_b_ != kNoBucket) {
-    for (int64_t b = std::max<int64_t>(0, oldest_in_window(now_b_, spec_)); b <= now_b_; ++b) {
-      const uint64_t* c = data_ + spec_.events + std::size_t(slot_of(b, spec_)) * spec_.events;
+    for (int64_t b = std::max<int64_t>(0, oldest_kept(now_b_, spec_)); b <= now_b_; ++b) {
+      const uint64_t* c = counts(slot_of(b, spec_));
       if (std::all_of(c, c + spec_.events, [](uint64_t v) { return v == 0; })) continue;
       st.buckets.push_back({b, std::vector<uint64_t>(c, c + spec_.events)});
     }
@@ -251,10 +277,7 @@ WindowState AccurateWindow::save() const {
 void AccurateWindow::load(const WindowState& st) {
   std::lock_guard lock(mu_);
   if (st.now_ms >= 0) advance_locked(st.now_ms);
-  for (const auto& bk : st.buckets) {
-    if (now_b_ == kNoBucket || !in_window(bk.bucket, now_b_, spec_)) continue;
-    for (uint32_t e = 0; e < spec_.events && e < bk.counts.size(); ++e) add_locked(bk.bucket, e, bk.counts[e]);
-  }
+  for (const auto& bk : st.buckets) load_bucket_locked(bk.bucket, bk.counts);
   pending_ = st.pending.suppressed;
   first_ms_ = st.pending.first_ms;
   last_ms_ = st.pending.last_ms;

@@ -9,7 +9,10 @@
 // Layout: a ring of B slots x E counters plus running totals per event
 // (subtract-on-evict), so reads are O(E) and an advance clears at most B slots
 // whatever the gap (2^33 buckets included). Every slot inside the window holds
-// exactly its bucket: advancing clears each slot as its bucket leaves.
+// exactly its bucket: advancing clears each slot as its bucket leaves. With
+// the previous window (WindowSpec::previous) the ring has 2B slots and a
+// second row of E totals: a bucket leaving the window moves its counts from
+// the first row to the second, and leaves the second B buckets later.
 //
 // Late events (older than the window at now) are never added: add() and
 // offer_alert() report them; offer_throttle() decides and counts them at now.
@@ -20,8 +23,8 @@
 // uncontended lock (~15 ns); contended on one hot key, calls serialize. The
 // lock is a 4-byte TinyMutex: every key of an accurate keyed rule has one.
 //
-// Memory: 104 bytes plus (1 + B) x E counters, which either the window
-// allocates or the caller provides (make_window_at: a key's slot holds its
+// Memory: 104 bytes plus (1 + B) x E counters (2 + 2B with the previous
+// window), which either the window allocates or the caller provides (make_window_at: a key's slot holds its
 // window and counters in one allocation).
 #pragma once
 
@@ -45,7 +48,7 @@ class AccurateWindow final : public Window {
   AccurateWindow& operator=(const AccurateWindow&) = delete;
 
   static std::size_t storage_bytes(const WindowSpec& spec) {
-    return sizeof(uint64_t) * (spec.events + std::size_t(spec.buckets) * spec.events);
+    return sizeof(uint64_t) * (spec.counts_width() + std::size_t(spec.ring()) * spec.events);
   }
 
   AddResult add(int64_t t_ms, uint32_t event, uint64_t n = 1) override;
@@ -77,9 +80,18 @@ class AccurateWindow final : public Window {
   // Stores step.next and reports step.action in out, with the held-back
   // lines it carries (Alert also starts a new tally).
   void apply_alert_step_locked(const AlertStep& step, AlertOutcome& out);
-  uint64_t* counts(uint32_t slot) { return data_ + spec_.events + std::size_t(slot) * spec_.events; }
+  // A bucket leaving the window at its entering slot's bucket k (previous window: into the second row).
+  void leave_window_locked(int64_t k);
+  // load(): a saved bucket into its slot and its row of totals.
+  void load_bucket_locked(int64_t b, std::span<const uint64_t> counts);
+  uint64_t* counts(uint32_t slot) { return data_ + spec_.counts_width() + std::size_t(slot) * spec_.events; }
+  const uint64_t* counts(uint32_t slot) const {
+    return data_ + spec_.counts_width() + std::size_t(slot) * spec_.events;
+  }
+  // E totals of the window, then (previous window) E of the window before it.
   uint64_t* totals() { return data_; }
   const uint64_t* totals() const { return data_; }
+  uint64_t* previous_totals() { return data_ + spec_.events; }
 
   // Members ordered so that the lock and the flags share one word.
   mutable TinyMutex mu_;  // guards everything below but owns_data_ and data_ (the pointer)
@@ -90,7 +102,7 @@ class AccurateWindow final : public Window {
   const bool owns_data_;    // data_ was allocated by the window
   int64_t now_b_ = kNoBucket;
   int64_t now_ms_ = -1;
-  // E running totals, then B slots of E counters.
+  // E running totals (2E with the previous window), then B (2B) slots of E counters.
   uint64_t* const data_;
 
   // Throttle: lines suppressed since the last summary.

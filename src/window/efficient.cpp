@@ -65,11 +65,17 @@ inline int64_t bucket_near(uint64_t w, int64_t t_ms, const WindowSpec& s) {
   return bucket_of(t_ms, s);
 }
 
-// Is cell c (non-empty) counted in the window at now word w?
-constexpr bool cell_in_window(uint64_t c, uint64_t w, uint32_t buckets) {
+// Buckets from cell c's to now word w's: 0 for the newest.
+constexpr int32_t cell_age(uint64_t c, uint64_t w) {
+  return tag_diff(static_cast<uint32_t>(bucket_of_now(w)) & kTagMask, cell_tag(c));
+}
+
+// Is cell c (non-empty) one of the `ring` buckets up to now word w (the
+// window's B, or with the previous window 2B)?
+constexpr bool cell_in_window(uint64_t c, uint64_t w, uint32_t ring) {
   if (cell_gen(c) != gen_of_now(w)) return false;
-  const int32_t age = tag_diff(static_cast<uint32_t>(bucket_of_now(w)) & kTagMask, cell_tag(c));
-  return age >= 0 && age < static_cast<int32_t>(buckets);
+  const int32_t age = cell_age(c, w);
+  return age >= 0 && age < static_cast<int32_t>(ring);
 }
 
 template <typename T>
@@ -180,7 +186,9 @@ uint64_t EfficientWindow::advance_to(int64_t t_ms) {
   const int64_t b = bucket_of(t_ms, spec_);
   while (bucket_of_now(cur) < b) {
     const int64_t old_b = bucket_of_now(cur);
-    const bool jump = b - old_b >= spec_.buckets;
+    // A jump past the whole ring (the window, and the previous one when it
+    // is kept) leaves no cell live: a new generation makes them all stale.
+    const bool jump = b - old_b >= spec_.ring();
     const uint64_t next = make_now(jump ? gen_of_now(cur) + 1 : gen_of_now(cur), b);
     if (now_.compare_exchange_weak(cur, next)) {
       // Only the thread that moved now sweeps; others never wait for it.
@@ -192,7 +200,7 @@ uint64_t EfficientWindow::advance_to(int64_t t_ms) {
 }
 
 void EfficientWindow::sweep(uint64_t w) {
-  const std::size_t words = std::size_t(spec_.buckets) * spec_.events;
+  const std::size_t words = std::size_t(spec_.ring()) * spec_.events;
   for_each_block([&](Cell* blk) {
     for (std::size_t i = 0; i < words; ++i) {
       uint64_t c = blk[i].load();
@@ -206,7 +214,7 @@ void EfficientWindow::sweep(uint64_t w) {
         stale = g < 0;
       } else {
         stale = tag_diff(static_cast<uint32_t>(bucket_of_now(w)) & kTagMask, cell_tag(c)) >=
-                static_cast<int32_t>(spec_.buckets);
+                static_cast<int32_t>(spec_.ring());
       }
       // A CAS from the value examined: if an add got there first, it wins.
       if (stale) blk[i].compare_exchange_strong(c, 0);
@@ -214,8 +222,9 @@ void EfficientWindow::sweep(uint64_t w) {
   });
 }
 
-AddResult EfficientWindow::add_at(uint64_t w, int64_t b, uint32_t event, uint64_t n) {
-  if (b < oldest_in_window(bucket_of_now(w), spec_)) return AddResult::Late;
+AddResult EfficientWindow::add_at(uint64_t w, int64_t b, uint32_t event, uint64_t n, bool kept) {
+  const int64_t nb = bucket_of_now(w);
+  if (b < (kept ? oldest_kept(nb, spec_) : oldest_in_window(nb, spec_))) return AddResult::Late;
   const uint32_t gen = gen_of_now(w);
   const std::size_t idx = std::size_t(slot_of(b, spec_)) * spec_.events + event;
   Cell* const m = more();
@@ -258,12 +267,14 @@ uint64_t EfficientWindow::sum_at(uint64_t w, std::span<uint64_t> out) const {
   const uint32_t E = spec_.events;
   uint64_t total = 0;
   for_each_block([&](const Cell* blk) {
-    for (uint32_t slot = 0; slot < spec_.buckets; ++slot) {
+    for (uint32_t slot = 0; slot < spec_.ring(); ++slot) {
       for (uint32_t e = 0; e < E; ++e) {
         const uint64_t c = blk[std::size_t(slot) * E + e].load();
-        if (cell_count(c) == 0 || !cell_in_window(c, w, spec_.buckets)) continue;
-        total += cell_count(c);
-        if (e < out.size()) out[e] += cell_count(c);
+        if (cell_count(c) == 0 || !cell_in_window(c, w, spec_.ring())) continue;
+        // A cell of the previous window (kept ones only) is read, never summed.
+        const std::size_t at = cell_age(c, w) < static_cast<int32_t>(spec_.buckets) ? e : std::size_t(E) + e;
+        if (at == e) total += cell_count(c);
+        if (at < out.size()) out[at] += cell_count(c);
       }
     }
   });
@@ -379,8 +390,8 @@ AlertOutcome EfficientWindow::offer_alert(int64_t t_ms, int64_t now_ms, uint64_t
 // replaces (a stale "false" cannot resolve a crossing that just alerted).
 AlertAction EfficientWindow::decide_alert(const AlertPolicy& policy, AlertOutcome& out, std::span<uint64_t> counts_out,
                                           bool from_event) {
-  std::array<uint64_t, 64> counts;  // sum_at zeroes the E words it uses
-  const std::span<uint64_t> cs(counts.data(), spec_.events);
+  std::array<uint64_t, 64> counts;  // sum_at zeroes the words it uses: E, or 2E <= 64 with the previous window
+  const std::span<uint64_t> cs(counts.data(), spec_.counts_width());
   const int64_t now = out.now_ms;
   for (;;) {
     const uint64_t s = state_.load();
@@ -433,16 +444,15 @@ WindowState EfficientWindow::save() const {
   const uint64_t w = now_.load();
   st.now_ms = now_ms_.load();
   const int64_t nb = bucket_of_now(w);
-  std::vector<std::vector<uint64_t>> by_age(spec_.buckets, std::vector<uint64_t>(spec_.events, 0));
+  std::vector<std::vector<uint64_t>> by_age(spec_.ring(), std::vector<uint64_t>(spec_.events, 0));
   for_each_block([&](const Cell* blk) {
-    for (std::size_t i = 0; i < std::size_t(spec_.buckets) * spec_.events; ++i) {
+    for (std::size_t i = 0; i < std::size_t(spec_.ring()) * spec_.events; ++i) {
       const uint64_t c = blk[i].load();
-      if (cell_count(c) == 0 || !cell_in_window(c, w, spec_.buckets)) continue;
-      const int32_t age = tag_diff(static_cast<uint32_t>(nb) & kTagMask, cell_tag(c));
-      by_age[static_cast<std::size_t>(age)][i % spec_.events] += cell_count(c);
+      if (cell_count(c) == 0 || !cell_in_window(c, w, spec_.ring())) continue;
+      by_age[static_cast<std::size_t>(cell_age(c, w))][i % spec_.events] += cell_count(c);
     }
   });
-  for (int64_t age = spec_.buckets - 1; age >= 0; --age) {
+  for (int64_t age = spec_.ring() - 1; age >= 0; --age) {
     auto& counts = by_age[static_cast<std::size_t>(age)];
     if (std::all_of(counts.begin(), counts.end(), [](uint64_t v) { return v == 0; })) continue;
     if (nb - age < 0) continue;
@@ -474,9 +484,9 @@ void EfficientWindow::load(const WindowState& st) {
   if (st.now_ms >= 0) advance_to(st.now_ms);
   const uint64_t w = now_.load();
   for (const auto& bk : st.buckets) {
-    if (!in_window(bk.bucket, bucket_of_now(w), spec_)) continue;
+    if (bk.bucket > bucket_of_now(w)) continue;
     for (uint32_t e = 0; e < spec_.events && e < bk.counts.size(); ++e)
-      if (bk.counts[e] != 0) add_at(w, bk.bucket, e, bk.counts[e]);
+      if (bk.counts[e] != 0) add_at(w, bk.bucket, e, bk.counts[e], /*kept=*/true);
   }
   const uint64_t untaken = st.pending.suppressed != 0 ? st.pending.suppressed : st.alert_suppressed;
   if (untaken != 0) {

@@ -21,7 +21,12 @@
 // contended key stops writing the block that shares cache lines with the
 // window's own fields.
 //
-// Memory: 88 bytes plus B x E x 8 for the first block; what only a contended
+// Previous window (WindowSpec::previous): the ring has 2B slots; a cell B to
+// 2B - 1 buckets old is read as the previous window's, never decided on, a
+// jump of 2B (not B) starts a new generation, and sweeps clear what is older
+// than 2B. Without it everything is as above.
+//
+// Memory: 88 bytes plus B x E x 8 (2B x E x 8) for the first block; what only a contended
 // or suppressing window needs (the stripes, the suppression tally, the summary
 // bookkeeping) hangs off one pointer, allocated the first time it is needed.
 //
@@ -86,7 +91,7 @@ class EfficientWindow final : public Window {
   void load(const WindowState& state) override;
 
   static std::size_t cells_bytes(const WindowSpec& spec) {
-    return sizeof(uint64_t) * spec.buckets * std::size_t(spec.events);
+    return sizeof(uint64_t) * spec.ring() * std::size_t(spec.events);
   }
 
   uint32_t stripes() const { return stripes_; }
@@ -121,8 +126,11 @@ class EfficientWindow final : public Window {
   };
 
   uint64_t advance_to(int64_t t_ms);  // returns the now word after
-  AddResult add_at(uint64_t now_word, int64_t b, uint32_t event, uint64_t n);
-  uint64_t sum_at(uint64_t now_word, std::span<uint64_t> out) const;  // out may be empty
+  // kept: b may be in the previous window too (load()); else older than the window is late.
+  AddResult add_at(uint64_t now_word, int64_t b, uint32_t event, uint64_t n, bool kept = false);
+  // The window's counts into out (and with the previous window, its counts
+  // after them, when out has room); returns the window's total. out may be empty.
+  uint64_t sum_at(uint64_t now_word, std::span<uint64_t> out) const;
   void sweep(uint64_t now_word);
   // Calls f(blk) for the first block and, once contended, every stripe.
   template <typename F>
@@ -130,7 +138,7 @@ class EfficientWindow final : public Window {
   // Words per stripe: B*E rounded up to 128 bytes.
   std::size_t stride() const {
     constexpr std::size_t kWords = kFalseSharingRange / sizeof(Cell);
-    return (std::size_t(spec_.buckets) * spec_.events + kWords - 1) / kWords * kWords;
+    return (std::size_t(spec_.ring()) * spec_.events + kWords - 1) / kWords * kWords;
   }
   Ext* ext() const { return ext_.load(std::memory_order_acquire); }
   Cell* more() const {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "window/bucket.h"
+#include "window/distinct_state.h"
 #include "window/mode.h"
 
 namespace swthrottle::window {
@@ -116,7 +117,7 @@ struct AlertOutcome {
 // long run would have.
 struct WindowState {
   struct Bucket {
-    int64_t bucket = 0;            // absolute bucket number, inside the window
+    int64_t bucket = 0;            // absolute bucket number, inside the window (or the previous one)
     std::vector<uint64_t> counts;  // E counts
   };
   int64_t now_ms = -1;
@@ -128,6 +129,7 @@ struct WindowState {
   bool alerted = false;
   int64_t last_alert_ms = 0;
   uint64_t alert_suppressed = 0;
+  DistinctState distinct{};  // a rule with `distinct`: its values (empty for any other window)
 };
 
 // A window for one (rule, key). See the implementations for which calls are
@@ -143,6 +145,8 @@ class Window {
   // Moves the window to now (never backwards).
   virtual void advance(int64_t now_ms) = 0;
   // Per-event counts in the window at its current now into out (size E).
+  // A spec with `previous`: out may take counts_width() = 2E, the previous
+  // window's E counts after the window's; so does every condition.
   virtual void read(std::span<uint64_t> out) const = 0;
   // Newest time seen, or -1 before any.
   virtual int64_t now_ms() const = 0;
@@ -164,7 +168,8 @@ class Window {
   virtual Summary take_pending(std::span<uint64_t> counts_out = {}) = 0;
 
   // Alert: adds one count for every bit of `events` at t, then evaluates the
-  // policy's condition at now. counts_out (size E) receives the counts seen.
+  // policy's condition at now. counts_out (size E, or counts_width()) receives
+  // the counts seen.
   virtual AlertOutcome offer_alert(int64_t t_ms, int64_t now_ms, uint64_t events, const AlertPolicy& policy,
                                    std::span<uint64_t> counts_out) = 0;
   // Boundary check of an alert at now: a firing key whose condition no longer

@@ -176,6 +176,29 @@ def _pack_rule(index):
 
 CLIENT_KEY_RULE = ("http-client", r'^(?P<ip>[0-9a-f.:]+) - [^ ]+ \[', "600 per 1m", "{ip}")
 
+# --kind (issue 29): one more rule over every HTTP access line, keyed or counting by
+# client address, to weigh a rule of each kind against ordinary rules on the same
+# lines: "ordinary" adds one threshold rule keyed by address, "ordinary2" two of them;
+# "spike" a `when` with previous() keyed by address; "distinct" the count of distinct
+# addresses (past 256 a window: HyperLogLog); "new" first-seen addresses.
+ACCESS_LINE = CLIENT_KEY_RULE[1]
+KINDS = {
+    "ordinary": [('threshold = "600 per 1m"', 'key = "{ip}"')],
+    "ordinary2": [('threshold = "600 per 1m"', 'key = "{ip}"'), ('threshold = "900 per 1m"', 'key = "{ip}"')],
+    "spike": [('window = "1m"', 'when = "hit >= 3 * previous(hit) and hit >= 600"', 'key = "{ip}"')],
+    "distinct": [('threshold = "5000 per 1m"', 'distinct = "{ip}"')],
+    "new": [('new = "{ip}"', 'learn = "1m"')],
+}
+KINDS["all"] = KINDS["spike"] + KINDS["distinct"] + KINDS["new"]  # the -j sanity check of throughput.sh
+
+
+def kind_toml(kind):
+    lines = []
+    for i, settings in enumerate(KINDS[kind]):
+        lines += ["[[rule]]", 'name = "kind-%s-%d"' % (kind, i), 'kind = "alert"'] + list(settings)
+        lines += ["  [[rule.event]]", '  name  = "hit"', "  match = '%s'" % ACCESS_LINE, ""]
+    return "\n".join(lines)
+
 
 MAX_RULES = 200000
 
@@ -232,6 +255,7 @@ def main():
     ap.add_argument("--client-key", action="store_true",
                     help="add the keyed rule over HTTP client addresses (keys curve)")
     ap.add_argument("--max-keys", type=int, default=200000, help="settings.max_keys")
+    ap.add_argument("--kind", choices=sorted(KINDS), help="add the rule(s) of this kind over every access line")
     ap.add_argument("--toml", help="write the rules file here")
     ap.add_argument("--patterns", help="write the grep -E / rg pattern file here (one per line)")
     args = ap.parse_args()
@@ -239,6 +263,8 @@ def main():
     if args.toml:
         with open(args.toml, "w") as f:
             f.write(toml(rules, args.max_keys))
+            if args.kind:
+                f.write("\n" + kind_toml(args.kind))
     if args.patterns:
         with open(args.patterns, "w") as f:
             f.write("".join(plain(p) + "\n" for _, p, _, _ in rules))

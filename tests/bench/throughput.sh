@@ -69,6 +69,10 @@ for n in 8 32 64; do
   python3 "$here/gen_rules.py" --rules "$n" --toml "$work/r$n.toml" --patterns "$work/p$n.txt"
 done
 python3 "$here/gen_rules.py" --rules 8 --client-key --toml "$work/rk.toml"
+kinds="ordinary ordinary2 spike distinct new"
+for kind in $kinds all; do
+  python3 "$here/gen_rules.py" --rules 8 --kind "$kind" --toml "$work/k-$kind.toml"
+done
 
 load_before="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 
@@ -103,6 +107,11 @@ fi
 if cmp -s "$work/out1.json" "$work/outN.json"; then echo same >"$work/jsame"; else echo differ >"$work/jsame"; fi
 SWTHROTTLE_NO_PREFILTER=1 "${sw[@]}" -j 1 --rule "$work/r8.toml" "$log" >"$work/outP.json" 2>/dev/null
 if cmp -s "$work/out1.json" "$work/outP.json"; then echo same >"$work/psame"; else echo differ >"$work/psame"; fi
+# The rule kinds of issue 29 (spike, distinct, new) decide the same at every -j too.
+"${sw[@]}" -j 1 --rule "$work/k-all.toml" "$log" >"$work/kind1.json" 2>/dev/null
+"${sw[@]}" -j "$nproc_" --rule "$work/k-all.toml" "$log" >"$work/kindN.json" 2>/dev/null
+if cmp -s "$work/kind1.json" "$work/kindN.json"; then echo same >"$work/ksame"; else echo differ >"$work/ksame"; fi
+wc -l <"$work/kind1.json" >"$work/krecords"
 wc -l <"$work/out1.json" >"$work/records"
 
 echo "throughput.sh: timing, $repeat rounds ..." >&2
@@ -120,6 +129,9 @@ for ((round = 1; round <= repeat; round++)); do
   timed sw1-8-plain /dev/null env SWTHROTTLE_NO_PREFILTER=1 "${sw[@]}" -j 1 --rule "$work/r8.toml" "$log"
   for k in 1 10000 100000; do
     timed "key$k" /dev/null "${sw[@]}" -j 1 --rule "$work/rk.toml" "$(log_for "$k")"
+  done
+  for kind in $kinds; do
+    timed "kind-$kind" /dev/null "${sw[@]}" -j 1 --rule "$work/k-$kind.toml" "$log"
   done
 done
 
@@ -240,6 +252,24 @@ print("Bytes per idle key: (RSS(10^5 pool) - RSS(1 address)) / keys added = %d B
       " (divided by 10^5 instead: %.0f B)." % (d_rss, held[100000] - held[1], per_key, d_rss / 1e5))
 
 print()
+print("### Rule kinds (`-j 1`; the 8 rules + rules over every HTTP access line, by client address)")
+print()
+print("| rules added | seconds | lines/s | peak RSS MiB | time vs 8 rules | added time, in ordinary rules |")
+print("| --- | ---: | ---: | ---: | ---: | ---: |")
+base = best["sw1-8"]
+one = max(best["kind-ordinary"] - base, 1e-9)
+kind_rows = [("one ordinary rule (`threshold`, `key`)", "ordinary"), ("two ordinary rules", "ordinary2"),
+             ("a spike (`previous()` in `when`, `key`)", "spike"),
+             ("a distinct count of addresses (`distinct`)", "distinct"), ("first-seen addresses (`new`)", "new")]
+for label, kind in kind_rows:
+    s = best["kind-" + kind]
+    print("| %s | %.3f | %s | %.1f | %.2fx | %.2f |"
+          % (label, s, lps(s), mib(rss["kind-" + kind]), s / base, (s - base) / one))
+print()
+print("Sanity: the three new kinds in one rules file write %s records; `-j 1` and `-j %d` records %s."
+      % (count("krecords"), nproc, "identical" if read("ksame").strip() == "same" else "**differ**"))
+
+print()
 print("### Targets (issues #5 and #17)")
 print()
 
@@ -266,6 +296,11 @@ print("- 64 rules at most 2x slower than 8: " + verdict(slow <= 2.0, slow, "%.2f
       + " (%+.2fx against the target)" % (slow - 2.0))
 print("- <= 256 bytes per idle key at 10^5 keys: " + verdict(per_key <= 256, per_key, "%.0f B")
       + " (%+.0f B against the target)" % (per_key - 256))
+two = best["kind-ordinary2"]
+for label, kind in kind_rows[2:]:
+    s = best["kind-" + kind]
+    print("- %s costs no more than two ordinary rules (issue 29): " % label
+          + verdict(s <= two, s / two, "%.2fx the time of the 8 rules + two ordinary rules"))
 
 print()
 print("Machine: %s, nproc %d; %s; load average %s before the run, %s after; binary %s."

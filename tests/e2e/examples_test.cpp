@@ -35,12 +35,14 @@
 
 #include "support/json.h"
 #include "support/process.h"
+#include "support/temp_dir.h"
 
 namespace {
 
 using swthrottle::test::EnvAdditions;
 using swthrottle::test::lines_of;
 using swthrottle::test::RunResult;
+using swthrottle::test::TempDir;
 
 const std::string kBinary = SWTHROTTLE_BINARY;
 const std::string kSourceDir = SWTHROTTLE_SOURCE_DIR;
@@ -359,6 +361,9 @@ TEST_CASE("examples: every rules file passes --check, and every sample log is sm
       {"java-traces/rules.toml", "java-traces/app.log", "1 rule OK"},
       {"journald/rules.toml", "journald/journal.json", "2 rules OK"},
       {"k8s-pods/rules.toml", kCheckoutLog, "2 rules OK"},
+      {"spike/rules.toml", "spike/app.log", "2 rules OK"},
+      {"distinct/rules.toml", "distinct/auth.log", "2 rules OK"},
+      {"new-values/rules.toml", "new-values/access.log", "2 rules OK"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.rules);
@@ -685,6 +690,144 @@ TEST_CASE("examples/upstream: hysteresis with resolve_when, and a summary that c
           "when":"timeout >= 10","count":1,"counts":{"timeout":1},"suppressed":2,
           "message":"1 upstream timeouts within 1m"})J",
       });
+}
+
+TEST_CASE("examples/spike: errors at three times the minute before, and a spike down") {
+  // One line a second from 10:00:00 (line s at second s); 1m windows of 6 s
+  // buckets (bucket = s / 6): the window at bucket b is b-9..b, the previous
+  // window b-19..b-10. Errors at s = 10, 30, 50, 70, 90, 110, the burst
+  // 120..129, and 130, 150, 170; every other second up to 179 is a request,
+  // then one request every 6 s (180, 186, .. 234).
+  // error-spike (error >= 3 * previous(error) and error >= 10):
+  //  - s = 126 (bucket 21, window 72..131): 90, 110 and 120..126: 9 < 10.
+  //  - s = 127: 10, and the previous window (buckets 2..11, 12..71) holds 30,
+  //    50, 70: 3; 10 >= 9: alert at 10:02:07, previous 3.
+  //  - 128, 129, 130, 150 and 170 hold inside the cooldown (1m): 5 held back.
+  //    The boundary checks up to bucket 29 find 12 or 13 errors against 3.
+  //  - Bucket 30 (s = 180, a request): window 126..185 holds 126..130, 150,
+  //    170: 7 < 10: resolved at 10:03:00, previous (66..125) 70, 90, 110,
+  //    120..125: 9.
+  // traffic-drop (request <= previous(request) / 3 and previous(request) >= 30):
+  //  - s = 222 (bucket 37, window 168..227): 168..179 (12) + 180..222 every
+  //    6 s (8) = 20 requests; previous (108..167): 108..119 but 110 (11) +
+  //    131..167 but 150 (36) = 47; 20 > 47 / 3.
+  //  - s = 228 (bucket 38, window 174..233): 6 + 9 = 15; previous (114..173):
+  //    114..119 (6) + 131..173 but 150 and 170 (41) = 47; 15 <= 15.67: alert at
+  //    10:03:48. s = 234 holds inside the cooldown: no record.
+  const std::string rules = example("spike/rules.toml"), log = example("spike/app.log");
+  RunResult r = swt({"--rule", rules, "--format", "json", log});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  check_records(
+      r.out, {
+                 R"J({"type":"alert","time":"2026-11-21T10:02:07.000Z","rule":"error-spike","key":"","window":"1m",
+          "when":"error >= 3 * previous(error) and error >= 10","count":10,"counts":{"error":10},
+          "previous":{"error":3},"suppressed":0,
+          "line":"2026-11-21T10:02:07Z ERROR [pool-3-thread-2] c.e.payment.PaymentGateway: upstream timed out after 5000 ms",
+          "message":"10 errors within 1m, 3 in the minute before"})J",
+                 R"J({"type":"resolved","time":"2026-11-21T10:03:00.000Z","rule":"error-spike","key":"","window":"1m",
+          "when":"error >= 3 * previous(error) and error >= 10","count":7,"counts":{"error":7},
+          "previous":{"error":9},"suppressed":5,"message":"7 errors within 1m, 9 in the minute before"})J",
+                 R"J({"type":"alert","time":"2026-11-21T10:03:48.000Z","rule":"traffic-drop","key":"","window":"1m",
+          "when":"request <= previous(request) / 3 and previous(request) >= 30","count":15,"counts":{"request":15},
+          "previous":{"request":47},"suppressed":0,
+          "line":"2026-11-21T10:03:48Z INFO  [http-nio-8080-exec-4] access: 192.0.2.38 \"GET /api/orders/8812 HTTP/1.1\" 200 334",
+          "message":"15 requests within 1m, 47 in the minute before"})J",
+             });
+  CHECK(swt({"--rule", rules, "--format", "json", "-j", "1", log}).out ==
+        swt({"--rule", rules, "--format", "json", "-j", "3", log}).out);
+  // The text record says the previous window's count too.
+  RunResult t = swt({"--rule", rules, log});
+  REQUIRE(!lines_of(t.out).empty());
+  CHECK(lines_of(t.out)[0] ==
+        "swthrottle: alert error-spike count=10 previous=3 when=\"error >= 3 * previous(error) and error >= 10\" "
+        "window=1m suppressed=0 time=2026-11-21T10:02:07.000Z: 10 errors within 1m, 3 in the minute before");
+}
+
+TEST_CASE("examples/distinct: one account from many addresses, and a password spray") {
+  // one-user-many-addresses (4 per 10m, 1m buckets; key user, distinct ip):
+  // alice logs in from 203.0.113.5 (10:00:05, 10:03:00, 10:08:00),
+  // 198.51.100.7 (10:04:10), 192.0.2.44 (10:06:30) and 100.64.3.9 (10:09:20):
+  // at 10:09:20 the window (10:00-10:09:59) holds her 6 logins from 4
+  // addresses: alert. bob (2 addresses) and carol (1) stay below.
+  // password-spray (5 per 5m, 30 s buckets; key ip, distinct user):
+  // 198.51.100.200 fails for root (10:11:40, :45, :58), admin (:52), test
+  // (10:12:05), oracle (:13), postgres (:21): the 5th user at 10:12:21,
+  // with 7 failures: alert. ubuntu (10:12:30) holds inside the cooldown.
+  // 203.0.113.77 fails 6 times, all for alice: one user, no spray.
+  const std::string rules = example("distinct/rules.toml"), log = example("distinct/auth.log");
+  RunResult r = swt({"--rule", rules, "--format", "json", log});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  check_records(
+      r.out, {
+                 R"J({"type":"alert","time":"2026-11-21T10:09:20.000Z","rule":"one-user-many-addresses","key":"alice",
+          "window":"10m","threshold":4,"count":6,"counts":{"accepted":6},"distinct":4,"suppressed":0,
+          "line":"Nov 21 10:09:20 bastion sshd[4054]: Accepted password for alice from 100.64.3.9 port 50560 ssh2",
+          "message":"alice logged in from 4 addresses within 10m (6 logins)"})J",
+                 R"J({"type":"alert","time":"2026-11-21T10:12:21.000Z","rule":"password-spray","key":"198.51.100.200",
+          "window":"5m","threshold":5,"count":7,"counts":{"failed":7},"distinct":5,"suppressed":0,
+          "line":"Nov 21 10:12:21 bastion sshd[4074]: Failed password for postgres from 198.51.100.200 port 40741 ssh2",
+          "message":"5 users tried from 198.51.100.200 within 5m (7 failures)"})J",
+             });
+  // One input is decided in its order whatever -j is (DESIGN.md §3).
+  CHECK(swt({"--rule", rules, "--format", "json", "-j", "1", log}).out ==
+        swt({"--rule", rules, "--format", "json", "-j", "3", log}).out);
+}
+
+TEST_CASE("examples/new-values: a user agent or an admin address never seen before") {
+  // Both rules learn for the run's first 10 minutes (10:00:00 to 10:10:00):
+  // the health checks' kube-probe, Firefox and Chrome; and per site the admin
+  // addresses 10.1.0.50 and 10.1.0.51 (shop), 10.1.0.50 (blog).
+  //  - 10:10:40 sqlmap's user agent: new, an alert; again at 10:10:41: seen.
+  //  - 10:11:00 10.1.0.50 on shop's admin pages: seen.
+  //  - 10:11:40 203.0.113.9 on shop (with Firefox): a new admin address.
+  //  - 10:11:45 10.1.0.51 on blog: known on shop only: new for blog.
+  //  - 10:12:40 an iPhone's Safari: a new user agent; at 10:13:10 seen.
+  const std::string rules = example("new-values/rules.toml"), log = example("new-values/access.log");
+  RunResult r = swt({"--rule", rules, "--format", "json", log});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  const std::string sqlmap = "sqlmap/1.8.11#stable (https://sqlmap.org)";
+  const std::string iphone =
+      "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+      "Version/18.1 Mobile/15E148 Safari/604.1";
+  check_records(
+      r.out,
+      {
+          R"J({"type":"alert","time":"2026-11-21T10:10:40.000Z","rule":"new-user-agent","key":"","window":"30d",
+          "threshold":1,"count":1,"counts":{"request":1},"value":")J" +
+              sqlmap + R"J(","suppressed":0,
+          "line":"198.51.100.66 - - [21/Nov/2026:10:10:40 +0000] \"GET /search?q=1%27%20OR%201=1 HTTP/1.1\" 500 312 \"-\" \")J" +
+              sqlmap + R"J(\" \"shop.example.com\"",
+          "message":"new user agent \")J" +
+              sqlmap + R"J(\" from 198.51.100.66"})J",
+          R"J({"type":"alert","time":"2026-11-21T10:11:40.000Z","rule":"new-admin-address","key":"shop.example.com",
+          "window":"30d","threshold":1,"count":1,"counts":{"admin":1},"value":"203.0.113.9","suppressed":0,
+          "line":"203.0.113.9 - - [21/Nov/2026:10:11:40 +0000] \"GET /admin/ HTTP/1.1\" 403 150 \"-\" \"Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0\" \"shop.example.com\"",
+          "message":"203.0.113.9 opened /admin/ on shop.example.com for the first time"})J",
+          R"J({"type":"alert","time":"2026-11-21T10:11:45.000Z","rule":"new-admin-address","key":"blog.example.com",
+          "window":"30d","threshold":1,"count":1,"counts":{"admin":1},"value":"10.1.0.51","suppressed":0,
+          "line":"10.1.0.51 - - [21/Nov/2026:10:11:45 +0000] \"GET /admin/ HTTP/1.1\" 200 900 \"-\" \"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36\" \"blog.example.com\"",
+          "message":"10.1.0.51 opened /admin/ on blog.example.com for the first time"})J",
+          R"J({"type":"alert","time":"2026-11-21T10:12:40.000Z","rule":"new-user-agent","key":"","window":"30d",
+          "threshold":1,"count":1,"counts":{"request":1},"value":")J" +
+              iphone + R"J(","suppressed":0,
+          "line":"192.0.2.15 - - [21/Nov/2026:10:12:40 +0000] \"GET / HTTP/1.1\" 200 5120 \"-\" \")J" +
+              iphone +
+              R"J(\" \"shop.example.com\"",
+          "message":"new user agent \")J" +
+              iphone + R"J(\" from 192.0.2.15"})J",
+      });
+  CHECK(swt({"--rule", rules, "--format", "json", "-j", "1", log}).out ==
+        swt({"--rule", rules, "--format", "json", "-j", "3", log}).out);
+  // --state: a second run over the same log learns nothing new and alerts on nothing.
+  TempDir dir;
+  const std::string state = dir.path() + "/state.json";
+  CHECK(swt({"--rule", rules, "--state", state, log}).out != "");
+  RunResult again = swt({"--rule", rules, "--state", state, log});
+  CHECK(again.exit_status == 0);
+  CHECK(again.out == "");
 }
 
 // --- README.md ---------------------------------------------------------------

@@ -25,17 +25,25 @@ class WindowModel {
   }
   bool late(int64_t b) const { return now_b_ >= 0 && b <= now_b_ - spec_.buckets; }
 
+  // The window's E counts; with spec.previous, then the E counts of the B
+  // buckets before the window (previous() in a rule's `when`).
   std::vector<uint64_t> counts() const {
-    std::vector<uint64_t> c(spec_.events, 0);
+    std::vector<uint64_t> c(spec_.counts_width(), 0);
+    const int64_t B = spec_.buckets;
     for (const auto& [b, v] : buckets_) {
-      if (b <= now_b_ && b > now_b_ - spec_.buckets)
-        for (uint32_t e = 0; e < spec_.events; ++e) c[e] += v[e];
+      std::size_t at = 0;
+      if (b > now_b_) continue;
+      if (b > now_b_ - B) at = 0;
+      else if (spec_.previous && b > now_b_ - 2 * B) at = spec_.events;
+      else continue;
+      for (uint32_t e = 0; e < spec_.events; ++e) c[at + e] += v[e];
     }
     return c;
   }
   uint64_t total() const {
+    const std::vector<uint64_t> c = counts();
     uint64_t s = 0;
-    for (uint64_t c : counts()) s += c;
+    for (uint32_t e = 0; e < spec_.events; ++e) s += c[e];
     return s;
   }
   void put(int64_t b, uint32_t e) {

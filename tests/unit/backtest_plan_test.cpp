@@ -681,3 +681,82 @@ TEST_CASE("backtest matcher: a copy must follow its rule, with the same events")
 }
 
 }  // namespace
+
+// --- the kinds of issue 29 ---
+
+TEST_CASE("backtest spike_factor: the one number of N * previous(e), previous(e) * N or previous(e) / N") {
+  using swthrottle::backtest::spike_factor;
+  auto a = spike_factor("error >= 3 * previous(error) and error >= 20");
+  REQUIRE(a.has_value());
+  CHECK(a->prefix == "error >= ");
+  CHECK(a->number == "3");
+  CHECK(a->suffix == " * previous(error) and error >= 20");
+  auto b = spike_factor("request <= previous(request) / 2.5 and previous(request) >= 100");
+  REQUIRE(b.has_value());
+  CHECK(b->number == "2.5");
+  CHECK(b->prefix + "4" + b->suffix == "request <= previous(request) / 4 and previous(request) >= 100");
+  auto c = spike_factor("e>previous(e)*1.5");
+  REQUIRE(c.has_value());
+  CHECK(c->number == "1.5");
+  // No factor, or two: not swept.
+  CHECK_FALSE(spike_factor("error > previous(error)").has_value());
+  CHECK_FALSE(spike_factor("a >= 2 * previous(a) or b >= 3 * previous(b)").has_value());
+  CHECK_FALSE(spike_factor("error >= 3").has_value());
+  CHECK_FALSE(spike_factor("myprevious(x) * 2").has_value());
+}
+
+TEST_CASE("backtest plan_sweep: a spike is swept by its factor, distinct by its threshold, new not at all") {
+  const RuleSet rules = rules_of(R"toml(
+[[rule]]
+name = "spike"
+kind = "alert"
+window = "1m"
+when = "error >= 3 * previous(error) and error >= 20"
+  [[rule.event]]
+  name = "error"
+  match = 'ERROR'
+[[rule]]
+name = "many"
+kind = "alert"
+threshold = "5 per 1m"
+key = "{user}"
+distinct = "{ip}"
+  [[rule.event]]
+  name = "login"
+  match = 'login (?P<user>\w+) from (?P<ip>\S+)'
+[[rule]]
+name = "fresh"
+kind = "alert"
+new = "{ip}"
+  [[rule.event]]
+  name = "login"
+  match = 'login (?P<user>\w+) from (?P<ip>\S+)'
+)toml");
+  const SweepPlan p = plan_of(rules, sweep_of("2,4"), {});
+  CHECK(names_of(p) ==
+        std::vector<std::string>{"spike", "many", "fresh", "spike@2/1m", "spike@4/1m", "many@2/1m", "many@4/1m"});
+  const Rule& two = rule_named(p, "spike@2/1m");
+  CHECK(two.when_text == "error >= 2 * previous(error) and error >= 20");
+  CHECK(two.keeps_previous);
+  // error, previous(error): 25 against 10 is 2.5 times.
+  CHECK(eval(two, {25, 10}));
+  CHECK_FALSE(eval(rule_named(p, "spike@4/1m"), {25, 10}));
+  CHECK_FALSE(eval(p.rules.rules[0], {25, 10}));
+  // A distinct copy compares the count of distinct values: login, distinct.
+  const Rule& many2 = rule_named(p, "many@2/1m");
+  CHECK(many2.distinct.has_value());
+  CHECK(eval(many2, {1, 2}));
+  CHECK_FALSE(eval(many2, {100, 1}));
+  // A new rule has no threshold to vary: not swept, and said why.
+  REQUIRE(p.results.size() == 3);
+  CHECK(p.results[2].not_swept ==
+        "a new rule raises one alert per value not seen within remember; it has no threshold "
+        "(--sweep-window varies remember)");
+  CHECK(p.results[2].sweep.empty());
+  CHECK(p.results[0].sweep.size() == 3);
+  // --sweep-window varies its remember.
+  const SweepPlan w = plan_of(rules, sweep_of("", "7d"), {"fresh"});
+  const Rule& week = rule_named(w, "fresh@1/7d");
+  CHECK(week.window_ms == 7 * 86'400'000LL);
+  CHECK(week.new_value.has_value());
+}

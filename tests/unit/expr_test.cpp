@@ -387,3 +387,81 @@ TEST_CASE("expr: evaluation stack limit") {
   for (int i = 0; i < 999; ++i) flat += " + request";
   CHECK(ev(flat + " == 1000", {1}, names));
 }
+
+// previous(e): e's count in the window before, at counts[E + i].
+TEST_CASE("expr: previous() reads the previous window's counts after the window's") {
+  const std::vector<std::string> names = {"request", "error"};
+  auto parse = [&](const std::string& text) {
+    auto e = Expr::parse(text, names);
+    INFO("error: ", e.ok() ? std::string() : e.error().what);
+    REQUIRE(e.ok());
+    return *e;
+  };
+  const Expr spike = parse("error >= 3 * previous(error) and error >= 20");
+  CHECK(spike.uses_previous());
+  CHECK_FALSE(spike.uses_distinct());
+  // counts: request, error, previous(request), previous(error)
+  CHECK(spike.eval(std::vector<uint64_t>{0, 30, 0, 10}));
+  CHECK_FALSE(spike.eval(std::vector<uint64_t>{0, 29, 0, 10}));
+  CHECK_FALSE(spike.eval(std::vector<uint64_t>{0, 19, 0, 0}));
+  CHECK(spike.eval(std::vector<uint64_t>{0, 20, 0, 0}));  // an empty previous window is 0
+  // A spike down, and previous() beside the event of the same name.
+  const Expr drop = parse("request <= previous(request) / 2 and previous(request) >= 100");
+  CHECK(drop.eval(std::vector<uint64_t>{50, 0, 100, 0}));
+  CHECK_FALSE(drop.eval(std::vector<uint64_t>{51, 0, 100, 0}));
+  CHECK_FALSE(drop.eval(std::vector<uint64_t>{10, 0, 99, 0}));
+  // Without the previous window's counts, previous(e) reads 0.
+  CHECK(drop.eval(std::vector<uint64_t>{0, 0}) == false);
+  CHECK_FALSE(parse("error > 1").uses_previous());
+  // An event named "previous" is an event; previous( is the function.
+  const std::vector<std::string> odd = {"previous"};
+  auto e = Expr::parse("previous > previous(previous)", odd);
+  REQUIRE(e.ok());
+  CHECK(e->eval(std::vector<uint64_t>{3, 2}));
+  CHECK_FALSE(e->eval(std::vector<uint64_t>{2, 2}));
+}
+
+TEST_CASE("expr: distinct names the count of distinct values, in a rule that counts them") {
+  const std::vector<std::string> names = {"login"};
+  const swthrottle::config::ExprNames with{names, true};
+  auto e = Expr::parse("distinct > 5 and login >= 10", with);
+  REQUIRE(e.ok());
+  CHECK(e->uses_distinct());
+  CHECK(e->eval(std::vector<uint64_t>{10, 6}));  // login, then distinct
+  CHECK_FALSE(e->eval(std::vector<uint64_t>{10, 5}));
+  CHECK_FALSE(e->eval(std::vector<uint64_t>{9, 6}));
+  // Elsewhere `distinct` is an unknown event.
+  auto plain = Expr::parse("distinct > 5", names);
+  REQUIRE_FALSE(plain.ok());
+  CHECK(plain.error().what == "unknown event \"distinct\" (events: login)");
+  auto typo = Expr::parse("distint > 5", with);
+  REQUIRE_FALSE(typo.ok());
+  CHECK(typo.error().what == "unknown event \"distint\" (events: login; or distinct)");
+}
+
+TEST_CASE("expr: previous() errors") {
+  const std::vector<std::string> names = {"request", "error"};
+  struct Row {
+    std::string text;
+    int col;
+    std::string what;
+    bool distinct = false;
+  };
+  const Row rows[] = {
+      {"previous(eror) > 1", 10, "unknown event \"eror\" (events: request, error; did you mean \"error\"?)"},
+      {"previous() > 1", 10, "unexpected \")\" (previous() takes an event name, e.g. previous(request))"},
+      {"previous(5) > 1", 10, "unexpected \"5\" (previous() takes an event name, e.g. previous(request))"},
+      {"previous(error > 1", 16, "unexpected \">\" (expected \")\" to close the previous( at column 1)"},
+      {"previous(error", 15, "unexpected end (expected \")\" to close the previous( at column 1)"},
+      {"previous > 1", 1, "unknown event \"previous\" (events: request, error)"},
+      {"previous(distinct) > 1", 10, "previous(distinct): a rule that counts distinct values keeps no previous window",
+       true},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.text);
+    auto e = Expr::parse(r.text, swthrottle::config::ExprNames{names, r.distinct});
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.error().col == r.col);
+    CHECK(e.error().what == r.what);
+  }
+}

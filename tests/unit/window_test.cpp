@@ -105,6 +105,76 @@ TEST_CASE_TEMPLATE("window: gaps far beyond the window, and tag aliasing", W, Ac
   }
 }
 
+// previous(): a 3 s window of 1 s buckets that also keeps the 3 s before it.
+// Reads give 2E counts: the window's, then the previous window's.
+TEST_CASE_TEMPLATE("window: the previous window, kept in the same ring", W, AccurateWindow, EfficientWindow) {
+  WindowSpec spec{1000, 3, 2};
+  spec.previous = 1;
+  W w(spec);
+  CHECK(spec.ring() == 6);
+  CHECK(w.add(500, 0) == AddResult::Added);   // bucket 0
+  CHECK(w.add(1500, 1) == AddResult::Added);  // bucket 1
+  CHECK(w.add(2500, 0) == AddResult::Added);  // bucket 2
+  CHECK(read_counts(w, 4) == (U{2, 1, 0, 0}));
+  CHECK(read_counts(w, 2) == (U{2, 1}));  // a read of E counts: the window's only
+  w.advance(3000);                        // bucket 0 goes to the previous window
+  CHECK(read_counts(w, 4) == (U{1, 1, 1, 0}));
+  CHECK(w.add(999, 0) == AddResult::Late);  // the previous window is read, never added to
+  CHECK(w.add(2000, 0) == AddResult::Added);
+  CHECK(read_counts(w, 4) == (U{2, 1, 1, 0}));
+  w.advance(5000);  // window 3..5; previous 0..2
+  CHECK(read_counts(w, 4) == (U{0, 0, 3, 1}));
+  w.advance(6000);  // previous 1..3: bucket 0 leaves the ring
+  CHECK(read_counts(w, 4) == (U{0, 0, 2, 1}));
+  w.advance(8999);  // previous 3..5: nothing left
+  CHECK(read_counts(w, 4) == (U{0, 0, 0, 0}));
+  // A jump of more than the window but less than the ring keeps what became
+  // the previous window; a jump of the whole ring keeps nothing.
+  w.add(9000, 0);
+  w.add(9500, 1);
+  w.advance(13000);  // window 11..13, previous 8..10
+  CHECK(read_counts(w, 4) == (U{0, 0, 1, 1}));
+  w.add(13000, 0);
+  w.advance(19000);  // window 17..19, previous 14..16
+  CHECK(read_counts(w, 4) == (U{0, 0, 0, 0}));
+  // Saved and loaded, the previous window comes back too.
+  w.add(19000, 0);
+  w.advance(21000);
+  w.add(21000, 1);
+  const WindowState st = w.save();
+  CHECK(st.buckets.size() == 2);
+  W back(spec);
+  back.load(st);
+  CHECK(read_counts(back, 4) == (U{1, 1, 0, 0}));
+  back.advance(22000);  // window 20..22, previous 17..19
+  CHECK(read_counts(back, 4) == (U{0, 1, 1, 0}));
+}
+
+// A condition sees the previous window's counts after the window's.
+TEST_CASE_TEMPLATE("window: a spike condition over the previous window", W, AccurateWindow, EfficientWindow) {
+  struct Spike final : Condition {  // error >= 3 * previous(error) and previous(error) >= 2
+    bool holds(std::span<const uint64_t> c) const override { return c.size() == 2 && c[0] >= 3 * c[1] && c[1] >= 2; }
+  } spike;
+  WindowSpec spec{1000, 2, 1};
+  spec.previous = 1;
+  W w(spec);
+  const AlertPolicy policy{&spike, 0, true};
+  U c(2);
+  // Two errors a second for 4 s: never 3 times the previous window (empty at first: below the minimum).
+  for (int64_t t = 0; t < 4000; t += 500) CHECK(w.offer_alert(t, t, 1, policy, c).action == AlertAction::None);
+  CHECK(c == (U{4, 4}));
+  // Then 12 in one second: 2 + 10 against 4 fires; 2 + 12 at the end.
+  AlertOutcome o;
+  for (int64_t t = 4000; t < 4012; ++t) o = w.offer_alert(t, t, 1, policy, c);
+  CHECK(o.firing);
+  CHECK(c == (U{14, 4}));
+  // Two more at 5 s (14 and 13 against 4: still firing); at 6 s the window is 2 against 2 + 12: resolved.
+  for (int64_t t = 5000; t < 6000; t += 500) w.offer_alert(t, t, 1, policy, c);
+  o = w.tick_alert(6000, policy, c);
+  CHECK(c == (U{2, 14}));
+  CHECK(o.action == AlertAction::Resolved);
+}
+
 TEST_CASE_TEMPLATE("window: throttle passes Y per window with summaries", W, AccurateWindow, EfficientWindow) {
   W w(WindowSpec{1000, 10, 1});  // Y = 3 per 10 s
   for (int i = 0; i < 3; ++i) {
@@ -360,7 +430,11 @@ TEST_CASE("window: differential against the reference model") {
     const uint64_t seed = base + i;
     INFO("seed " << seed);
     Gen g{std::mt19937_64(seed)};
-    const WindowSpec spec{widths[g.r(3)], bucket_counts[g.r(4)], static_cast<uint32_t>(1 + g.r(3))};
+    WindowSpec spec{widths[g.r(3)], bucket_counts[g.r(4)], static_cast<uint32_t>(1 + g.r(3))};
+    // Half of the windows also keep the previous window (previous()): their
+    // reads and conditions see 2E counts; throttles must not notice.
+    spec.previous = (seed / 3) % 2;
+    const uint32_t width = spec.counts_width();
     WindowModel model(spec);
     AccurateWindow acc(spec);
     EfficientWindow eff(spec, 4);
@@ -391,8 +465,8 @@ TEST_CASE("window: differential against the reference model") {
           eff.advance(now);
         }
         const U want = model.counts();
-        CHECK(read_counts(acc, spec.events) == want);
-        CHECK(read_counts(eff, spec.events) == want);
+        CHECK(read_counts(acc, width) == want);
+        CHECK(read_counts(eff, width) == want);
       } else if (kind == 1) {
         // A summary's per-event counts, or the sentinel where none was taken.
         U cm(tallied, 77), ca(tallied, 77), ce(tallied, 77);
@@ -411,7 +485,7 @@ TEST_CASE("window: differential against the reference model") {
         CHECK(ca == cm);
         CHECK(ce == cm);
       } else {
-        U cm, ca(spec.events), ce(spec.events);
+        U cm, ca(width), ce(width);
         if (g.r(6) == 0) {
           const AlertOutcome m = model.tick_alert(now, policy, cm);
           check_same(m, acc.tick_alert(now, policy, ca));
@@ -446,9 +520,10 @@ TEST_CASE("window: save and load continue exactly, in either mode") {
     const uint64_t seed = base + i;
     INFO("seed " << seed);
     Gen g{std::mt19937_64(seed)};
-    const WindowSpec spec{std::array<int64_t, 3>{1, 7, 1000}[g.r(3)], std::array<uint32_t, 3>{1, 3, 10}[g.r(3)],
-                          static_cast<uint32_t>(1 + g.r(2))};
-    const int kind = static_cast<int>(seed % 2);  // 0 throttle, 1 alert
+    WindowSpec spec{std::array<int64_t, 3>{1, 7, 1000}[g.r(3)], std::array<uint32_t, 3>{1, 3, 10}[g.r(3)],
+                    static_cast<uint32_t>(1 + g.r(2))};
+    const int kind = static_cast<int>(seed % 2);       // 0 throttle, 1 alert
+    spec.previous = kind == 1 && (seed / 2) % 2 == 1;  // the previous window is saved and loaded too
     const uint64_t limit = std::array<uint64_t, 3>{1, 3, 8}[g.r(3)];
     AtLeast at_least(limit);
     AlertPolicy policy{&at_least, std::array<int64_t, 3>{0, spec.length_ms(), 5 * spec.length_ms()}[g.r(3)], true};
@@ -484,7 +559,7 @@ TEST_CASE("window: save and load continue exactly, in either mode") {
         CHECK(ca == cm);
         CHECK(ce == cm);
       } else {
-        U cm, ca(spec.events), ce(spec.events);
+        U cm, ca(spec.counts_width()), ce(spec.counts_width());
         const uint64_t mask = 1 + g.r((uint64_t{1} << spec.events) - 1);
         const AlertOutcome m = model.offer_alert(t, now, mask, policy, cm);
         check_same(m, a->offer_alert(t, now, mask, policy, ca));
