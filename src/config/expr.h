@@ -45,6 +45,10 @@ class Expr {
 
   const std::string& text() const { return text_; }
 
+  // The numbers written in it (a threshold: its Y), for probing what the
+  // condition can do (config/condition_probe.h).
+  std::vector<double> numbers() const;
+
   // Implementation detail, public for the implementation file only.
   struct Op {
     uint8_t code;

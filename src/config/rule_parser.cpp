@@ -13,6 +13,7 @@
 #include "config/regex_lint.h"
 #include "config/rule_identity.h"
 #include "config/settings_parser.h"
+#include "config/watch_parser.h"
 
 namespace swthrottle::config {
 namespace {
@@ -378,12 +379,16 @@ MaybeError parse_window_options(RuleTable& r, PendingRule& out) {
   return std::nullopt;
 }
 
+// for, forget, then and within (config/watch_parser.h): after everything
+// they depend on (the condition, resolve, fleet).
+MaybeError parse_watch(RuleTable& r, PendingRule& out) { return parse_watch_keys(r.in, r.t, r.label, out.rule); }
+
 // The sections of a [[rule]] table, in the order they are read. A new rule
 // setting is a section here (and its key in kRuleKeys).
 using Section = MaybeError (*)(RuleTable&, PendingRule&);
-constexpr Section kSections[] = {parse_identity, parse_rule_events, parse_condition,
-                                 parse_ignore,   parse_templates,   parse_cooldown,
-                                 parse_resolve,  parse_actions,     parse_window_options};
+constexpr Section kSections[] = {parse_identity,       parse_rule_events, parse_condition, parse_ignore,
+                                 parse_templates,      parse_cooldown,    parse_resolve,   parse_actions,
+                                 parse_window_options, parse_watch};
 
 }  // namespace
 
