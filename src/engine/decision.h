@@ -29,6 +29,11 @@ enum class Verdict : uint8_t {
   FleetClaimed,   // the condition holds and this host claimed the fleet's alert
   FleetHeldBack,  // the condition holds in the fleet window; the fleet's cooldown holds the alert
   FleetCounted,   // counted in the fleet window; the condition is false
+  // watched alert rules (`for`)
+  Pending,  // the condition holds, not yet for `for`: no alert yet (Decision::since_ms)
+  // sequences (`then`)
+  Armed,    // `when` holds: the key waits for `then` (within `within`)
+  Waiting,  // counted while armed (since Decision::since_ms); `then` does not hold yet
 };
 
 // What the fleet said to a throttle rule's line.
@@ -44,6 +49,7 @@ struct Decision {
   uint64_t window_count =
       0;                   // with Hit::want_count: the window's count after (throttle: passed lines; alert: all events)
   int64_t window_now = 0;  // alert rules: the window's "now" after the decision
+  int64_t since_ms = 0;    // Pending: the condition holds since; Waiting: armed since
 };
 
 }  // namespace swthrottle::engine

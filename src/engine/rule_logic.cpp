@@ -1,5 +1,7 @@
 #include "engine/rule_logic.h"
 
+#include "config/watch_parser.h"
+
 namespace swthrottle::engine {
 namespace {
 
@@ -11,6 +13,8 @@ bool is_fleet_alert(const config::Rule& r) {
 }
 bool is_throttle(const config::Rule& r) { return r.kind == config::RuleKind::Throttle; }
 bool is_alert(const config::Rule& r) { return r.kind == config::RuleKind::Alert; }
+bool is_watched(const config::Rule& r) { return config::is_watched(r); }
+bool is_sequence(const config::Rule& r) { return config::is_sequence(r); }
 
 struct Kind {
   bool (*applies)(const config::Rule&);
@@ -21,6 +25,8 @@ struct Kind {
 constexpr Kind kKinds[] = {
     {is_fleet_throttle, fleet_throttle_logic},
     {is_fleet_alert, fleet_alert_logic},
+    {is_watched, watch_logic},
+    {is_sequence, sequence_logic},
     {is_throttle, throttle_logic},
     {is_alert, alert_logic},
 };

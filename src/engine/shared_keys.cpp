@@ -24,7 +24,7 @@ void Engine::share_keys(bool every_keyed) {
   std::vector<std::vector<uint32_t>> copies(states_.size());
   for (const auto& rs : states_) {
     const config::Rule& r = *rs->rule;
-    if (!r.matched_as || !r.key || *r.matched_as >= rs->index) continue;
+    if (!r.matched_as || !r.key || *r.matched_as >= rs->index || rs->watch) continue;
     const config::Rule& source = *states_[*r.matched_as]->rule;
     if (!source.key || source.key->text() != r.key->text() || source.mode != r.mode || source.max_keys != r.max_keys)
       continue;
@@ -32,7 +32,8 @@ void Engine::share_keys(bool every_keyed) {
   }
   for (std::size_t s = 0; s < states_.size(); ++s) {
     const RuleState& source = *states_[s];
-    if (!source.keys || source.rule->matched_as || source.fleet) continue;
+    // A watched rule or a sequence keeps state beside each window of its own map (watch_rule.h).
+    if (!source.keys || source.rule->matched_as || source.fleet || source.watch) continue;
     if (copies[s].empty() && !every_keyed) continue;
     auto sharers = std::make_shared<std::vector<uint32_t>>();
     sharers->push_back(static_cast<uint32_t>(s));
