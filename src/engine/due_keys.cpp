@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <functional>
 
 namespace swthrottle::engine {
 
@@ -55,17 +54,7 @@ int64_t DueKeys::take_next(int64_t up_to, std::vector<SlotRef>& out) {
     for (auto it = later; it != list.end(); ++it) out.push_back(std::move(it->slot));
     entries_ -= static_cast<std::size_t>(list.end() - later);
     list.erase(later, list.end());
-    if (out.empty()) continue;
-    // Stable order for the records; a key due twice (two of its buckets
-    // leave at once, or a deadline there too) is visited once.
-    auto key_less = [](const SlotRef& a, const SlotRef& c) {
-      if (!a || !c) return !a && c;
-      if (a->key() != c->key()) return a->key() < c->key();
-      return std::less<const Slot*>()(a.get(), c.get());  // an evicted key and the same key come back
-    };
-    std::sort(out.begin(), out.end(), key_less);
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return b;
+    if (!out.empty()) return b;
   }
   return kNone;
 }

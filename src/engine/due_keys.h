@@ -39,9 +39,11 @@ class DueKeys {
   // after the last bucket taken).
   void add(SlotRef slot, int64_t due);
 
-  // The entries due at the earliest bucket <= up_to not taken yet, sorted
-  // by key, each key once, into `out` (cleared first); returns that bucket,
-  // or kNone when nothing is due up to up_to (which then counts as taken).
+  // The entries due at the earliest bucket <= up_to not taken yet, into
+  // `out` (cleared first), in no particular order and a key maybe twice (two
+  // of its buckets leave at once, or its deadline is there too); returns
+  // that bucket, or kNone when nothing is due up to up_to (which then
+  // counts as taken).
   static constexpr int64_t kNone = INT64_MIN;
   int64_t take_next(int64_t up_to, std::vector<SlotRef>& out);
 

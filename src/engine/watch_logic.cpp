@@ -128,8 +128,14 @@ class WatchLogic final : public RuleLogic {
   void check_rule(RuleState& rs, int64_t now, FleetLink*, std::vector<Record>& out) const override {
     begin(rs, now);  // a rule new to a state file or a reload watches from its first check
     std::vector<SlotRef> due;
-    for (int64_t b; (b = rs.watch->due.take_next(now / rs.spec.width_ms, due)) != DueKeys::kNone;)
+    for (int64_t b; (b = rs.watch->due.take_next(now / rs.spec.width_ms, due)) != DueKeys::kNone;) {
+      const std::size_t first = out.size();
       for (const SlotRef& slot : due) visit(rs, slot, b, out);
+      // The keys' records of one boundary in key order (a key writes at
+      // most one there): sorting the few records, not the many keys due.
+      std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                [](const Record& x, const Record& y) { return x.key < y.key; });
+    }
   }
 
   void save_key(RuleState& rs, const Slot* slot, RuleWindows::Keyed& k) const override {
@@ -138,7 +144,7 @@ class WatchLogic final : public RuleLogic {
     WatchedKey& w = k.watch.emplace();
     w.since_ms = key.seen ? key.since_ms : -1;
     w.last_event_ms = key.seen ? key.last_event_ms : -1;
-    w.pending_since_ms = key.state.pending ? key.state.pending_since_ms : -1;
+    w.pending_since_ms = key.state.pending_since_ms;
     w.firing = key.state.alert.firing;
     w.announced = key.state.alert.announced;
     w.alerted = key.state.alert.alerted;
@@ -154,8 +160,7 @@ class WatchLogic final : public RuleLogic {
       key.seen = w.since_ms >= 0;
       key.since_ms = std::max<int64_t>(w.since_ms, 0);
       key.last_event_ms = std::max<int64_t>(w.last_event_ms, key.since_ms);
-      key.state.pending = w.pending_since_ms >= 0;
-      key.state.pending_since_ms = std::max<int64_t>(w.pending_since_ms, 0);
+      key.state.pending_since_ms = w.pending_since_ms;
       key.state.alert = window::AlertState{w.firing, w.announced, w.alerted, w.last_alert_ms};
       key.held_back = w.held_back;
     } else if (!k.window.buckets.empty()) {  // saved by a run that did not watch it: watched from now on
@@ -206,7 +211,7 @@ class WatchLogic final : public RuleLogic {
       const int64_t warm = window::bucket_of(k.since_ms, rs.spec) + rs.spec.buckets;
       if (warm > nb) due = warm;
     }
-    if (k.state.pending && !a.firing) due = std::min(due, ceil_bucket(k.state.pending_since_ms + rs.rule->for_ms, w));
+    if (k.state.pending() && !a.firing) due = std::min(due, ceil_bucket(k.state.pending_since_ms + rs.rule->for_ms, w));
     if (k.holds && a.firing && !a.announced && a.alerted)
       due = std::min(due, ceil_bucket(a.last_alert_ms + rs.policy.cooldown_ms, w));
     if (slot != nullptr && rs.rule->forget_ms > 0 && !(a.firing && a.announced && rs.policy.resolve))

@@ -14,9 +14,11 @@ namespace swthrottle::engine {
 
 struct WatchState {
   window::AlertState alert;
-  bool pending = false;          // `for`: the condition holds, not yet for long enough
-  int64_t pending_since_ms = 0;  // when it began to hold (pending)
+  // `for`: when the condition began to hold, while not yet for long enough;
+  // -1: not pending (times are never negative: window/bucket.h).
+  int64_t pending_since_ms = -1;
 
+  constexpr bool pending() const { return pending_since_ms >= 0; }
   friend constexpr bool operator==(const WatchState&, const WatchState&) = default;
 };
 
@@ -44,17 +46,14 @@ enum class WatchResult : uint8_t {
 constexpr WatchResult step_watch(WatchState& s, bool holds, bool clears, bool from_event, int64_t now_ms,
                                  int64_t for_ms, const window::AlertPolicy& policy) {
   if (!holds) {
-    s.pending = false;
+    s.pending_since_ms = -1;
     const window::AlertStep step = window::next_alert_state(s.alert, false, clears, false, now_ms, policy);
     s.alert = step.next;
     if (step.action == window::AlertAction::Resolved) return WatchResult::Resolved;
     return s.alert.firing ? WatchResult::StillFiring : WatchResult::Quiet;
   }
   if (for_ms > 0 && !s.alert.firing) {
-    if (!s.pending) {
-      s.pending = true;
-      s.pending_since_ms = now_ms;
-    }
+    if (!s.pending()) s.pending_since_ms = now_ms;
     if (now_ms - s.pending_since_ms < for_ms) return WatchResult::Pending;
   }
   if (!from_event && s.alert.announced) return WatchResult::Firing;

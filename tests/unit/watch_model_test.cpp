@@ -10,14 +10,11 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
-#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "config/rules.h"
-#include "engine/engine.h"
-#include "match/matcher.h"
+#include "support/engine_run.h"
 #include "support/seed.h"
 #include "support/watch_model.h"
 
@@ -25,56 +22,9 @@ namespace {
 
 namespace sw = swthrottle;
 using sw::test::Counts;
+using sw::test::EngineRun;
 using sw::test::WatchModel;
 using sw::test::WatchRuleModel;
-
-std::string describe(const sw::engine::Record& r) {
-  std::string s = r.type == sw::engine::RecordType::Alert      ? "alert"
-                  : r.type == sw::engine::RecordType::Resolved ? "resolved"
-                                                               : "other";
-  s += " t=" + std::to_string(r.time_ms) + " " + r.rule->name + " key=" + r.key + " count=" + std::to_string(r.count) +
-       " counts=[";
-  for (std::size_t i = 0; i < r.counts.size(); ++i) s += (i ? "," : "") + std::to_string(r.counts[i]);
-  s += "] suppressed=" + std::to_string(r.suppressed);
-  if (r.has_line) s += " |" + std::string(r.line) + "|";
-  return s + "\n";
-}
-
-// One engine over one rule, fed in order.
-class Run {
- public:
-  explicit Run(const std::string& toml) {
-    auto r = sw::config::parse_rules(toml, "rules.toml");
-    REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().str()) << "\n" << toml);
-    rules_ = std::make_unique<sw::config::RuleSet>(std::move(*r));
-    auto m = sw::match::Matcher::make(*rules_);
-    REQUIRE(m.ok());
-    matcher_.emplace(std::move(*m));
-    engine_ = std::make_unique<sw::engine::Engine>(*rules_, sw::engine::EngineOptions{});
-  }
-  std::string line(const std::string& text, int64_t t) {
-    matcher_->match(text, m_);
-    engine_->offer(sw::engine::LineEvent{text, true, t}, m_, out_);
-    return records();
-  }
-  std::string tick(int64_t t) {
-    engine_->tick(t, out_);
-    return records();
-  }
-
- private:
-  std::string records() {
-    std::string s;
-    for (const auto& r : out_)
-      if (r.type != sw::engine::RecordType::Line) s += describe(r);
-    return s;
-  }
-  std::unique_ptr<sw::config::RuleSet> rules_;
-  std::optional<sw::match::Matcher> matcher_;
-  std::unique_ptr<sw::engine::Engine> engine_;
-  sw::match::MatchResult m_;
-  std::vector<sw::engine::Record> out_;
-};
 
 // Conditions over the events a and b, as `when` text and as the model's test.
 struct Condition {
@@ -189,7 +139,7 @@ struct Seen {
 // late for the window).
 void run_case(std::mt19937_64& rng, const Case& c, int steps, Seen& seen) {
   INFO("rules:\n" << c.toml);
-  Run engine(c.toml);
+  EngineRun engine(c.toml);
   WatchModel model(c.model);
   auto pick = [&](int64_t n) { return static_cast<int64_t>(rng() % static_cast<uint64_t>(n)); };
   int64_t t = 1'795'255'200'000 + pick(10'000);
