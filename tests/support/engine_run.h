@@ -59,6 +59,8 @@ class EngineRun {
     return records();
   }
 
+  // The records of the last call (a line's view its text: keep it alive).
+  const std::vector<engine::Record>& last() const { return out_; }
   engine::Engine& engine() { return *engine_; }
   const config::RuleSet& rules() const { return *rules_; }
 
