@@ -163,16 +163,26 @@ class WatchLogic final : public RuleLogic {
       key.state.pending_since_ms = w.pending_since_ms;
       key.state.alert = window::AlertState{w.firing, w.announced, w.alerted, w.last_alert_ms};
       key.held_back = w.held_back;
-    } else if (!k.window.buckets.empty()) {  // saved by a run that did not watch it: watched from now on
+    } else if (k.window.now_ms >= 0) {
+      // Saved by a swthrottle before watched rules, as a plain alert rule's
+      // window: its alert state carries over, and it counts as watched for
+      // the window it has (past its warm-up: a firing key stays firing).
       key.seen = true;
-      key.since_ms = key.last_event_ms = std::max<int64_t>(k.window.now_ms, 0);
+      key.last_event_ms = k.window.now_ms;
+      key.since_ms = std::max<int64_t>(0, k.window.now_ms - rs.spec.length_ms());
+      key.state.alert =
+          window::AlertState{k.window.firing, k.window.announced, k.window.alerted, k.window.last_alert_ms};
+      key.held_back = k.window.alert_suppressed;
     }
-    // Due again when each bucket with events leaves the window, and at the deadline.
+    // Due again when each bucket with events leaves the window (a check
+    // before the window's own time would read its later counts), and at
+    // the deadline.
+    const int64_t now = std::max<int64_t>(k.window.now_ms, 0);
     for (const window::WindowState::Bucket& b : k.window.buckets) {
+      if (b.bucket + rs.spec.buckets <= window::bucket_of(now, rs.spec)) continue;
       rs.watch->due.add(slot, b.bucket + rs.spec.buckets);
       key.expiry_b = std::max(key.expiry_b, b.bucket);
     }
-    const int64_t now = std::max<int64_t>(k.window.now_ms, 0);
     key.holds = evaluate_at(rs, key, slot ? slot->window() : *rs.single, now);
     key.deadline_b = 0;
     if (key.seen) schedule_deadline(rs, key, slot ? &slot : nullptr, now);

@@ -163,11 +163,11 @@ std::string window_problem(const config::Rule& rule, const window::WindowSpec& s
 // What a watched rule or a sequence (config/watch_parser.h) could not have
 // written beside a window, or "".
 std::string watch_problem(const config::Rule& rule, const RuleWindows::Keyed& k, const std::string& path) {
-  const bool keeps = config::is_watched(rule) || config::is_sequence(rule);
-  if (k.watch.has_value() != keeps)
-    return keeps ? fmt::format("{}: no \"watch\" for a rule that keeps one", path)
-                 : fmt::format("{}: a \"watch\" for a rule that keeps none", at(path, "watch"));
+  // A window without one is not damage: a rule of silence (`hb < 1`) was a
+  // plain alert rule, of the same fingerprint, to a swthrottle before them.
   if (!k.watch) return {};
+  if (!config::is_watched(rule) && !config::is_sequence(rule))
+    return fmt::format("{}: a \"watch\" for a rule that keeps none", at(path, "watch"));
   const engine::WatchedKey& w = *k.watch;
   const std::string wp = at(path, "watch");
   if (config::is_sequence(rule)) {

@@ -11,6 +11,7 @@
 #include "cli/explain.h"
 #include "engine/engine.h"
 #include "state/state_codec.h"
+#include "state/state_validation.h"
 #include "support/engine_run.h"
 
 namespace {
@@ -50,7 +51,7 @@ TEST_CASE("watch: a rule without key fires on silence only once it has watched o
   }
 }
 
-TEST_CASE("watch: a key is watched from its first event; silence is dated at each boundary crossed") {
+TEST_CASE("watch: a key is watched from its first event, and silence is dated at each boundary crossed") {
   for (const std::string& mode : kModes) {
     CAPTURE(mode);
     EngineRun r(rules(mode, "when = \"hb < 3\"\nresolve = true\n"));
@@ -70,7 +71,7 @@ TEST_CASE("watch: a key is watched from its first event; silence is dated at eac
   }
 }
 
-TEST_CASE("watch: for: pending, then firing; a check where it does not hold starts it over") {
+TEST_CASE("watch: for: pending, then firing, and a check where it does not hold starts it over") {
   for (const std::string& mode : kModes) {
     CAPTURE(mode);
     // A job is started (hb) and finished (x); the condition holds from its
@@ -320,4 +321,81 @@ TEST_CASE("sequence: when arms a key, then must follow within `within`, in that 
     CHECK(r.tick(60'000) == "");
     CHECK(r.finish() == "");
   }
+}
+
+TEST_CASE("watch: a state saved before watched rules existed carries the alert state over") {
+  for (const std::string& mode : kModes) {
+    CAPTURE(mode);
+    // `hb < 1` was a plain alert rule, of the same fingerprint, evaluated
+    // on lines only: a's beat of 2000 (bucket 2) left the window at bucket
+    // 12, and its x of 13000 found it silent (the window it saved holds
+    // only that x). The window has no "watch".
+    EngineRun r(rules(mode, "when = \"hb < 1\"\nresolve = true\n"));
+    sw::engine::EngineState st;
+    st.now_ms = 13'500;
+    sw::engine::RuleWindows rw;
+    rw.rule = "r";
+    rw.fingerprint = r.rules().rules[0].fingerprint;
+    sw::window::WindowState w;
+    w.now_ms = 13'000;
+    w.buckets.push_back({13, {0, 1}});
+    w.firing = w.announced = w.alerted = true;
+    w.last_alert_ms = 13'000;
+    rw.windows.push_back({"a", w});
+    st.rules.push_back(rw);
+    CHECK(r.engine().load_state(st).empty());
+    // Watched from now on, and still firing: its checks announce nothing
+    // new, and a beat resolves the episode the old run announced.
+    CHECK(r.tick(20'000) == "");
+    CHECK(r.line("HB a", 21'000) == "resolved t=21000 r key=a count=2 counts=[1,1] suppressed=0\n");
+  }
+}
+
+TEST_CASE("watch: --state refuses a watch no run writes, and drops one its rule cannot have") {
+  const std::string text = rules("efficient", "when = \"hb >= 1 and x < 1\"\nfor = \"5s\"\n") +
+                           "[[rule]]\nname = \"plain\"\nkind = \"alert\"\nwindow = \"10s\"\nwhen = \"hb >= 1\"\n"
+                           "key = \"{host}\"\n  [[rule.event]]\n  name = \"hb\"\n  match = 'HB (?P<host>\\w+)'\n";
+  EngineRun r(text);
+  // j1 beats: pending in r (no x), an alert of the plain rule.
+  CHECK(r.line("HB j1", 1'000) == "alert t=1000 plain key=j1 count=1 counts=[1] suppressed=0 |HB j1|\n");
+  const sw::engine::EngineState saved = r.engine().save_state();
+  REQUIRE(saved.rules.size() == 2);
+  REQUIRE(saved.rules[0].windows.size() == 1);
+  REQUIRE(saved.rules[0].windows[0].watch.has_value());
+  CHECK(saved.rules[0].windows[0].watch->pending_since_ms == 1'000);
+  CHECK(saved.rules[0].windows[0].watch->since_ms == 1'000);
+  CHECK_FALSE(saved.rules[1].windows[0].watch.has_value());  // a plain rule keeps none
+  auto round_trip = sw::state::from_json(sw::state::to_json(saved, 0));
+  REQUIRE(round_trip.ok());
+  CHECK(sw::state::drop_inconsistent(*round_trip, r.rules()).empty());
+
+  // A time no run writes: the file is refused, with the member's path.
+  sw::engine::EngineState bad = saved;
+  bad.rules[0].windows[0].watch->pending_since_ms = -5;
+  auto refused = sw::state::from_json(sw::state::to_json(bad, 0));
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().what.rfind("rules[0].windows[0].watch.pending_since_ms: time -5 is out of range", 0) == 0);
+  // An alert state the machine never reaches.
+  bad = saved;
+  bad.rules[0].windows[0].watch->announced = true;
+  refused = sw::state::from_json(sw::state::to_json(bad, 0));
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().what == "rules[0].windows[0].watch.announced: true while \"firing\" is false");
+
+  // A watch beside a plain rule's window, or a sequence's counts in a watched
+  // rule's: that rule starts fresh, the other keeps its state.
+  sw::engine::EngineState odd = saved;
+  odd.rules[1].windows[0].watch = sw::engine::WatchedKey{};
+  auto read = sw::state::from_json(sw::state::to_json(odd, 0));
+  REQUIRE(read.ok());
+  auto dropped = sw::state::drop_inconsistent(*read, r.rules());
+  REQUIRE(dropped.size() == 1);
+  CHECK(dropped[0] == "rules[1].windows[0].watch: a \"watch\" for a rule that keeps none; rule \"plain\" starts fresh");
+  odd = saved;
+  odd.rules[0].windows[0].watch->then_counts = {1, 0};
+  read = sw::state::from_json(sw::state::to_json(odd, 0));
+  REQUIRE(read.ok());
+  dropped = sw::state::drop_inconsistent(*read, r.rules());
+  REQUIRE(dropped.size() == 1);
+  CHECK(dropped[0] == "rules[0].windows[0].watch: a sequence's state in a watched rule's; rule \"r\" starts fresh");
 }
