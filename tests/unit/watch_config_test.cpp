@@ -128,7 +128,7 @@ TEST_CASE("watch config: a watched rule or a sequence is no fleet rule") {
       R"(rules.toml:8:8: [[rule]] "r" is a sequence (then), which a fleet rule cannot be: the fleet window counts events, not what came after what; remove fleet)");
 }
 
-TEST_CASE("watch config: for, then and within are part of the --state identity; a reload keeps the shape") {
+TEST_CASE("watch config: for, then and within are part of the --state identity, and a reload keeps the shape") {
   const cfg::Rule plain = load(rule("window = \"1m\"\nwhen = \"a >= 1\"\n")).rules[0];
   const cfg::Rule for1 = load(rule("window = \"1m\"\nwhen = \"a >= 1\"\nfor = \"1m\"\n")).rules[0];
   const cfg::Rule for2 = load(rule("window = \"1m\"\nwhen = \"a >= 1\"\nfor = \"2m\"\n")).rules[0];
