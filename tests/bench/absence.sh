@@ -7,7 +7,8 @@
 # what keying itself costs. The log (gen_heartbeats.py): BENCH_HOSTS hosts
 # beating every minute for 15 minutes, 1 % stopping halfway, and half as
 # many other lines. Prints Markdown: the best wall and CPU time of
-# BENCH_RUNS runs of each, peak RSS, the alerts written, and the ratio.
+# BENCH_RUNS runs of each, peak RSS, the alerts written, the ratio, and
+# the memory a watched key costs beyond a plain one (man page: LIMITS).
 #
 #   tests/bench/absence.sh BINARY      a Release swthrottle
 #
@@ -69,5 +70,6 @@ for row in "absence rule (hb < 1)|$a_s|$a_c|$a_k|$a_n" "plain alert rule (hb > 1
   awk -v name="$name" -v s="$s" -v c="$c" -v k="$k" -v n="$n" \
     'BEGIN { printf "| %s | %.2f | %.2f | %.0f | %d |\n", name, s, c, k / 1024, n }'
 done
-awk -v a="$a_s" -v p="$p_s" -v ac="$a_c" -v pc="$p_c" 'BEGIN {
-  printf "\nabsence / plain: %.2fx wall, %.2fx CPU (goal: at most 1.2x)\n", a / p, ac / pc }'
+awk -v a="$a_s" -v p="$p_s" -v ac="$a_c" -v pc="$p_c" -v ak="$a_k" -v pk="$p_k" -v h="$hosts" 'BEGIN {
+  printf "\nabsence / plain: %.2fx wall, %.2fx CPU (goal: at most 1.2x)\n", a / p, ac / pc
+  printf "memory per watched key: %.0f bytes more than a plain alert key (peak RSS)\n", (ak - pk) * 1024 / h }'
