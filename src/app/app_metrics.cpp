@@ -100,6 +100,7 @@ metrics::Snapshot App::snapshot() {
     c.untimed = rs.untimed.get();
     c.keys = rs.keys.get();
     c.evictions = rs.evictions.get();
+    c.forgotten = rs.forgotten.get();
     c.keys_now = e.key_count(r);
     s.rules.push_back(std::move(c));
   }

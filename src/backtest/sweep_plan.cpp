@@ -149,8 +149,9 @@ Result<SweepRequest> parse_sweep(std::string_view values, std::string_view windo
 std::optional<WhenThreshold> when_threshold(std::string_view when) {
   const std::string_view text = trim(when);
   if (has_word(text, "and") || has_word(text, "or") || has_word(text, "not")) return std::nullopt;
-  const std::size_t op = text.find_last_of('>');
-  if (op == std::string_view::npos || text.find('<') != std::string_view::npos) return std::nullopt;
+  // `EXPR > N`, `EXPR >= N`, or an absence's `EXPR < N`, `EXPR <= N`.
+  const std::size_t op = text.find_last_of("<>");
+  if (op == std::string_view::npos) return std::nullopt;
   // One comparison only: no other operator before this one.
   const std::string_view left = text.substr(0, op);
   if (left.find_first_of("<>=!") != std::string_view::npos) return std::nullopt;
@@ -236,7 +237,7 @@ SweptBy swept_by(const config::Rule& rule, bool values_asked) {
   } else if (values_asked) {
     by.not_swept = rule.keeps_previous
                        ? "its when has no one factor N * previous(e) (or previous(e) * N, previous(e) / N)"
-                       : "its when is not one comparison EXPR >= N or EXPR > N";
+                       : "its when is not one comparison EXPR >= N, EXPR > N, EXPR < N or EXPR <= N";
   }
   return by;
 }

@@ -35,9 +35,10 @@ struct SweepRequest {
 // Either may be empty. Errors name the item and its column (1-based).
 Result<SweepRequest> parse_sweep(std::string_view values, std::string_view windows);
 
-// The number a `when` ends in, when it is a single comparison `EXPR >= N`
-// or `EXPR > N` (no `and`, `or` or `not` around it): prefix is the text up
-// to and including the operator. nullopt: not a `when` a sweep can vary.
+// The number a `when` ends in, when it is a single comparison `EXPR >= N`,
+// `EXPR > N`, or (a condition of silence) `EXPR < N` or `EXPR <= N` (no
+// `and`, `or` or `not` around it): prefix is the text up to and including
+// the operator. nullopt: not a `when` a sweep can vary.
 struct WhenThreshold {
   std::string prefix;  // "error / request >"
   std::string number;  // "0.05"

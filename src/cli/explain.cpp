@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "config/duration.h"
+
 #include "util/json.h"
 
 namespace swthrottle::cli {
@@ -36,6 +38,21 @@ std::string throttle_decision(const config::RuleSet& rules, const config::Rule& 
   return out;
 }
 
+// `for` (man page: SILENCE AND SEQUENCES): pending, then firing.
+std::string pending_decision(const config::Rule& r, const engine::Decision& d) {
+  std::string since, fires;
+  append_rfc3339_ms(since, d.since_ms);
+  append_rfc3339_ms(fires, d.since_ms + r.for_ms);
+  return fmt::format("condition holds; pending since {} (for {}): fires at the first check from {} on if it holds",
+                     since, config::format_duration(r.for_ms), fires);
+}
+
+std::string waiting_decision(const config::Rule& r, const engine::Decision& d) {
+  std::string since;
+  append_rfc3339_ms(since, d.since_ms);
+  return fmt::format("counted; armed since {}: then \"{}\" does not hold yet", since, r.then_text);
+}
+
 }  // namespace
 
 std::string explain_decision(const config::RuleSet& rules, const engine::ExplainEntry& e) {
@@ -50,8 +67,13 @@ std::string explain_decision(const config::RuleSet& rules, const engine::Explain
     case Verdict::Late: return "late: older than the window, not counted";
     case Verdict::Counted: return "counted; condition false";
     case Verdict::CountedFiring: return "counted; condition false, still firing: resolve_when does not hold";
-    case Verdict::HeldBack: return "condition holds; no alert: inside the cooldown since the last one";
-    case Verdict::Alert: return "alert";
+    case Verdict::HeldBack:
+      return r.for_ms > 0 ? "condition holds; firing: no alert inside the cooldown since the last one"
+                          : "condition holds; no alert: inside the cooldown since the last one";
+    case Verdict::Alert:
+      return r.for_ms > 0
+                 ? fmt::format("alert: the condition has held for {}, firing", config::format_duration(r.for_ms))
+                 : "alert";
     case Verdict::Resolved: return "resolved: the condition no longer holds";
     case Verdict::FleetQueued: return "counted; sent to the fleet with the next flush";
     case Verdict::FleetNoAlert:
@@ -66,6 +88,11 @@ std::string explain_decision(const config::RuleSet& rules, const engine::Explain
     case Verdict::SeenValue: return fmt::format("seen within {}: remembered, no alert", r.window_text);
     case Verdict::Learning: return fmt::format("learning (the rule's first {}): remembered, no alert", r.learn_text);
     case Verdict::NoValue: return "no value: the new template rendered nothing, nothing remembered";
+    case Verdict::Pending: return pending_decision(r, e.decision);
+    case Verdict::Armed:
+      return fmt::format("first step holds: armed, waiting up to {} for then \"{}\"",
+                         config::format_duration(r.within_ms), r.then_text);
+    case Verdict::Waiting: return waiting_decision(r, e.decision);
   }
   return "";
 }

@@ -6,11 +6,50 @@
 
 #include <fmt/format.h>
 
+#include "config/condition_probe.h"
 #include "config/duration.h"
+#include "config/watch_parser.h"
 #include "match/prefilter.h"
 #include "util/json.h"
 
 namespace swthrottle::cli {
+
+namespace {
+
+// for, forget, then and within, and the warnings about a condition that can
+// never hold or holds only on silence (man page: SILENCE AND SEQUENCES).
+std::string watch_lines(const config::Rule& r) {
+  if (r.kind == config::RuleKind::Throttle) return "";
+  std::string out;
+  if (config::is_sequence(r)) {
+    out +=
+        fmt::format("  then: \"{}\" within {} after when holds\n", r.then_text, config::format_duration(r.within_ms));
+  } else if (config::is_watched(r)) {
+    out += "  checked at every boundary:";
+    if (config::holds_when_empty(r)) out += " holds on an empty window (silence), after a window's warm-up;";
+    if (r.for_ms > 0) out += fmt::format(" for {};", config::format_duration(r.for_ms));
+    if (r.forget_ms > 0)
+      out += fmt::format(" a key is forgotten after {} without an event;", config::format_duration(r.forget_ms));
+    out.back() = '\n';
+  }
+  const std::string& when = r.threshold ? std::string() : r.when_text;
+  const config::ConditionProbe p = config::probe_condition(r.when, r.events.size());
+  if (!p.holds_somewhere)
+    out += fmt::format(
+        "  warning: when \"{}\" can never hold (no counts swthrottle tried make it true): the rule "
+        "never alerts\n",
+        when);
+  else if (p.holds_only_when_empty && !r.resolve && !config::is_sequence(r))
+    out += fmt::format(
+        "  warning: when \"{}\" holds only on an empty window (silence): without resolve = true "
+        "nothing says when its events come back\n",
+        when);
+  if (r.then && !config::probe_condition(*r.then, r.events.size()).holds_somewhere)
+    out += fmt::format("  warning: then \"{}\" can never hold: the sequence never completes\n", r.then_text);
+  return out;
+}
+
+}  // namespace
 
 std::string check_summary(const config::RuleSet& rules) {
   std::string out;
@@ -78,6 +117,7 @@ std::string check_summary(const config::RuleSet& rules) {
       if (r.resolve_when) out += fmt::format(" when \"{}\"", r.resolve_when_text);
       out += "\n";
     }
+    out += watch_lines(r);
     if (r.message) out += fmt::format("  message: {}\n", r.message->text());
     if (!r.exec.empty()) {
       out += "  exec:";
@@ -148,6 +188,8 @@ std::string stats_report(const engine::Engine& engine) {
     if (rules[i].new_value) {
       out.insert(out.size() - 1, fmt::format(" learned {} values {}", s.learned.get(), engine.values_remembered(i)));
     }
+    // Only on watched rules (`forget`): the lines of the others stay as they were.
+    if (rules[i].forget_ms > 0) out.insert(out.size() - 1, fmt::format(" forgotten {}", s.forgotten.get()));
     // Only on fleet rules: the lines of the others stay as they were.
     if (rules[i].fleet != config::FleetMode::Off) {
       out.insert(out.size() - 1, fmt::format(" fleet_local {} fleet_late {}", s.fleet_local.get(), s.fleet_late.get()));

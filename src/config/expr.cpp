@@ -504,6 +504,15 @@ Expr Expr::threshold(uint64_t y, std::size_t events) {
   return e;
 }
 
+std::vector<double> Expr::numbers() const {
+  std::vector<double> out;
+  for (const Op& op : code_) {
+    if (op.code == kPushNum) out.push_back(op.num);
+    if (op.code == kSumGe) out.push_back(static_cast<double>(std::bit_cast<uint64_t>(op.num)));
+  }
+  return out;
+}
+
 bool Expr::eval(std::span<const uint64_t> counts) const {
   if (code_.empty()) return false;
   std::array<double, kStackSize> st;

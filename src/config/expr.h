@@ -65,6 +65,10 @@ class Expr {
   // Reads `distinct`.
   bool uses_distinct() const { return uses_distinct_; }
 
+  // The numbers written in it (a threshold: its Y), for probing what the
+  // condition can do (config/condition_probe.h).
+  std::vector<double> numbers() const;
+
   // Implementation detail, public for the implementation file only.
   struct Op {
     uint8_t code;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/rules.h"
+#include "config/watch_parser.h"
 
 namespace swthrottle::config {
 namespace {
@@ -84,11 +85,18 @@ std::string fingerprint(const Rule& r) {
   // when set, so the fingerprints of rules without it (and their state
   // files) stay as they were.
   if (r.resolve_when) add_field(fp, "resolve_when", canonical_when(r.resolve_when_text));
-  // Issue 29's settings, only when set (other rules' fingerprints stay as they were).
+  // The distinct and first-seen settings, only when set (other rules' fingerprints stay as they were).
   if (r.distinct) add_field(fp, "distinct", r.distinct->text());
   if (r.new_value) {
     add_field(fp, "new", r.new_value->text());
     add_field(fp, "learn_ms", std::to_string(r.learn_ms));
+  }
+  // Conditions that last and sequences (watch_parser.h): a saved pending
+  // time or armed key means something only under the same ones.
+  if (r.for_ms > 0) add_field(fp, "for_ms", std::to_string(r.for_ms));
+  if (r.then) {
+    add_field(fp, "then", canonical_when(r.then_text));
+    add_field(fp, "within_ms", std::to_string(r.within_ms));
   }
   return fp;
 }
@@ -102,7 +110,9 @@ std::string fleet_identity(const Rule& r) {
 }
 
 bool windows_carry_over(const Rule& before, const Rule& after) {
-  return window_meaning(before) == window_meaning(after) && before.key.has_value() == after.key.has_value();
+  return window_meaning(before) == window_meaning(after) && before.key.has_value() == after.key.has_value() &&
+         // A watched rule and a sequence keep state of their own beside each window.
+         is_watched(before) == is_watched(after) && is_sequence(before) == is_sequence(after);
 }
 
 }  // namespace swthrottle::config

@@ -17,7 +17,9 @@
 //    previous window, and their `distinct` or `new` template), and it still has a key or
 //    still has none: the kind because a throttle counts passed lines and an
 //    alert counts events, the key because keyed and unkeyed rules hold their
-//    windows differently. Nothing is persisted, so it is a comparison.
+//    windows differently; and it is still watched, or a sequence, or neither
+//    (config/watch_parser.h), because those keep state of their own beside
+//    each window. Nothing is persisted, so it is a comparison.
 //
 // Why they differ: a reload is looser. A changed condition (`when` or
 // `resolve_when`: a kept firing episode then ends by the new one), ignore pattern

@@ -14,6 +14,7 @@
 #include "config/rule_condition.h"
 #include "config/rule_identity.h"
 #include "config/settings_parser.h"
+#include "config/watch_parser.h"
 
 namespace swthrottle::config {
 namespace {
@@ -406,6 +407,25 @@ MaybeError parse_window_options(RuleTable& r, PendingRule& out) {
   return std::nullopt;
 }
 
+// The distinct, first-seen and previous-window rules keep their own state per
+// key, as a watched rule or a sequence does its own: one rule is one kind.
+// Before parse_watch, whose errors assume a rule of neither.
+MaybeError check_one_kind(RuleTable& r, PendingRule& out) {
+  const Rule& rule = out.rule;
+  const char* what = rule.distinct ? "distinct" : rule.new_value ? "new" : rule.keeps_previous ? "previous()" : nullptr;
+  if (what == nullptr) return std::nullopt;
+  for (const char* key : {"for", "forget", "then", "within"}) {
+    if (const toml::node* n = r.t.get(key))
+      return r.in.err(
+          *n, fmt::format("{} uses {}, which {} cannot be combined with; split it into two rules", r.label, what, key));
+  }
+  return std::nullopt;
+}
+
+// for, forget, then and within (config/watch_parser.h): after everything
+// they depend on (the condition, resolve, fleet).
+MaybeError parse_watch(RuleTable& r, PendingRule& out) { return parse_watch_keys(r.in, r.t, r.label, out.rule); }
+
 // distinct = TEMPLATE (alert rules): the rule also counts the distinct
 // values it renders per window, `distinct` in its condition. Read before
 // the condition, which may name it.
@@ -496,7 +516,8 @@ MaybeError parse_new_value(RuleTable& r, PendingRule& out) {
   return std::nullopt;
 }
 
-// What the kinds of issue 29 ask of the rest of the rule, once it is all read.
+// What the distinct, first-seen and previous-window rules ask of the rest of
+// the rule, once it is all read.
 MaybeError check_shapes(RuleTable& r, PendingRule& out) {
   const Rule& rule = out.rule;
   const toml::node* when = r.t.get("when");
@@ -525,7 +546,8 @@ MaybeError check_shapes(RuleTable& r, PendingRule& out) {
 using Section = MaybeError (*)(RuleTable&, PendingRule&);
 constexpr Section kSections[] = {parse_identity, parse_rule_events, parse_distinct,       parse_condition,
                                  parse_ignore,   parse_templates,   parse_new_value,      parse_cooldown,
-                                 parse_resolve,  parse_actions,     parse_window_options, check_shapes};
+                                 parse_resolve,  parse_actions,     parse_window_options, check_one_kind,
+                                 parse_watch,    check_shapes};
 
 }  // namespace
 

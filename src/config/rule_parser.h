@@ -20,8 +20,10 @@ namespace swthrottle::config {
 inline const std::vector<std::string> kRuleKeys{"name", "kind", "threshold", "window", "when", "key", "message",
                                                 "cooldown", "resolve", "exec", "ignore", "mode", "buckets", "max_keys",
                                                 "event", "resolve_when", "fleet", "webhook", "alertmanager",
-                                                // distinct values and first-seen values (issue 29)
-                                                "distinct", "new", "remember", "learn", "max_values"};
+                                                // distinct values and first-seen values
+                                                "distinct", "new", "remember", "learn", "max_values",
+                                                // conditions that last, silence and sequences
+                                                "for", "forget", "then", "within"};
 
 // A rule with `distinct` has at most this many buckets: each may hold a
 // 4 KiB sketch per key (window/distinct_count.h).

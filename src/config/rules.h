@@ -259,7 +259,17 @@ struct Rule {
   // it an episode ends when `when` stops holding; with it, only once `when`
   // is false and resolve_when holds (`when` wins where both hold).
   std::optional<Expr> resolve_when;
-  std::string resolve_when_text;           // as written ("" without resolve_when)
+  std::string resolve_when_text;  // as written ("" without resolve_when)
+  // Conditions that last, silence and sequences (config/watch_parser.h):
+  // `for`, how long the condition must hold before the alert (0: at once);
+  // `forget`, how long a watched key is kept without an event; `then`, a
+  // sequence's second step, over the events counted since `when` held, and
+  // `within`, how long after that it may come.
+  int64_t for_ms = 0;
+  int64_t forget_ms = 0;
+  std::optional<Expr> then;
+  std::string then_text;  // as written ("" without then)
+  int64_t within_ms = 0;
   std::vector<std::string> exec;           // argv, empty = none
   std::vector<std::string> webhooks;       // this rule's records also go here
   std::vector<std::string> alertmanagers;  // this rule's alerts also go here

@@ -34,6 +34,11 @@ enum class Verdict : uint8_t {
   SeenValue,  // seen within `remember`: remembered again, no alert
   Learning,   // remembered while the rule learns (`learn`): no alert
   NoValue,    // the template rendered nothing: no value, nothing remembered
+  // watched alert rules (`for`)
+  Pending,  // the condition holds, not yet for `for`: no alert yet (Decision::since_ms)
+  // sequences (`then`)
+  Armed,    // `when` holds: the key waits for `then` (within `within`)
+  Waiting,  // counted while armed (since Decision::since_ms); `then` does not hold yet
 };
 
 // What the fleet said to a throttle rule's line.
@@ -50,6 +55,7 @@ struct Decision {
       0;                   // with Hit::want_count: the window's count after (throttle: passed lines; alert: all events)
   int64_t window_now = 0;  // alert rules: the window's "now" after the decision
   bool estimated = false;  // `distinct`: the count of distinct values is an estimate (HyperLogLog)
+  int64_t since_ms = 0;    // Pending: the condition holds since; Waiting: armed since
 };
 
 }  // namespace swthrottle::engine

@@ -74,6 +74,7 @@ Engine::Engine(const config::RuleSet& rules, const EngineOptions& options) : rul
       rs->single = make_rule_window(r.mode, rs->spec, maker);
     }
     if (r.new_value) rs->values = std::make_shared<ValueMemory>(r.window_ms, r.learn_ms, r.max_values);
+    rs->logic->setup(*rs);  // what the kind keeps beside its windows
     states_.push_back(std::move(rs));
   }
   share_keys(/*every_keyed=*/false);
@@ -133,6 +134,8 @@ void Engine::boundary_checks(int64_t old_now, int64_t new_now, std::vector<Recor
       const int64_t w = rs->spec.width_ms;
       if (new_now / w != old_now / w) check_rule(*rs, new_now, out);
     }
+  } else if (new_now >= 0) {
+    for (auto& rs : states_) rs->logic->begin(*rs, new_now);  // the run's first time
   }
   if (memo) *memo = BoundaryMemo{this, new_now, next_boundary_after(new_now)};
 }
@@ -227,6 +230,7 @@ int64_t Engine::advance(const LineEvent& line, std::vector<Record>& out, Boundar
   }
   Hit hit{line,      events, std::max<int64_t>(line.t_ms, 0), now, s.key, *w, s.values, s.counts, lr.summaries,
           lr.alerts, fleet_, ex != nullptr || rs.observed};
+  if (rs.keys) hit.slot = &slot;
   const Decision d = rs.watched() ? offer_watched(rs, hit, slot) : rs.logic->offer(rs, hit);
   if (d.keep_active && slot) rs.keys->mark_active(slot);
   if (rs.throttle) {

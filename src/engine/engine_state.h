@@ -23,12 +23,28 @@ struct SeenValues {
   std::vector<Value> values;
 };
 
+// What a watched rule or a sequence keeps of a key beside its window
+// (engine/watch_rule.h): the alert state is its own, not the window's.
+struct WatchedKey {
+  int64_t since_ms = -1;              // watched since (its warm-up); -1: not yet
+  int64_t last_event_ms = -1;         // its last counted event (`forget`)
+  int64_t pending_since_ms = -1;      // `for`: the condition holds since; -1: not pending
+  int64_t armed_at_ms = -1;           // a sequence: `when` held at; -1: not armed
+  std::vector<uint64_t> then_counts;  // a sequence: events counted since (one per event)
+  bool firing = false;
+  bool announced = false;
+  bool alerted = false;
+  int64_t last_alert_ms = 0;
+  uint64_t held_back = 0;  // lines that met the condition without an alert since the last
+};
+
 struct RuleWindows {
   std::string rule;         // Rule::name
   std::string fingerprint;  // config::fingerprint() (rule_identity.h): a changed rule starts fresh
   struct Keyed {
     std::string key;  // "" for a rule without `key`
     window::WindowState window;
+    std::optional<WatchedKey> watch = std::nullopt;  // a watched rule's or a sequence's
   };
   std::vector<Keyed> windows;        // keyed rules: least recently updated first
   std::optional<SeenValues> seen{};  // a rule with `new` ("seen"; absent for other rules)

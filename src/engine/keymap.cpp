@@ -12,12 +12,26 @@ namespace swthrottle::engine {
 // The budget of keymap.h, on 64-bit targets.
 static_assert(sizeof(void*) != 8 || sizeof(Slot) == 24, "a slot header is two links and two words");
 
+namespace {
+
+std::size_t aligned(std::size_t bytes) {
+  const std::size_t a = window::kWindowAlign;
+  return (bytes + a - 1) / a * a;
+}
+
+}  // namespace
+
 Slot* Slot::create(std::string_view key, window::Mode mode, std::span<const window::WindowSpec> members,
-                   std::size_t riders, bool grouped, const WindowMaker* maker, std::size_t window_bytes) {
+                   std::size_t riders, bool grouped, const WindowMaker* maker, std::size_t window_bytes,
+                   const KeyExtra& extra) {
   const std::size_t offset = window_offset(key.size());
   // ::operator new aligns to at least __STDCPP_DEFAULT_NEW_ALIGNMENT__ (16).
   static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ >= window::kWindowAlign && alignof(Slot) <= window::kWindowAlign);
-  char* mem = static_cast<char*>(::operator new(offset + window_bytes));
+  char* mem = static_cast<char*>(::operator new(offset + window_bytes + extra.bytes));
+  if (extra.bytes != 0) {
+    std::memset(mem + offset + window_bytes, 0, extra.bytes);
+    if (extra.init != nullptr) extra.init(mem + offset + window_bytes);
+  }
   Slot* s = new (mem) Slot(static_cast<uint32_t>(key.size()));
   if (!key.empty()) std::memcpy(mem + sizeof(Slot), key.data(), key.size());
   window::Window* w = grouped ? WindowGroup::make_at(mem + offset, mode, members, riders)
@@ -34,12 +48,15 @@ void Slot::destroy() {
   ::operator delete(static_cast<void*>(this));
 }
 
-KeyMap::KeyMap(window::Mode mode, const window::WindowSpec& spec, std::size_t max_keys, const WindowMaker* maker)
+KeyMap::KeyMap(window::Mode mode, const window::WindowSpec& spec, std::size_t max_keys, const WindowMaker* maker,
+               KeyExtra extra)
     : mode_(mode),
       members_{spec},
       maker_(maker),
       max_keys_(max_keys == 0 ? 1 : max_keys),
-      window_bytes_(maker ? maker->bytes_at(mode, spec) : window::window_bytes_at(mode, spec)) {}
+      // A multiple of kWindowAlign: the extra follows.
+      window_bytes_(aligned(maker ? maker->bytes_at(mode, spec) : window::window_bytes_at(mode, spec))),
+      extra_(extra) {}
 
 KeyMap::KeyMap(window::Mode mode, std::vector<window::WindowSpec> members, std::size_t riders, std::size_t max_keys)
     : mode_(mode),
@@ -154,7 +171,7 @@ KeyMap::Lookup KeyMap::get(std::string_view key) {
     out.evicted = SlotRef::adopt(victim);  // the map's reference, handed over
   }
   if ((size_ + 1) * 8 > (mask_ + 1) * 7) grow();  // also makes the first table
-  Slot* s = Slot::create(key, mode_, members_, riders_, grouped_, maker_, window_bytes_);
+  Slot* s = Slot::create(key, mode_, members_, riders_, grouped_, maker_, window_bytes_, extra_);
   const std::size_t i = find(key, h);
   table_[i] = s;
   hashes_[i] = h;
@@ -215,6 +232,26 @@ std::vector<SlotRef> KeyMap::by_age() const {
   v.reserve(size_);
   for (detail::LruLinks* l = lru_.prev; l != &lru_; l = l->prev) v.push_back(SlotRef::share(static_cast<Slot*>(l)));
   return v;
+}
+
+bool KeyMap::holds(const SlotRef& ref) const {
+  std::lock_guard lock(mu_);
+  return ref->in_map();
+}
+
+bool KeyMap::forget(const SlotRef& ref) {
+  Slot* s = ref.get();
+  std::lock_guard lock(mu_);
+  if (!s->in_map()) return false;
+  erase_at(index_of(s));
+  unlink(s);
+  --size_;
+  if (s->active()) {
+    active_.erase(std::find(active_.begin(), active_.end(), s));
+    s->refs_.fetch_and(~Slot::kActive, std::memory_order_relaxed);
+  }
+  s->release();  // the map's reference; `ref` keeps it until its holder is done
+  return true;
 }
 
 std::size_t KeyMap::size() const {

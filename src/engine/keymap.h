@@ -35,6 +35,15 @@ namespace swthrottle::engine {
 
 class KeyMap;
 
+// What a rule keeps beside each key's window (engine/watch_rule.h): `bytes`
+// more in the key's allocation, after the window's, zeroed and then built by
+// `init`. Its type must be trivially destructible (the slot's memory is
+// freed without running anything) and at most kWindowAlign-aligned.
+struct KeyExtra {
+  std::size_t bytes = 0;
+  void (*init)(void* where) = nullptr;
+};
+
 namespace detail {
 // A doubly linked list node: the slots of a KeyMap in recency order, around
 // the map's own node. A slot out of the map has null links.
@@ -82,7 +91,8 @@ class Slot : private detail::LruLinks {
   // grouped: a WindowGroup of the members' windows and riders; else a window
   // of members[0], built by `maker` when there is one.
   static Slot* create(std::string_view key, window::Mode mode, std::span<const window::WindowSpec> members,
-                      std::size_t riders, bool grouped, const WindowMaker* maker, std::size_t window_bytes);
+                      std::size_t riders, bool grouped, const WindowMaker* maker, std::size_t window_bytes,
+                      const KeyExtra& extra);
   void retain() { refs_.fetch_add(kRef, std::memory_order_relaxed); }
   void release() {
     if ((refs_.fetch_sub(kRef, std::memory_order_acq_rel) & ~kActive) == kRef) destroy();
@@ -134,8 +144,10 @@ class SlotRef {
 
 class KeyMap {
  public:
-  // `maker`: how the rule's kind builds a key's window (null: a window of the mode).
-  KeyMap(window::Mode mode, const window::WindowSpec& spec, std::size_t max_keys, const WindowMaker* maker = nullptr);
+  // `maker`: how the rule's kind builds a key's window (null: a window of the mode);
+  // `extra`: what the kind keeps beside each window.
+  KeyMap(window::Mode mode, const window::WindowSpec& spec, std::size_t max_keys, const WindowMaker* maker = nullptr,
+         KeyExtra extra = {});
   // A map whose slots hold a WindowGroup (engine/window_group.h) of one
   // window per member, in this order, and `riders` AlertRiders: rules that
   // share their keys.
@@ -169,6 +181,16 @@ class KeyMap {
   std::vector<SlotRef> by_age() const;
   std::size_t size() const;
 
+  // The KeyExtra of a slot of this map (engine/watch_rule.h).
+  void* extra(const Slot& s) const {
+    return reinterpret_cast<char*>(const_cast<Slot*>(&s)) + Slot::window_offset(s.key_len_) + window_bytes_;
+  }
+  // Whether `s` is still in the map (not evicted, not forgotten).
+  bool holds(const SlotRef& s) const;
+  // Takes `s` out of the map, as an eviction does, but on purpose (a
+  // watched rule's `forget`): false when it was out already.
+  bool forget(const SlotRef& s);
+
  private:
   static uint32_t hash_of(std::string_view key);
   // All below expect mu_ held.
@@ -190,6 +212,7 @@ class KeyMap {
   const WindowMaker* maker_ = nullptr;
   std::size_t max_keys_;
   std::size_t window_bytes_;
+  KeyExtra extra_;
   mutable std::mutex mu_;  // guards everything below and every in-map slot's links and active flag
   // Open addressing with linear probing, at most 7/8 full, no tombstones
   // (erase shifts the entries after it back). Parallel arrays: a probe reads

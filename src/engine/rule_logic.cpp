@@ -1,5 +1,7 @@
 #include "engine/rule_logic.h"
 
+#include "config/watch_parser.h"
+
 namespace swthrottle::engine {
 namespace {
 
@@ -13,6 +15,8 @@ bool is_throttle(const config::Rule& r) { return r.kind == config::RuleKind::Thr
 bool is_distinct(const config::Rule& r) { return r.distinct.has_value(); }
 bool is_new_value(const config::Rule& r) { return r.new_value.has_value(); }
 bool is_alert(const config::Rule& r) { return r.kind == config::RuleKind::Alert; }
+bool is_watched(const config::Rule& r) { return config::is_watched(r); }
+bool is_sequence(const config::Rule& r) { return config::is_sequence(r); }
 
 struct Kind {
   bool (*applies)(const config::Rule&);
@@ -27,6 +31,8 @@ constexpr Kind kKinds[] = {
     {is_fleet_alert, fleet_alert_logic},
     {is_distinct, distinct_logic},
     {is_new_value, new_value_logic},
+    {is_watched, watch_logic},
+    {is_sequence, sequence_logic},
     {is_throttle, throttle_logic},
     {is_alert, alert_logic},
 };

@@ -16,6 +16,7 @@
 #include "config/rules.h"
 #include "engine/decision.h"
 #include "engine/engine.h"
+#include "engine/engine_state.h"
 #include "engine/fleet_link.h"
 #include "engine/record.h"
 #include "engine/window_maker.h"
@@ -39,6 +40,7 @@ struct Hit {
   std::vector<Record>& alerts;         // group 4: alerts and resolveds
   FleetLink* fleet = nullptr;          // null: rules with `fleet` decide alone
   bool want_count = false;             // fill Decision::window_count (--explain, an observer)
+  const SlotRef* slot = nullptr;       // the key's slot (null: a rule without key)
 };
 
 class RuleLogic {
@@ -65,6 +67,15 @@ class RuleLogic {
   // Whether the rule keeps a window per key; false: one window, whatever its
   // key (a `new` rule remembers values by key itself: value_memory.h).
   virtual bool windows_per_key() const { return true; }
+
+  // What a kind keeps beside its windows (engine/watch_rule.h): set up once
+  // the engine has made the rule's windows; begun at the run's first time.
+  virtual void setup(RuleState& /*rs*/) const {}
+  virtual void begin(RuleState& /*rs*/, int64_t /*now*/) const {}
+  // --state and reloads: what the kind keeps beside a key's window (slot
+  // null: the rule's one window), saved into and loaded from `k`.
+  virtual void save_key(RuleState& /*rs*/, const Slot* /*slot*/, RuleWindows::Keyed& /*k*/) const {}
+  virtual void load_key(RuleState& /*rs*/, const SlotRef& /*slot*/, const RuleWindows::Keyed& /*k*/) const {}
 };
 
 // The logic of each kind of rule, and the table that picks one for a rule.
@@ -74,6 +85,8 @@ const RuleLogic& fleet_throttle_logic();
 const RuleLogic& fleet_alert_logic();
 const RuleLogic& distinct_logic();
 const RuleLogic& new_value_logic();
+const RuleLogic& watch_logic();     // config::is_watched: for, silence (engine/watch_logic.cpp)
+const RuleLogic& sequence_logic();  // config::is_sequence: when, then within (engine/sequence_logic.cpp)
 const RuleLogic& logic_for(const config::Rule& rule);
 
 }  // namespace swthrottle::engine

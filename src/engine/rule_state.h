@@ -37,6 +37,8 @@ struct FleetEpisodes {
   std::map<std::string, std::string, std::less<>> by_key;  // key -> episode
 };
 
+struct WatchRule;
+
 struct RuleState {
   const config::Rule* rule = nullptr;
   const RuleLogic* logic = nullptr;  // the rule's kind (rule_logic.h)
@@ -75,6 +77,9 @@ struct RuleState {
   std::shared_ptr<FleetEpisodes> episodes = std::make_shared<FleetEpisodes>();
   // A rule with `new`: the values it has seen. Shared like the windows, so a SIGHUP keeps them.
   std::shared_ptr<ValueMemory> values;
+  // A watched rule or a sequence (engine/watch_rule.h): what it keeps beside
+  // its windows. Shared like them, so a SIGHUP keeps it.
+  std::shared_ptr<WatchRule> watch;
   // A backtest watches its hits: an observer, or riders on its window
   // (Engine::offer_watched, shared_keys.cpp).
   bool watched() const { return observed || !riders.empty(); }

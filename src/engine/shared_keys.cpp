@@ -24,7 +24,7 @@ void Engine::share_keys(bool every_keyed) {
   std::vector<std::vector<uint32_t>> copies(states_.size());
   for (const auto& rs : states_) {
     const config::Rule& r = *rs->rule;
-    if (!r.matched_as || !r.key || *r.matched_as >= rs->index) continue;
+    if (!r.matched_as || !r.key || *r.matched_as >= rs->index || rs->watch) continue;
     const config::Rule& source = *states_[*r.matched_as]->rule;
     if (!source.key || source.key->text() != r.key->text() || source.mode != r.mode || source.max_keys != r.max_keys)
       continue;
@@ -32,8 +32,11 @@ void Engine::share_keys(bool every_keyed) {
   }
   for (std::size_t s = 0; s < states_.size(); ++s) {
     const RuleState& source = *states_[s];
-    // A kind whose keys hold windows of its own making (distinct) keeps its map.
-    if (!source.keys || source.rule->matched_as || source.fleet || source.logic->window_maker() != nullptr) continue;
+    // A kind whose keys hold windows of its own making (distinct), or state
+    // beside each window (a watched rule or a sequence: watch_rule.h), keeps its map.
+    if (!source.keys || source.rule->matched_as || source.fleet || source.logic->window_maker() != nullptr ||
+        source.watch)
+      continue;
     if (copies[s].empty() && !every_keyed) continue;
     auto sharers = std::make_shared<std::vector<uint32_t>>();
     sharers->push_back(static_cast<uint32_t>(s));

@@ -26,6 +26,7 @@ struct RuleStats {
   Counter untimed;      // matched before any log timestamp was seen: not windowed
   Counter keys;         // keys created
   Counter evictions;    // keys evicted by max_keys
+  Counter forgotten;    // keys of a watched rule forgotten after `forget` without an event
   Counter fleet_local;  // fleet rule: decided without the fleet (no answer in time; on_unreachable)
   Counter fleet_late;   // fleet rule: older than the fleet window (another host is ahead)
   Counter learned;      // `new` rule: values remembered while it learns (no alert)

@@ -4,6 +4,7 @@
 
 #include "config/rule_identity.h"
 #include "engine/engine.h"
+#include "engine/rule_logic.h"
 #include "engine/rule_state.h"
 #include "util/atomic_max.h"
 
@@ -17,10 +18,13 @@ EngineState Engine::save_state() const {
     rw.rule = rs->rule->name;
     rw.fingerprint = rs->rule->fingerprint;
     if (rs->single) {
-      rw.windows.push_back({"", rs->single->save()});
+      rw.windows.push_back({"", rs->single->save(), {}});
+      rs->logic->save_key(*rs, nullptr, rw.windows.back());
     } else {
-      for (const auto& slot : rs->keys->by_age())
-        rw.windows.push_back({std::string(slot->key()), saved_window(*rs, *slot)});
+      for (const auto& slot : rs->keys->by_age()) {
+        rw.windows.push_back({std::string(slot->key()), saved_window(*rs, *slot), {}});
+        rs->logic->save_key(*rs, slot.get(), rw.windows.back());
+      }
     }
     if (rs->values) rw.seen = rs->values->save();
     st.rules.push_back(std::move(rw));
@@ -46,6 +50,7 @@ std::vector<std::string> Engine::load_state(const EngineState& st) {
     for (const RuleWindows::Keyed& k : saved->windows) {
       if (rs->single) {
         rs->single->load(k.window);
+        rs->logic->load_key(*rs, SlotRef(), k);
       } else {
         KeyMap::Lookup l = rs->keys->get(k.key);  // oldest first: the LRU order comes back as it was
         if (rs->rider >= 0) {
@@ -55,6 +60,7 @@ std::vector<std::string> Engine::load_state(const EngineState& st) {
         }
         window::Window& w = window_of(*rs, *l.slot);
         w.load(k.window);
+        rs->logic->load_key(*rs, l.slot, k);
         if (!w.quiet()) rs->keys->mark_active(l.slot);
       }
     }
@@ -111,6 +117,7 @@ std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& f
     if (prev->rule->mode == rs->rule->mode) {
       rs->single = prev->single;  // shared: deciders finishing a line on the old engine count here too
       rs->keys = prev->keys;
+      rs->watch = prev->watch;      // and what the kind keeps beside them
       rs->sharers = prev->sharers;  // and the map's members as they were
       rs->member = prev->member;
       continue;
@@ -118,12 +125,18 @@ std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& f
     // The mode changed: the same state, carried into windows of the new mode.
     if (rs->rider >= 0 || prev->rider >= 0) continue;  // backtest copies only: a backtest never reloads
     if (rs->single) {
-      rs->single->load(prev->single->save());
+      RuleWindows::Keyed k{"", prev->single->save(), {}};
+      prev->logic->save_key(*prev, nullptr, k);
+      rs->single->load(k.window);
+      rs->logic->load_key(*rs, SlotRef(), k);
     } else {
       for (const auto& slot : prev->keys->by_age()) {
         KeyMap::Lookup l = rs->keys->get(slot->key());
         window::Window& w = window_of(*rs, *l.slot);
-        w.load(window_of(*prev, *slot).save());
+        RuleWindows::Keyed k{std::string(slot->key()), window_of(*prev, *slot).save(), {}};
+        prev->logic->save_key(*prev, slot.get(), k);
+        w.load(k.window);
+        rs->logic->load_key(*rs, l.slot, k);
         if (!w.quiet()) rs->keys->mark_active(l.slot);
       }
     }

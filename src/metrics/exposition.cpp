@@ -207,6 +207,9 @@ std::string prometheus_text(const Snapshot& s) {
            [](const RuleCounters& r) { return r.keys; });
   per_rule(out, s, "swthrottle_rule_evictions_total", "counter", "Keys of the rule evicted at the key limit.",
            [](const RuleCounters& r) { return r.evictions; });
+  per_rule(out, s, "swthrottle_rule_forgotten_total", "counter",
+           "Keys of a watched rule forgotten after `forget` without an event.",
+           [](const RuleCounters& r) { return r.forgotten; });
 
   {
     std::vector<Sample> lines, behind, lag, progress;
@@ -302,6 +305,7 @@ std::string stats_json(const Snapshot& s) {
                      {"untimed", r.untimed},
                      {"keys", r.keys},
                      {"evictions", r.evictions},
+                     {"forgotten", r.forgotten},
                      {"keys_now", r.keys_now}});
   }
   j["rules"] = std::move(rules);

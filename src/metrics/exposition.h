@@ -33,6 +33,7 @@
 //   swthrottle_rule_keys                              gauge    rule, kind          keys with a window now
 //   swthrottle_rule_keys_created_total                counter  rule, kind
 //   swthrottle_rule_evictions_total                   counter  rule, kind
+//   swthrottle_rule_forgotten_total                   counter  rule, kind          watched rules' `forget`
 //   swthrottle_input_lines_total                      counter  input               one sample per input
 //   swthrottle_input_behind_bytes                     gauge    input               a followed file
 //   swthrottle_input_log_time_lag_seconds             gauge    input               time = "log", once a stamp was read:
@@ -94,7 +95,7 @@ std::string prometheus_text(const Snapshot& s);
 //              "no_timestamp", "untrusted", "invalid_json"}, "events_cut": 0,
 //    "rules": [{"rule", "kind", "lines", "events", "passed", "suppressed",
 //               "alerts", "resolved", "summaries", "late", "untimed", "keys",
-//               "evictions", "keys_now"}],
+//               "evictions", "forgotten", "keys_now"}],
 //    "inputs": [{"input", "lines", "bytes_behind"?, "log_time_lag_seconds"?,
 //                "last_progress": "..." | null}],
 //    "exec"?: {"started", "succeeded", "failed_attempts", "timed_out", "gave_up",

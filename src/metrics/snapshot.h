@@ -16,7 +16,8 @@ struct RuleCounters {
   std::string kind;  // "alert" | "throttle"
   uint64_t lines = 0, events = 0, passed = 0, suppressed = 0, alerts = 0, resolved = 0, summaries = 0;
   uint64_t late = 0, untimed = 0, keys = 0, evictions = 0;
-  uint64_t keys_now = 0;  // keys with a window now (a gauge)
+  uint64_t forgotten = 0;  // keys of a watched rule forgotten after `forget`
+  uint64_t keys_now = 0;   // keys with a window now (a gauge)
 };
 
 struct InputState {

@@ -56,7 +56,7 @@ void json_counts(std::string& out, const Record& r, const config::Rule& rule) {
   out += '}';
 }
 
-// What a record of the kinds of issue 29 says besides the counts: the
+// What a distinct or first-seen record says besides the counts: the
 // previous window's counts (previous()), the distinct values (`distinct`),
 // the new value (`new`). Nothing for other records.
 void json_shape(std::string& out, const Record& r, const config::Rule& rule) {

@@ -67,6 +67,22 @@ ordered_json seen_json(const engine::SeenValues& v) {
 // that reads back as different bytes (the `replace` handler's U+FFFD).
 std::string dump(const ordered_json& j) { return j.dump(-1, ' ', false, ordered_json::error_handler_t::strict); }
 
+// engine::WatchedKey, members in this order; then_counts only when armed.
+ordered_json watched(const engine::WatchedKey& w) {
+  ordered_json j = ordered_json::object();
+  j["since_ms"] = w.since_ms;
+  j["last_event_ms"] = w.last_event_ms;
+  j["pending_since_ms"] = w.pending_since_ms;
+  j["armed_at_ms"] = w.armed_at_ms;
+  if (!w.then_counts.empty()) j["then_counts"] = w.then_counts;
+  j["firing"] = w.firing;
+  j["announced"] = w.announced;
+  j["alerted"] = w.alerted;
+  j["last_alert_ms"] = w.last_alert_ms;
+  j["held_back"] = w.held_back;
+  return j;
+}
+
 // Dumps windows one at a time into one object that is built once: every
 // window has the same members in the same order, so only the values change.
 // Not rebuilding the ~15 nodes of each window made a save of 100 000 keys
@@ -107,6 +123,13 @@ class WindowWriter {
     // Distinct values: only a `distinct` rule's window has some.
     if (w.distinct.exact.empty() && w.distinct.overflow_bucket < 0) j_.erase("distinct");
     else j_["distinct"] = distinct_json(w.distinct);
+    // A watched rule's or a sequence's own state of the key: only theirs, so
+    // every other window's text is as it was before they existed.
+    if (k.watch) {
+      j_["watch"] = watched(*k.watch);
+    } else {
+      j_.erase("watch");
+    }
     out += dump(j_);
   }
 
@@ -316,6 +339,7 @@ class Reader {
         if (!uint64((*c)[e], index(cp, e), w.pending_counts[e])) return false;
     }
     if (auto d = j.find("distinct"); d != j.end() && !distinct(*d, at(path, "distinct"), w.distinct)) return false;
+    if (auto x = j.find("watch"); x != j.end() && !watched(*x, at(path, "watch"), k.watch.emplace())) return false;
     return field(*p, "suppressed", pp, w.pending.suppressed, &Reader::uint64) &&
            field(*p, "first_ms", pp, w.pending.first_ms, &Reader::int64) &&
            field(*p, "last_ms", pp, w.pending.last_ms, &Reader::int64) &&
@@ -324,6 +348,28 @@ class Reader {
            field(j, "alerted", path, w.alerted, &Reader::boolean) &&
            field(j, "last_alert_ms", path, w.last_alert_ms, &Reader::int64) &&
            field(j, "alert_suppressed", path, w.alert_suppressed, &Reader::uint64);
+  }
+
+  // "watch" of a window (optional: only watched rules and sequences write it).
+  bool watched(const json& j, const std::string& path, engine::WatchedKey& w) {
+    if (!object(j, path)) return false;
+    if (auto c = j.find("then_counts"); c != j.end()) {
+      const std::string cp = at(path, "then_counts");
+      if (!array(*c, cp)) return false;
+      if (c->size() > 64) return fail(cp, "more than 64 counts");
+      w.then_counts.resize(c->size());
+      for (std::size_t e = 0; e < c->size(); ++e)
+        if (!uint64((*c)[e], index(cp, e), w.then_counts[e])) return false;
+    }
+    return field(j, "since_ms", path, w.since_ms, &Reader::int64) &&
+           field(j, "last_event_ms", path, w.last_event_ms, &Reader::int64) &&
+           field(j, "pending_since_ms", path, w.pending_since_ms, &Reader::int64) &&
+           field(j, "armed_at_ms", path, w.armed_at_ms, &Reader::int64) &&
+           field(j, "firing", path, w.firing, &Reader::boolean) &&
+           field(j, "announced", path, w.announced, &Reader::boolean) &&
+           field(j, "alerted", path, w.alerted, &Reader::boolean) &&
+           field(j, "last_alert_ms", path, w.last_alert_ms, &Reader::int64) &&
+           field(j, "held_back", path, w.held_back, &Reader::uint64);
   }
 
   // Duplicates would make the engine load one window twice (counts added

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "config/duration.h"
+#include "config/watch_parser.h"
 #include "util/json.h"
 #include "window/bucket.h"
 #include "window/distinct_count.h"
@@ -126,6 +127,23 @@ class RangeCheck {
     return true;
   }
 
+  // A watched rule's or a sequence's state of a key (engine::WatchedKey),
+  // with the invariants of the alert state machine, as for a window.
+  bool watched(const engine::WatchedKey& w, const std::string& path) {
+    for (const auto& [ms, name] :
+         {std::pair{w.since_ms, "since_ms"}, std::pair{w.last_event_ms, "last_event_ms"},
+          std::pair{w.pending_since_ms, "pending_since_ms"}, std::pair{w.armed_at_ms, "armed_at_ms"}})
+      if (!time(ms, at(path, name))) return false;
+    if (!events(w.then_counts.size(), at(path, "then_counts"))) return false;
+    for (std::size_t e = 0; e < w.then_counts.size(); ++e)
+      if (!count(w.then_counts[e], kMaxTally, index(at(path, "then_counts"), e))) return false;
+    if (w.announced && !w.firing) return fail(at(path, "announced"), "true while \"firing\" is false");
+    if (w.firing && !w.alerted) return fail(at(path, "firing"), "true while \"alerted\" is false");
+    if (w.last_alert_ms < 0 || w.last_alert_ms > kMaxTimeMs || (!w.alerted && w.last_alert_ms != 0))
+      return fail(at(path, "last_alert_ms"), fmt::format("time {} is not one of an alert written", w.last_alert_ms));
+    return count(w.held_back, kMaxTally, at(path, "held_back"));
+  }
+
   bool fleet(const engine::FleetUnsent& u, const std::string& path) {
     if (!time(u.newest_t_ms, at(path, "newest_t_ms")) || !bucket(u.now_bucket, at(path, "now_bucket"))) return false;
     for (std::size_t c = 0; c < u.counts.size(); ++c) {
@@ -172,6 +190,30 @@ std::string window_problem(const config::Rule& rule, const window::WindowSpec& s
   return {};
 }
 
+// What a watched rule or a sequence (config/watch_parser.h) could not have
+// written beside a window, or "".
+std::string watch_problem(const config::Rule& rule, const RuleWindows::Keyed& k, const std::string& path) {
+  // A window without one is not damage: a rule of silence (`hb < 1`) was a
+  // plain alert rule, of the same fingerprint, to a swthrottle before them.
+  if (!k.watch) return {};
+  if (!config::is_watched(rule) && !config::is_sequence(rule))
+    return fmt::format("{}: a \"watch\" for a rule that keeps none", at(path, "watch"));
+  const engine::WatchedKey& w = *k.watch;
+  const std::string wp = at(path, "watch");
+  if (config::is_sequence(rule)) {
+    const std::size_t want = w.armed_at_ms >= 0 ? rule.events.size() : 0;
+    if (w.then_counts.size() != want)
+      return fmt::format("{}: {} counts for a sequence of {} events{}", at(wp, "then_counts"), w.then_counts.size(),
+                         rule.events.size(), w.armed_at_ms >= 0 ? "" : ", not armed");
+    if (w.firing || w.pending_since_ms >= 0) return fmt::format("{}: a watched rule's state in a sequence's", wp);
+  } else if (w.armed_at_ms >= 0 || !w.then_counts.empty()) {
+    return fmt::format("{}: a sequence's state in a watched rule's", wp);
+  } else if (w.pending_since_ms >= 0 && rule.for_ms == 0) {
+    return fmt::format("{}: pending without `for`", at(wp, "pending_since_ms"));
+  }
+  return {};
+}
+
 std::string rule_problem(const config::Rule& rule, const RuleWindows& rw, const std::string& path) {
   // As engine::Engine builds it: a throttle counts its passed lines as one
   // counter, an alert each event.
@@ -189,8 +231,10 @@ std::string rule_problem(const config::Rule& rule, const RuleWindows& rw, const 
       return fmt::format("{}: key {} for a rule without `key`", at(index(wp, 0), "key"), q);
     }
   }
-  for (std::size_t i = 0; i < rw.windows.size(); ++i)
+  for (std::size_t i = 0; i < rw.windows.size(); ++i) {
     if (std::string p = window_problem(rule, spec, rw.windows[i].window, index(wp, i)); !p.empty()) return p;
+    if (std::string p = watch_problem(rule, rw.windows[i], index(wp, i)); !p.empty()) return p;
+  }
   return {};
 }
 
@@ -201,8 +245,11 @@ std::optional<Error> out_of_range(const EngineState& st) {
   if (!c.time(st.now_ms, "now_ms") || !c.time(st.last_log_ms, "last_log_ms")) return c.error;
   for (std::size_t r = 0; r < st.rules.size(); ++r) {
     const std::string wp = at(index("rules", r), "windows");
-    for (std::size_t w = 0; w < st.rules[r].windows.size(); ++w)
-      if (!c.window(st.rules[r].windows[w].window, index(wp, w))) return c.error;
+    for (std::size_t w = 0; w < st.rules[r].windows.size(); ++w) {
+      const RuleWindows::Keyed& k = st.rules[r].windows[w];
+      if (!c.window(k.window, index(wp, w))) return c.error;
+      if (k.watch && !c.watched(*k.watch, at(index(wp, w), "watch"))) return c.error;
+    }
     if (st.rules[r].seen && !c.seen(*st.rules[r].seen, at(index("rules", r), "seen"))) return c.error;
   }
   for (std::size_t i = 0; i < st.fleet_unsent.size(); ++i)

@@ -16,7 +16,8 @@
 // each shape a sweep varies: a keyed threshold rule with its own cooldown, a
 // keyed one whose cooldown is the window (and so follows --sweep-window),
 // `when` rules of one comparison (`error + timeout > N`, and a keyed
-// `error >= N`), and a keyed throttle of several events (summaries); each
+// `error >= N`), a keyed throttle of several events (summaries), and a
+// keyed rule of silence, `request < N`, checked at every boundary; each
 // once in accurate and once in efficient mode, two of them with max_keys
 // below their keys (evictions).
 #include <doctest/doctest.h>
@@ -143,6 +144,7 @@ enum class Shape {
   When,             // alert, window + when "error + timeout > N", resolve
   WhenAtLeast,      // alert, window + when "error >= N", key {user}, resolve
   Throttle,         // throttle, key {user} (8 users, max_keys 6), three events
+  Silence,          // alert, window + when "request < N" (watched: checked at boundaries), key {user}, resolve
 };
 
 struct RuleDef {
@@ -185,6 +187,10 @@ std::string rule_toml(const RuleDef& d, const std::string& value, const std::str
       s += "kind = \"alert\"\nwindow = \"" + window + "\"\nwhen = \"error >= " + value +
            "\"\nkey = \"{user}\"\nresolve = true\n" + kError;
       break;
+    case Shape::Silence:
+      s += "kind = \"alert\"\nwindow = \"" + window + "\"\nwhen = \"request < " + value +
+           "\"\nkey = \"{user}\"\nresolve = true\n" + kRequest;
+      break;
     case Shape::Throttle:
       s += "kind = \"throttle\"\nthreshold = \"" + value + " per " + window + "\"\nkey = \"{user}\"\nmax_keys = 6\n" +
            kError + kTimeout + kRequest;
@@ -203,6 +209,7 @@ std::vector<RuleDef> all_rules() {
     out.push_back({"mix-when-" + mode, Shape::When, mode, "4", "1m"});
     out.push_back({"err-when-" + mode, Shape::WhenAtLeast, mode, "3", "1m"});
     out.push_back({"throttle-" + mode, Shape::Throttle, mode, "3", "1m"});
+    out.push_back({"quiet-user-" + mode, Shape::Silence, mode, "2", "1m"});
   }
   return out;
 }

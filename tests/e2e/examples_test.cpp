@@ -360,6 +360,10 @@ TEST_CASE("examples: every rules file passes --check, and every sample log is sm
       {"k8s-json/rules.toml", "k8s-json/container.log", "1 rule OK"},
       {"java-traces/rules.toml", "java-traces/app.log", "1 rule OK"},
       {"journald/rules.toml", "journald/journal.json", "2 rules OK"},
+      {"heartbeat/rules.toml", "heartbeat/hosts.log", "1 rule OK"},
+      {"backup/rules.toml", "backup/syslog", "1 rule OK"},
+      {"jobs/rules.toml", "jobs/runner.log", "1 rule OK"},
+      {"sshd-login/rules.toml", "sshd-login/auth.log", "1 rule OK"},
       {"k8s-pods/rules.toml", kCheckoutLog, "2 rules OK"},
       {"spike/rules.toml", "spike/app.log", "2 rules OK"},
       {"distinct/rules.toml", "distinct/auth.log", "2 rules OK"},
@@ -899,6 +903,128 @@ TEST_CASE("examples/journald: errors per unit from journalctl -o json") {
         "swthrottle: alert payments-upstream count=4 threshold=4 window=1m suppressed=0 "
         "time=2026-11-21T10:00:22.123Z: upstream server temporarily disabled while connecting to upstream "
         "payments\n");
+}
+
+TEST_CASE("examples/heartbeat: a host that stops is reported once, and resolved when it beats again") {
+  // window 2m = 10 buckets of 12 s; 10:00:00 is a bucket start. Each host
+  // beats every 30 s: web-1 at :00/:30, web-2 at :10/:40, web-3 at :20/:50,
+  // db-1 at :05/:35; web-3 is silent from 10:02:20 to 10:06:20, db-1 from
+  // 10:07:05 to the end (10:10:00). `hb < 1` holds on an empty window, so
+  // the rule is checked at every boundary, each at its own time:
+  //  - web-3's last beat before the gap, 10:02:20, is in bucket 11
+  //    (10:02:12-24); it leaves the window at bucket 21, 10:04:12, and
+  //    nothing of web-3 is left: the alert, dated 10:04:12 (a check: no
+  //    line), count 0. web-3 was watched since 10:00:20 (bucket 1), a whole
+  //    window before: past its warm-up.
+  //  - its beat at 10:06:20 makes the condition false: resolved, count 1.
+  //  - db-1's last beat, 10:07:05, is in bucket 35; at bucket 45, 10:09:00,
+  //    its window is empty: the alert. The log goes on to 10:10:00, so the
+  //    check at 10:09:00 is reached; db-1 stays firing (nothing resolves it).
+  //  - web-1 and web-2 beat throughout: nothing.
+  const std::string rules = example("heartbeat/rules.toml"), log = example("heartbeat/hosts.log");
+  const std::vector<std::string> expected = {
+      R"J({"type":"alert","time":"2026-11-21T10:04:12.000Z","rule":"heartbeat","key":"web-3","window":"2m",
+          "when":"hb < 1","count":0,"counts":{"hb":0},"suppressed":0,"message":"web-3: 0 heartbeats within 2m"})J",
+      R"J({"type":"resolved","time":"2026-11-21T10:06:20.000Z","rule":"heartbeat","key":"web-3","window":"2m",
+          "when":"hb < 1","count":1,"counts":{"hb":1},"suppressed":0,"message":"web-3: 1 heartbeats within 2m"})J",
+      R"J({"type":"alert","time":"2026-11-21T10:09:00.000Z","rule":"heartbeat","key":"db-1","window":"2m",
+          "when":"hb < 1","count":0,"counts":{"hb":0},"suppressed":0,"message":"db-1: 0 heartbeats within 2m"})J",
+  };
+  RunResult r = swt({"--rule", rules, "--format", "json", log});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  check_records(r.out, expected);
+  // The same records whatever -j (the checks are the engine's, not the reader's).
+  CHECK(swt({"--rule", rules, "--format", "json", "-j", "3", log}).out == r.out);
+}
+
+TEST_CASE("examples/backup: a night without a successful backup is reported at 03:00") {
+  // window 25h = 25 buckets of 1h. Successes at 11-21 02:14:37 and 11-22
+  // 02:14:14; 11-23's backup fails; 11-24's succeeds at 02:15:11. Hourly
+  // cron lines at :17:01 move the log's time. The run starts at 11-21
+  // 00:17:01 (bucket 00:00): warm from 11-22 01:00.
+  //  - 11-22 03:00: the 11-21 success leaves the window, the 11-22 one is in.
+  //  - 11-23 03:00: the 11-22 success (bucket 02:00 of 11-22) leaves the
+  //    window (buckets 11-22 03:00 .. 11-23 03:00): none left. The check
+  //    the 03:17:01 cron line crosses is dated at the boundary, 03:00:00.
+  //  - 11-24 02:15:11: the success resolves it.
+  const std::string rules = example("backup/rules.toml"), log = example("backup/syslog");
+  const std::vector<std::string> expected = {
+      R"J({"type":"alert","time":"2026-11-23T03:00:00.000Z","rule":"nightly-backup","key":"","window":"25h",
+          "when":"success < 1","count":0,"counts":{"success":0},"suppressed":0,
+          "message":"no successful backup logged within 25h"})J",
+      R"J({"type":"resolved","time":"2026-11-24T02:15:11.000Z","rule":"nightly-backup","key":"","window":"25h",
+          "when":"success < 1","count":1,"counts":{"success":1},"suppressed":0,
+          "message":"no successful backup logged within 25h"})J",
+  };
+  RunResult r = swt({"--rule", rules, "--format", "json", log});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  check_records(r.out, expected);
+}
+
+TEST_CASE("examples/jobs: a job that started and did not finish within 10m, with for") {
+  // window 15m = 15 buckets of 1m; for = 10m. The condition "started >= 1
+  // and finished < 1" holds from a job's start: the job is pending from
+  // then, and fires at the first evaluation 10m or more later, a boundary
+  // check (on the minute) when no line of the job comes.
+  //  - 7001 (10:00:05, done in 317 s), 7002 (10:01:30, 92 s), 7005 (10:06:30,
+  //    150 s), 7006 (10:10:10, 44 s) finish in time: pending, then quiet.
+  //  - 7003 starts at 10:02:10 and never finishes: 10:12:10 is due at the
+  //    next check, 10:13:00.
+  //  - 7004 starts at 10:04:00: 10m later is 10:14:00, itself a check.
+  //    It finishes at 10:16:40, late: it had not finished within 10m, and
+  //    the rule has no resolve, so nothing more.
+  const std::string rules = example("jobs/rules.toml"), log = example("jobs/runner.log");
+  const std::vector<std::string> expected = {
+      R"J({"type":"alert","time":"2026-11-21T10:13:00.000Z","rule":"job-not-finished","key":"7003","window":"15m",
+          "when":"started >= 1 and finished < 1","count":1,"counts":{"started":1,"finished":0},"suppressed":0,
+          "message":"job 7003 started and has not finished within 10m"})J",
+      R"J({"type":"alert","time":"2026-11-21T10:14:00.000Z","rule":"job-not-finished","key":"7004","window":"15m",
+          "when":"started >= 1 and finished < 1","count":1,"counts":{"started":1,"finished":0},"suppressed":0,
+          "message":"job 7004 started and has not finished within 10m"})J",
+  };
+  RunResult r = swt({"--rule", rules, "--format", "json", log});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  check_records(r.out, expected);
+  // --explain says what a started job is waiting for.
+  RunResult e = swt({"--rule", rules, "--explain", log});
+  CHECK(e.out.find("rule job-not-finished: events started; job=7003; key \"7003\"; counts started=1 finished=0 -> "
+                   "condition "
+                   "holds; pending since 2026-11-21T10:02:10.000Z (for 10m): fires at the first check from "
+                   "2026-11-21T10:12:10.000Z on if it holds\n") != std::string::npos);
+}
+
+TEST_CASE("examples/sshd-login: failed passwords, then a login from the same address") {
+  // window and within 10m. The first step is failed >= 5 on the address's
+  // window; the second, accepted >= 1 on what comes after.
+  //  - 203.0.113.45: 6 failures 10:00:10-41 (armed at the 5th, 10:00:35),
+  //    accepted at 10:03:12: the alert, with that line; counts of the window
+  //    failed 6, accepted 1.
+  //  - 192.0.2.77: 7 failures at 10:01:00-30 (armed at 10:01:20); its login
+  //    at 10:14:00 is more than 10m later: the key has lapsed, and its window
+  //    (10:04 on) holds no failure to arm it again. Nothing.
+  //  - 198.51.100.23 (alice) logged in at 10:00:05, then mistyped 5 times at
+  //    10:05: the wrong order, nothing.
+  //  - 2001:db8::7: 5 failures 10:06:40-48 (armed at the 5th), accepted at
+  //    10:07:35: the alert.
+  //  - 10.0.0.5 (deploy) logs in with its key: no failures, nothing.
+  const std::string rules = example("sshd-login/rules.toml"), log = example("sshd-login/auth.log");
+  const std::vector<std::string> expected = {
+      R"J({"type":"alert","time":"2026-11-21T10:03:12.000Z","rule":"bruteforce-then-login","key":"203.0.113.45",
+          "window":"10m","when":"failed >= 5","count":7,"counts":{"failed":6,"accepted":1},"suppressed":0,
+          "line":"Nov 21 10:03:12 bastion sshd[3116]: Accepted password for root from 203.0.113.45 port 50188 ssh2",
+          "message":"203.0.113.45 logged in after 5 or more failed passwords"})J",
+      R"J({"type":"alert","time":"2026-11-21T10:07:35.000Z","rule":"bruteforce-then-login","key":"2001:db8::7",
+          "window":"10m","when":"failed >= 5","count":6,"counts":{"failed":5,"accepted":1},"suppressed":0,
+          "line":"Nov 21 10:07:35 bastion sshd[3128]: Accepted password for ubuntu from 2001:db8::7 port 33010 ssh2",
+          "message":"2001:db8::7 logged in after 5 or more failed passwords"})J",
+  };
+  RunResult r = swt({"--rule", rules, "--format", "json", log});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  check_records(r.out, expected);
 }
 
 TEST_CASE("README.md: the first command's output block is the real output") {

@@ -241,6 +241,19 @@ TEST_CASE("backtest when_threshold: one comparison EXPR >= N or EXPR > N") {
   CHECK(when_threshold("or_x >= 4").has_value());
 }
 
+TEST_CASE("backtest when_threshold: a condition of silence, EXPR < N or EXPR <= N") {
+  auto a = when_threshold("hb < 1");
+  REQUIRE(a.has_value());
+  CHECK(a->prefix == "hb <");
+  CHECK(a->number == "1");
+  auto b = when_threshold("success + retry <= 2");
+  REQUIRE(b.has_value());
+  CHECK(b->prefix == "success + retry <=");
+  CHECK(b->number == "2");
+  CHECK_FALSE(when_threshold("hb < 1 and any >= 1").has_value());
+  CHECK_FALSE(when_threshold("hb < 0").has_value());
+}
+
 TEST_CASE("backtest when_threshold: anything else is not swept") {
   for (std::string_view w : {"a >= 3 and b >= 1",
                              "a > 3 or b > 1",
@@ -248,8 +261,6 @@ TEST_CASE("backtest when_threshold: anything else is not swept") {
                              "not-a > 3",
                              "a >= 3 and-b",
                              "(a >= 1)or(b >= 1)",
-                             "a < 3",
-                             "a <= 3",
                              "3 <= a",
                              "3 < a",
                              "a >= b",
@@ -275,7 +286,8 @@ TEST_CASE("backtest when_threshold: whatever it accepts reads back as the same `
   const std::vector<std::string> names{"a", "android", "order", "notice"};
   // "not-a > 3" is `not (-a > 3)`, a negation: not swept (above), though it reads.
   CHECK(swthrottle::config::Expr::parse("not-a > 3", names).ok());
-  for (std::string_view w : {"a >= 3", "android > 2", "order >= 1", "notice*2 > 0.5", "-a > 1", "a - order >= 2"}) {
+  for (std::string_view w :
+       {"a >= 3", "android > 2", "order >= 1", "notice*2 > 0.5", "-a > 1", "a - order >= 2", "a < 2", "order <= 1"}) {
     CAPTURE(w);
     auto t = when_threshold(w);
     REQUIRE(t.has_value());
