@@ -156,7 +156,7 @@ bool App::start() {
   }
   // After the state lock: the outbox beside the state file is this run's.
   auto d = start_delivery(options_, *current()->rules, state_ ? state_->path() : std::string(),
-                          [](const std::string& m) { print_message(m); });
+                          [](const std::string& m) { print_message(m); }, clock_);
   if (!d) {
     print_message(d.error().str());
     return false;

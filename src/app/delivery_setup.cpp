@@ -89,7 +89,8 @@ std::vector<std::string> urls_not_started(const config::RuleSet& rules, const st
 }
 
 Result<DeliverySetup> start_delivery(const cli::Options& options, const config::RuleSet& rules,
-                                     const std::string& state_path, delivery::DeliveryPool::Report report) {
+                                     const std::string& state_path, delivery::DeliveryPool::Report report,
+                                     const Clock& clock) {
   DeliverySetup setup;
   const config::DeliverySettings& ds = rules.settings.delivery;
   delivery::DeliveryOptions o;
@@ -144,7 +145,7 @@ Result<DeliverySetup> start_delivery(const cli::Options& options, const config::
     if (n > 0) report(fmt::format("delivery: {} records the last run did not deliver are sent first", n));
     if (n == 0 && o.destinations.empty()) return DeliverySetup{};  // nothing to deliver at all
   }
-  setup.pool = std::make_unique<delivery::DeliveryPool>(std::move(o), setup.outbox.get(), std::move(report));
+  setup.pool = std::make_unique<delivery::DeliveryPool>(std::move(o), setup.outbox.get(), std::move(report), clock);
   return setup;
 }
 

@@ -26,7 +26,8 @@ struct DeliverySetup {
 // there is no --state. Errors: a secret file that cannot be read, an outbox
 // that cannot be opened.
 Result<DeliverySetup> start_delivery(const cli::Options& options, const config::RuleSet& rules,
-                                     const std::string& state_path, delivery::DeliveryPool::Report report);
+                                     const std::string& state_path, delivery::DeliveryPool::Report report,
+                                     const Clock& clock);
 
 // The URLs `rules` name (rules' own webhook and alertmanager keys) that the
 // destinations made at start do not have: a reload cannot add one.

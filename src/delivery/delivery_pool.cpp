@@ -12,9 +12,6 @@ namespace swthrottle::delivery {
 
 namespace {
 
-using std::chrono::milliseconds;
-using Steady = std::chrono::steady_clock;
-
 // Alertmanager alerts per POST, at most (its API takes an array).
 constexpr std::size_t kAlertmanagerBatch = 64;
 // How often a failing destination says so on stderr, at most.
@@ -54,13 +51,8 @@ struct DeliveryPool::Worker {
   }
 };
 
-DeliveryPool::DeliveryPool(DeliveryOptions options, Outbox* outbox, Report report)
-    : options_(std::move(options)), outbox_(outbox), report_(std::move(report)) {
-  if (!options_.wall_ms) {
-    options_.wall_ms = [] {
-      return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-    };
-  }
+DeliveryPool::DeliveryPool(DeliveryOptions options, Outbox* outbox, Report report, const Clock& clock)
+    : options_(std::move(options)), clock_(clock), outbox_(outbox), report_(std::move(report)) {
   if (options_.seed == 0) options_.seed = (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
   options_.batch = std::max<std::size_t>(1, options_.batch);
   options_.queue_capacity = std::max<std::size_t>(1, options_.queue_capacity);
@@ -222,13 +214,12 @@ void DeliveryPool::run(Worker& w) {
       }
     }
     if (w.queue.empty()) {
-      w.work.wait_for(lock, milliseconds(alertmanager ? repost / 4 : 60'000),
-                      [&] { return w.stop || !w.queue.empty(); });
+      clock_.wait_for(w.work, lock, alertmanager ? repost / 4 : 60'000, [&] { return w.stop || !w.queue.empty(); });
       continue;
     }
     if (!w.circuit.allow(t)) {
       w.stats.circuit_open = true;
-      w.work.wait_for(lock, milliseconds(std::max<int64_t>(1, w.circuit.reopens_at() - t)), [&] { return w.stop; });
+      clock_.wait_for(w.work, lock, std::max<int64_t>(1, w.circuit.reopens_at() - t), [&] { return w.stop; });
       continue;
     }
     w.stats.circuit_open = false;
@@ -374,7 +365,7 @@ void DeliveryPool::run(Worker& w) {
       w.unreported = 0;
       w.failing = true;
     }
-    w.work.wait_for(lock, milliseconds(delay), [&] { return w.stop; });
+    clock_.wait_for(w.work, lock, delay, [&] { return w.stop; });
   }
 }
 
@@ -390,11 +381,11 @@ void DeliveryPool::unblock() {
 }
 
 DeliveryPool::Pending DeliveryPool::drain(std::chrono::milliseconds within) {
-  const auto deadline = Steady::now() + within;
+  const int64_t deadline = clock_.steady_ms() + within.count();
   Pending left;
   for (auto& w : workers_) {
     std::unique_lock lock(w->mu);
-    w->changed.wait_until(lock, deadline, [&] { return w->queue.empty() || w->stop; });
+    clock_.wait_until(w->changed, lock, deadline, [&] { return w->queue.empty() || w->stop; });
     for (const Delivery& d : w->queue) ++(d.in_outbox ? left.kept : left.lost);
   }
   return left;

@@ -47,6 +47,7 @@
 #include "delivery/outbox.h"
 #include "delivery/retry_policy.h"
 #include "engine/record.h"
+#include "util/clock.h"
 
 namespace swthrottle::delivery {
 
@@ -59,9 +60,7 @@ struct DeliveryOptions {
   uint32_t circuit_failures = 5;              // failed attempts in a row that open a circuit
   int64_t circuit_open_ms = 10'000;
   AlertmanagerOptions alertmanager;
-  // Wall clock in ms (tests inject one), and the seed of the jitter.
-  std::function<int64_t()> wall_ms;
-  uint64_t seed = 0;  // 0: from std::random_device
+  uint64_t seed = 0;  // the jitter's; 0: from std::random_device
 };
 
 struct DestinationStats {
@@ -80,9 +79,13 @@ class DeliveryPool {
  public:
   using Report = std::function<void(const std::string&)>;  // one stderr line, without "swthrottle: "
 
-  // `outbox` (null: none) outlives the pool. Deliveries the outbox recovered
-  // from a previous run are queued first, in their order.
-  DeliveryPool(DeliveryOptions options, Outbox* outbox, Report report);
+  // `outbox` (null: none) and `clock` outlive the pool. Deliveries the
+  // outbox recovered from a previous run are queued first, in their order.
+  // Every time the pool reads (a record's age, retry_for, the report
+  // interval, the circuit) and every wait (backoff, Retry-After, the
+  // circuit's reopening, Alertmanager reposts, drain) is the clock's, so a
+  // test's FakeClock drives them.
+  DeliveryPool(DeliveryOptions options, Outbox* outbox, Report report, const Clock& clock = system_clock());
   ~DeliveryPool();  // stops the workers; what is undelivered stays in the outbox
   DeliveryPool(const DeliveryPool&) = delete;
   DeliveryPool& operator=(const DeliveryPool&) = delete;
@@ -117,9 +120,10 @@ class DeliveryPool {
   void run(Worker& w);
   // The destinations a record goes to (indices), from its rule.
   std::vector<uint32_t> route(const engine::Record& r);
-  int64_t now() const { return options_.wall_ms(); }
+  int64_t now() const { return clock_.wall_ms(); }
 
   DeliveryOptions options_;
+  const Clock& clock_;
   Outbox* outbox_;
   Report report_;
   std::vector<std::unique_ptr<Worker>> workers_;
