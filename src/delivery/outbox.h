@@ -57,15 +57,10 @@
 // guards everything, the file writes and add()'s fsync included. The outbox
 // starts no threads.
 //
-// Test hook: SWTHROTTLE_OUTBOX_CRASH=PHASE[:N], read once by open(), makes
-// the process raise SIGKILL on itself at the N-th (default: first) add()
-// write of this Outbox, or at its N-th compaction, at PHASE:
-//   before-write    nothing of the add's entries written
-//   mid-write       half of the entries' bytes written
-//   after-write     all written, not fsync'd
-//   after-fsync     fsync'd, add() not returned
-//   mid-compaction  the temporary written and fsync'd, not renamed over the journal
-// Any other value makes open() fail. Not for production use.
+// Test seam: OutboxOptions::crash makes the process raise SIGKILL on itself
+// at the N-th add() write (or compaction) of this Outbox, in a given phase,
+// so that a test can check what a crash there leaves. Off unless a test sets
+// it; nothing reads it from the environment.
 #pragma once
 
 #include <condition_variable>
@@ -81,9 +76,23 @@
 
 namespace swthrottle::delivery {
 
+// Where OutboxCrash kills the process:
+//   BeforeWrite    nothing of the add's entries written
+//   MidWrite       half of the entries' bytes written
+//   AfterWrite     all written, not fsync'd
+//   AfterFsync     fsync'd, add() not returned
+//   MidCompaction  the temporary written and fsync'd, not renamed over the journal
+enum class CrashPhase { None, BeforeWrite, MidWrite, AfterWrite, AfterFsync, MidCompaction };
+
+struct OutboxCrash {
+  CrashPhase phase = CrashPhase::None;
+  uint64_t at = 1;  // the at-th add() write (or compaction) dies
+};
+
 struct OutboxOptions {
   std::size_t max_pending = 10'000;
   enum class Full { Block, DropOldest } full = Full::Block;
+  OutboxCrash crash;  // tests only
 };
 
 struct OutboxStats {

@@ -28,6 +28,7 @@
 #include "support/temp_dir.h"
 #include "util/base64.h"
 
+using swthrottle::delivery::CrashPhase;
 using swthrottle::delivery::Delivery;
 using swthrottle::delivery::Outbox;
 using swthrottle::delivery::OutboxOptions;
@@ -686,7 +687,7 @@ TEST_CASE("outbox: open fails with the file's name when it cannot be opened") {
 // and a half lines.
 TEST_CASE("outbox: killed in every phase of an add, the journal keeps every returned add and no partial record") {
   struct Case {
-    const char* phase;
+    CrashPhase phase;
     std::size_t min_batch;  // how many of r3..r5 must be recovered (those that fully reached the file)
     std::size_t max_batch;
   };
@@ -694,21 +695,22 @@ TEST_CASE("outbox: killed in every phase of an add, the journal keeps every retu
   // after-write keeps the batch too; only a power cut could lose it, and its
   // add() never returned.
   const std::vector<Case> cases = {
-      {"before-write", 0, 0},
-      {"mid-write", 1, 1},
-      {"after-write", 3, 3},
-      {"after-fsync", 3, 3},
+      {CrashPhase::BeforeWrite, 0, 0},
+      {CrashPhase::MidWrite, 1, 1},
+      {CrashPhase::AfterWrite, 3, 3},
+      {CrashPhase::AfterFsync, 3, 3},
   };
   for (const Case& c : cases) {
-    CAPTURE(c.phase);
+    CAPTURE(static_cast<int>(c.phase));
     TempDir dir;
     Paths p(dir);
     const std::string body(300, 'x');
     std::vector<Delivery> records;
     for (int i = 1; i <= 5; ++i) records.push_back(rec("r" + std::to_string(i), 0, body, i));
     Child child = fork_child([&](int fd) {
-      ::setenv("SWTHROTTLE_OUTBOX_CRASH", (c.phase + ":3"s).c_str(), 1);
-      auto r = Outbox::open(p.journal, p.dead, {});
+      OutboxOptions o;
+      o.crash = {c.phase, 3};
+      auto r = Outbox::open(p.journal, p.dead, o);
       if (!r.ok()) return 10;
       Outbox& box = **r;
       for (int i = 0; i < 2; ++i) {
@@ -754,8 +756,9 @@ TEST_CASE("outbox: killed mid-compaction, the old journal is whole, the temporar
   std::vector<Delivery> records;
   for (int i = 0; i < 12; ++i) records.push_back(rec("r" + std::to_string(i), 0, big, i));
   Child child = fork_child([&](int fd) {
-    ::setenv("SWTHROTTLE_OUTBOX_CRASH", "mid-compaction", 1);
-    auto r = Outbox::open(p.journal, p.dead, {});
+    OutboxOptions o;
+    o.crash.phase = CrashPhase::MidCompaction;
+    auto r = Outbox::open(p.journal, p.dead, o);
     if (!r.ok()) return 10;
     Outbox& box = **r;
     if (!box.add(records)) return 11;
