@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "util/json.h"
 
 namespace swthrottle::delivery {
@@ -15,23 +17,10 @@ std::string repaired(std::string_view s) {
   return out;
 }
 
-void append_string_map(std::string& out, const std::map<std::string, std::string>& m) {
-  out += '{';
-  bool first = true;
-  for (const auto& [name, value] : m) {
-    if (!first) out += ',';
-    first = false;
-    append_json_string(out, name);
-    out += ':';
-    append_json_string(out, value);
-  }
-  out += '}';
-}
-
-void append_time(std::string& out, int64_t ms) {
-  out += '"';
+std::string rfc3339(int64_t ms) {
+  std::string out;
   append_rfc3339_ms(out, ms);
-  out += '"';
+  return out;
 }
 
 // The record's time, or now for one written before any log time was seen.
@@ -46,29 +35,33 @@ bool valid_label_name(std::string_view name) {
   return std::all_of(name.begin() + 1, name.end(), [&](char c) { return letter(c) || (c >= '0' && c <= '9'); });
 }
 
+namespace {
+
+nlohmann::ordered_json alert_json(const AmAlert& a, const std::string& generator_url) {
+  using nlohmann::ordered_json;
+  // Label and annotation values are repaired when the alert is made; the
+  // generator URL is repaired here, so that the strict serializer takes all.
+  ordered_json j = ordered_json::object();
+  j["labels"] = ordered_json::object();
+  for (const auto& [name, value] : a.labels) j["labels"][name] = value;
+  j["annotations"] = ordered_json::object();
+  for (const auto& [name, value] : a.annotations) j["annotations"][name] = value;
+  j["startsAt"] = rfc3339(a.starts_ms);
+  if (a.ends_ms != 0) j["endsAt"] = rfc3339(a.ends_ms);
+  if (!generator_url.empty()) j["generatorURL"] = repaired(generator_url);
+  return j;
+}
+
+}  // namespace
+
+std::string alertmanager_alert_body(const AmAlert& a, const std::string& generator_url) {
+  return alert_json(a, generator_url).dump();
+}
+
 std::string alertmanager_body(const std::vector<AmAlert>& alerts, const std::string& generator_url) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < alerts.size(); ++i) {
-    const AmAlert& a = alerts[i];
-    if (i > 0) out += ',';
-    out += "{\"labels\":";
-    append_string_map(out, a.labels);
-    out += ",\"annotations\":";
-    append_string_map(out, a.annotations);
-    out += ",\"startsAt\":";
-    append_time(out, a.starts_ms);
-    if (a.ends_ms != 0) {
-      out += ",\"endsAt\":";
-      append_time(out, a.ends_ms);
-    }
-    if (!generator_url.empty()) {
-      out += ",\"generatorURL\":";
-      append_json_string(out, generator_url);
-    }
-    out += '}';
-  }
-  out += ']';
-  return out;
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const AmAlert& a : alerts) all.push_back(alert_json(a, generator_url));
+  return all.dump();
 }
 
 AmAlert FiringAlerts::make_alert(const engine::Record& r) const {

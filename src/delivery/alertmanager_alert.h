@@ -68,12 +68,16 @@ struct AmAlert {
   int64_t ends_ms = 0;  // 0: none sent
 };
 
-// The JSON array POSTed to /api/v2/alerts for these alerts, one object each:
+// One alert as /api/v2/alerts takes it:
 //   {"labels":{...},"annotations":{...},"startsAt":"2026-11-21T10:00:05.000Z",
 //    "endsAt":"...","generatorURL":"..."}
 // members in that order, labels and annotations sorted by name; times are
 // RFC 3339 UTC with milliseconds; endsAt is left out when ends_ms is 0 and
 // generatorURL when generator_url is "". Strings are repaired to UTF-8.
+// (The body of one delivery: request_builder.h makes the array.)
+std::string alertmanager_alert_body(const AmAlert& a, const std::string& generator_url);
+
+// The JSON array POSTed to /api/v2/alerts for these alerts, one object each.
 std::string alertmanager_body(const std::vector<AmAlert>& alerts, const std::string& generator_url);
 
 // The firing alerts of one Alertmanager destination, by rule and key.

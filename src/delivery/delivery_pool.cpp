@@ -7,6 +7,8 @@
 
 #include "delivery/http_client.h"
 #include "delivery/record_body.h"
+#include "delivery/request_builder.h"
+#include "output/record_id.h"
 
 namespace swthrottle::delivery {
 
@@ -121,6 +123,25 @@ std::vector<uint32_t> DeliveryPool::route(const engine::Record& r) {
   return out;
 }
 
+std::optional<Delivery> DeliveryPool::encode(Worker& w, const engine::Record& r, const std::string& id, int64_t t) {
+  Delivery d;
+  d.id = id;
+  d.target = w.dest.target();
+  d.destination = destination_number(d.target);
+  d.created_ms = t;
+  if (w.dest.kind == DestinationKind::Webhook) {
+    d.body = webhook_body(r, id);
+    return d;
+  }
+  AmAlert alert;
+  {
+    std::lock_guard lock(w.mu);
+    if (!w.firing->on_record(r, t, alert)) return std::nullopt;  // summaries are not alerts
+  }
+  d.body = alertmanager_alert_body(alert, options_.alertmanager.generator_url);
+  return d;
+}
+
 void DeliveryPool::submit(std::span<const engine::Record> records) {
   std::lock_guard one_at_a_time(submit_mu_);
   std::vector<Delivery> batch;
@@ -130,91 +151,122 @@ void DeliveryPool::submit(std::span<const engine::Record> records) {
     if (r.type == engine::RecordType::Line || r.rule == nullptr) continue;
     const std::vector<uint32_t> to = route(r);
     if (to.empty()) continue;
-    const std::string id = record_id(r);
+    const std::string id = output::record_id(r);
     for (uint32_t i : to) {
-      Worker& w = *workers_[i];
-      Delivery d;
-      d.id = id;
-      d.target = w.dest.target();
-      d.destination = destination_number(d.target);
-      d.created_ms = t;
-      if (w.dest.kind == DestinationKind::Webhook) {
-        d.body = webhook_body(r, id);
-      } else {
-        AmAlert alert;
-        {
-          std::lock_guard lock(w.mu);
-          if (!w.firing->on_record(r, t, alert)) continue;  // summaries are not alerts
-        }
-        d.body = alertmanager_body({alert}, options_.alertmanager.generator_url);
-      }
-      batch.push_back(std::move(d));
+      std::optional<Delivery> d = encode(*workers_[i], r, id, t);
+      if (!d) continue;
+      batch.push_back(std::move(*d));
       worker_of.push_back(i);
     }
   }
   if (batch.empty()) return;
-  // Durable first: once submit() returns, a crash cannot lose them.
-  if (outbox_) {
-    if (outbox_->add(batch)) {
-      for (Delivery& d : batch) d.in_outbox = true;
-      if (outbox_refusing_.exchange(false)) report_("delivery: the outbox takes records again");
-    } else if (!outbox_refusing_.exchange(true)) {
-      // Once per episode: a full disk refuses every batch after it.
-      report_(fmt::format(
-          "delivery: the outbox does not take records ({}); they are sent without it, and those not delivered "
-          "when the run ends are lost",
-          outbox_->last_error().empty() ? "closed" : outbox_->last_error()));
+  journal(batch);
+  for (std::size_t k = 0; k < batch.size(); ++k) enqueue(*workers_[worker_of[k]], std::move(batch[k]));
+}
+
+// Durable first: once submit() returns, a crash cannot lose them.
+void DeliveryPool::journal(std::vector<Delivery>& batch) {
+  if (!outbox_) return;
+  if (outbox_->add(batch)) {
+    for (Delivery& d : batch) d.in_outbox = true;
+    if (outbox_refusing_.exchange(false)) report_("delivery: the outbox takes records again");
+  } else if (!outbox_refusing_.exchange(true)) {
+    // Once per episode: a full disk refuses every batch after it.
+    report_(fmt::format(
+        "delivery: the outbox does not take records ({}); they are sent without it, and those not delivered "
+        "when the run ends are lost",
+        outbox_->last_error().empty() ? "closed" : outbox_->last_error()));
+  }
+}
+
+void DeliveryPool::enqueue(Worker& w, Delivery&& d) {
+  std::unique_lock lock(w.mu);
+  // Back-pressure: a full queue slows the input down; nothing is dropped.
+  w.changed.wait(lock, [&] {
+    return w.stop || w.queue.size() < options_.queue_capacity || unblocked_.load(std::memory_order_acquire);
+  });
+  if (w.stop) return;  // shutting down: the outbox keeps it
+  ++w.stats.queued;
+  w.queue.push_back(std::move(d));
+  w.work.notify_one();
+}
+
+// Alertmanager: firing alerts, again before their endsAt passes (best
+// effort: a failed repost is replaced by the next one). Whether it posted.
+bool DeliveryPool::repost(Worker& w, HttpClient& http, std::unique_lock<std::mutex>& lock, int64_t t) {
+  if (!w.firing) return false;
+  std::vector<AmAlert> due = w.firing->due(t);
+  if (due.empty()) return false;
+  HttpRequest req;
+  req.url = w.dest.endpoint();
+  req.timeout = options_.timeout;
+  req.basic_auth = w.dest.basic_auth;
+  req.headers = {"Content-Type: application/json"};
+  req.body = alertmanager_body(due, options_.alertmanager.generator_url);
+  lock.unlock();
+  const HttpResponse resp = http.post(req, t);
+  lock.lock();
+  ++w.stats.attempts;
+  if (classify(resp) == Verdict::Delivered) {
+    w.stats.reposts += due.size();
+  } else {
+    ++w.stats.failed_attempts;
+  }
+  return true;
+}
+
+// One the outbox dropped as the oldest of a full outbox is dead-lettered
+// there: it is not sent after all (also a member of a batch being retried:
+// it may be dropped during the wait).
+void DeliveryPool::drop_gone(Worker& w) {
+  if (!outbox_) return;
+  std::size_t dropped = 0;
+  auto gone = [&](const Delivery& d) { return d.in_outbox && !outbox_->holds(d.id, d.destination); };
+  if (w.batch == 0) {
+    while (!w.queue.empty() && gone(w.queue.front())) {
+      w.queue.pop_front();
+      ++dropped;
+    }
+  } else {
+    for (std::size_t i = 0; i < w.batch;) {
+      if (gone(w.queue[i])) {
+        w.queue.erase(w.queue.begin() + static_cast<std::ptrdiff_t>(i));
+        --w.batch;
+        ++dropped;
+      } else {
+        ++i;
+      }
     }
   }
-  for (std::size_t k = 0; k < batch.size(); ++k) {
-    Delivery& d = batch[k];
-    Worker& w = *workers_[worker_of[k]];
-    std::unique_lock lock(w.mu);
-    // Back-pressure: a full queue slows the input down; nothing is dropped.
-    w.changed.wait(lock, [&] {
-      return w.stop || w.queue.size() < options_.queue_capacity || unblocked_.load(std::memory_order_acquire);
-    });
-    if (w.stop) continue;  // shutting down: the outbox keeps it
-    ++w.stats.queued;
-    w.queue.push_back(std::move(d));
-    w.work.notify_one();
+  if (dropped > 0) {
+    w.stats.dead_letters += dropped;
+    w.changed.notify_all();
   }
+}
+
+// Batching: a batch keeps its members until it is delivered or given up:
+// what comes meanwhile waits for the next one (the same Idempotency-Key on
+// every attempt).
+std::size_t DeliveryPool::take_batch(Worker& w) const {
+  if (w.batch == 0) {
+    const std::size_t most = w.dest.kind == DestinationKind::Alertmanager ? kAlertmanagerBatch : options_.batch;
+    w.batch = std::min(w.queue.size(), most);
+  }
+  return w.batch;
 }
 
 void DeliveryPool::run(Worker& w) {
   HttpClient http;
   std::mt19937_64 jitter(options_.seed + w.index);
-  const bool alertmanager = w.dest.kind == DestinationKind::Alertmanager;
-  const int64_t repost = std::max<int64_t>(1000, options_.alertmanager.repost_ms);
-  HttpRequest req;
-  req.url = w.dest.endpoint();
-  req.timeout = options_.timeout;
-  req.basic_auth = w.dest.basic_auth;
+  const int64_t idle_ms = w.firing ? std::max<int64_t>(1000, options_.alertmanager.repost_ms) / 4 : 60'000;
+  const RequestOptions request_options{options_.timeout, options_.batch > 1};
 
   std::unique_lock lock(w.mu);
   while (!w.stop) {
     const int64_t t = now();
-    if (alertmanager) {
-      // Firing alerts, again before their endsAt passes (best effort: a
-      // failed repost is replaced by the next one).
-      std::vector<AmAlert> due = w.firing->due(t);
-      if (!due.empty()) {
-        req.headers = {"Content-Type: application/json"};
-        req.body = alertmanager_body(due, options_.alertmanager.generator_url);
-        lock.unlock();
-        const HttpResponse resp = http.post(req, t);
-        lock.lock();
-        ++w.stats.attempts;
-        if (classify(resp) == Verdict::Delivered) {
-          w.stats.reposts += due.size();
-        } else {
-          ++w.stats.failed_attempts;
-        }
-        continue;
-      }
-    }
+    if (repost(w, http, lock, t)) continue;
     if (w.queue.empty()) {
-      clock_.wait_for(w.work, lock, alertmanager ? repost / 4 : 60'000, [&] { return w.stop || !w.queue.empty(); });
+      clock_.wait_for(w.work, lock, idle_ms, [&] { return w.stop || !w.queue.empty(); });
       continue;
     }
     if (!w.circuit.allow(t)) {
@@ -223,150 +275,121 @@ void DeliveryPool::run(Worker& w) {
       continue;
     }
     w.stats.circuit_open = false;
-    // One the outbox dropped as the oldest of a full outbox is dead-lettered
-    // there: it is not sent after all (also a member of a batch being
-    // retried: it may be dropped during the wait).
-    if (outbox_) {
-      std::size_t dropped = 0;
-      auto gone = [&](const Delivery& d) { return d.in_outbox && !outbox_->holds(d.id, d.destination); };
-      if (w.batch == 0) {
-        while (!w.queue.empty() && gone(w.queue.front())) {
-          w.queue.pop_front();
-          ++dropped;
-        }
-      } else {
-        for (std::size_t i = 0; i < w.batch;) {
-          if (gone(w.queue[i])) {
-            w.queue.erase(w.queue.begin() + static_cast<std::ptrdiff_t>(i));
-            --w.batch;
-            ++dropped;
-          } else {
-            ++i;
-          }
-        }
-      }
-      if (dropped > 0) {
-        w.stats.dead_letters += dropped;
-        w.changed.notify_all();
-      }
-    }
+    drop_gone(w);
     if (w.queue.empty()) continue;
-    // A batch keeps its members until it is delivered or given up: what
-    // comes meanwhile waits for the next one (the same Idempotency-Key on
-    // every attempt).
-    if (w.batch == 0) w.batch = std::min(w.queue.size(), alertmanager ? kAlertmanagerBatch : options_.batch);
-    const std::size_t n = w.batch;
-    std::vector<std::string_view> bodies, ids;
-    for (std::size_t i = 0; i < n; ++i) {
-      bodies.push_back(w.queue[i].body);
-      ids.push_back(w.queue[i].id);
-    }
-    if (alertmanager) {
-      // Each body is a one-alert array: one array of them all.
-      std::string all = "[";
-      for (std::size_t i = 0; i < n; ++i) {
-        std::string_view b = bodies[i];
-        if (b.size() >= 2) b = b.substr(1, b.size() - 2);
-        if (i > 0 && !b.empty()) all += ',';
-        all += b;
-      }
-      req.body = all + "]";
-      req.headers = {"Content-Type: application/json"};
-    } else {
-      // With batch > 1 always an array, however many there are now: a
-      // receiver reads one shape.
-      req.body = options_.batch == 1 ? std::string(bodies[0]) : json_array(bodies);
-      req.headers = w.dest.headers;
-      req.headers.push_back("Content-Type: application/json");
-      req.headers.push_back("Idempotency-Key: " + batch_key(ids));
-    }
+    const std::size_t n = take_batch(w);
+    const std::vector<Delivery> sending(w.queue.begin(), w.queue.begin() + static_cast<std::ptrdiff_t>(n));
+    const HttpRequest req = build_request(w.dest, sending, request_options);
     lock.unlock();
     const HttpResponse resp = http.post(req, t);
     lock.lock();
     ++w.stats.attempts;
     const Verdict v = classify(resp);
-    const int64_t after = now();
-    auto finish = [&](bool delivered, const std::string& why) {
-      w.batch = 0;
-      for (std::size_t i = 0; i < n && !w.queue.empty(); ++i) {
-        Delivery& d = w.queue.front();
-        if (delivered) {
-          ++w.stats.delivered;
-          if (outbox_ && d.in_outbox) outbox_->done(d.id, d.destination);
-        } else {
-          ++w.stats.dead_letters;
-          dead_letters_.fetch_add(1, std::memory_order_relaxed);
-          if (outbox_ && d.in_outbox) outbox_->dead_letter(d, why, after);
-        }
-        w.queue.pop_front();
-      }
-      w.changed.notify_all();
-    };
     if (v == Verdict::Delivered) {
-      w.circuit.success();
-      if (w.failing) {
-        report_(fmt::format("delivery: {}: delivering again", w.dest.target()));
-        w.failing = false;
-      }
-      finish(true, "");
-      continue;
+      delivered(w, n);
+    } else if (v == Verdict::GiveUp) {
+      refused(w, n, resp);
+    } else if (const int64_t delay = failed(w, n, resp, jitter()); delay > 0) {
+      clock_.wait_for(w.work, lock, delay, [&] { return w.stop; });
     }
-    ++w.stats.failed_attempts;
-    const std::string what = outcome_text(resp);
-    if (v == Verdict::GiveUp) {
-      w.circuit.success();  // it answered: the receiver is up, the request is what it refuses
-      report_(fmt::format("delivery: {}: {}; not retried (a {} will not change): {} record{} dead-lettered",
-                          w.dest.target(), what, resp.status, n, n == 1 ? "" : "s"));
-      finish(false, what);
-      continue;
-    }
-    w.circuit.failure(after);
-    uint32_t attempts = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      Delivery& d = w.queue[i];
-      ++d.attempts;
-      attempts = std::max(attempts, d.attempts);
-      if (outbox_ && d.in_outbox) outbox_->tried(d);
-    }
-    // Those of the batch that have been retried for retry_for are given
-    // up; the others stay, and form the next batch.
-    std::size_t expired = 0;
-    for (std::size_t i = 0; i < n; ++i)
-      if (after - w.queue[i].created_ms >= options_.retry.give_up_after_ms) ++expired;
-    if (expired > 0) {
-      report_(fmt::format("delivery: {}: {}; gave up after {} attempts over {}: {} record{} dead-lettered",
-                          w.dest.target(), what, attempts, seconds(options_.retry.give_up_after_ms), expired,
-                          expired == 1 ? "" : "s"));
-      const std::string why = fmt::format("{} (gave up after {} attempts)", what, attempts);
-      std::deque<Delivery> kept;
-      for (std::size_t i = 0; i < n; ++i) {
-        Delivery& d = w.queue[i];
-        if (after - d.created_ms >= options_.retry.give_up_after_ms) {
-          ++w.stats.dead_letters;
-          dead_letters_.fetch_add(1, std::memory_order_relaxed);
-          if (outbox_ && d.in_outbox) outbox_->dead_letter(d, why, after);
-        } else {
-          kept.push_back(std::move(d));
-        }
-      }
-      w.queue.erase(w.queue.begin(), w.queue.begin() + static_cast<std::ptrdiff_t>(n));
-      w.queue.insert(w.queue.begin(), std::make_move_iterator(kept.begin()), std::make_move_iterator(kept.end()));
-      w.batch = 0;
-      w.changed.notify_all();
-      continue;
-    }
-    const int64_t delay = next_delay_ms(options_.retry, attempts, resp.retry_after_ms, jitter());
-    ++w.unreported;
-    if (!w.failing || after - w.reported_ms >= kReportEveryMs) {
-      report_(fmt::format("delivery: {}: {}; retrying in {} ({} failed attempt{} so far){}", w.dest.target(), what,
-                          seconds(delay), w.unreported, w.unreported == 1 ? "" : "s",
-                          outbox_ ? "" : "; without --state, a restart loses what waits"));
-      w.reported_ms = after;
-      w.unreported = 0;
-      w.failing = true;
-    }
-    clock_.wait_for(w.work, lock, delay, [&] { return w.stop; });
   }
+}
+
+// The first n of the queue end: delivered, or dead-lettered with `why`.
+void DeliveryPool::finish(Worker& w, std::size_t n, bool delivered, const std::string& why) {
+  const int64_t at = now();
+  w.batch = 0;
+  for (std::size_t i = 0; i < n && !w.queue.empty(); ++i) {
+    Delivery& d = w.queue.front();
+    if (delivered) {
+      ++w.stats.delivered;
+      if (outbox_ && d.in_outbox) outbox_->done(d.id, d.destination);
+    } else {
+      ++w.stats.dead_letters;
+      dead_letters_.fetch_add(1, std::memory_order_relaxed);
+      if (outbox_ && d.in_outbox) outbox_->dead_letter(d, why, at);
+    }
+    w.queue.pop_front();
+  }
+  w.changed.notify_all();
+}
+
+void DeliveryPool::delivered(Worker& w, std::size_t n) {
+  w.circuit.success();
+  if (w.failing) {
+    report_(fmt::format("delivery: {}: delivering again", w.dest.target()));
+    w.failing = false;
+  }
+  finish(w, n, true, "");
+}
+
+// Another 4xx: it answered, so the receiver is up; the request is what it
+// refuses, and a retry would not change that.
+void DeliveryPool::refused(Worker& w, std::size_t n, const HttpResponse& resp) {
+  ++w.stats.failed_attempts;
+  w.circuit.success();
+  const std::string what = outcome_text(resp);
+  report_(fmt::format("delivery: {}: {}; not retried (a {} will not change): {} record{} dead-lettered",
+                      w.dest.target(), what, resp.status, n, n == 1 ? "" : "s"));
+  finish(w, n, false, what);
+}
+
+// No answer, 5xx, 408, 429: the batch is tried again after the returned
+// delay (0: nothing to wait for, those of the batch that have been retried
+// for retry_for were dead-lettered, the others form the next batch).
+int64_t DeliveryPool::failed(Worker& w, std::size_t n, const HttpResponse& resp, uint64_t random) {
+  ++w.stats.failed_attempts;
+  const int64_t after = now();
+  w.circuit.failure(after);
+  const std::string what = outcome_text(resp);
+  uint32_t attempts = 0;
+  std::size_t expired = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    Delivery& d = w.queue[i];
+    ++d.attempts;
+    attempts = std::max(attempts, d.attempts);
+    if (outbox_ && d.in_outbox) outbox_->tried(d);
+    if (after - d.created_ms >= options_.retry.give_up_after_ms) ++expired;
+  }
+  if (expired > 0) {
+    give_up_expired(w, n, what, attempts, after);
+    return 0;
+  }
+  const int64_t delay = next_delay_ms(options_.retry, attempts, resp.retry_after_ms, random);
+  ++w.unreported;
+  if (!w.failing || after - w.reported_ms >= kReportEveryMs) {
+    report_(fmt::format("delivery: {}: {}; retrying in {} ({} failed attempt{} so far){}", w.dest.target(), what,
+                        seconds(delay), w.unreported, w.unreported == 1 ? "" : "s",
+                        outbox_ ? "" : "; without --state, a restart loses what waits"));
+    w.reported_ms = after;
+    w.unreported = 0;
+    w.failing = true;
+  }
+  return delay;
+}
+
+void DeliveryPool::give_up_expired(Worker& w, std::size_t n, const std::string& what, uint32_t attempts,
+                                   int64_t after) {
+  std::size_t expired = 0;
+  const std::string why = fmt::format("{} (gave up after {} attempts)", what, attempts);
+  std::deque<Delivery> kept;
+  for (std::size_t i = 0; i < n; ++i) {
+    Delivery& d = w.queue[i];
+    if (after - d.created_ms >= options_.retry.give_up_after_ms) {
+      ++expired;
+      ++w.stats.dead_letters;
+      dead_letters_.fetch_add(1, std::memory_order_relaxed);
+      if (outbox_ && d.in_outbox) outbox_->dead_letter(d, why, after);
+    } else {
+      kept.push_back(std::move(d));
+    }
+  }
+  report_(fmt::format("delivery: {}: {}; gave up after {} attempts over {}: {} record{} dead-lettered", w.dest.target(),
+                      what, attempts, seconds(options_.retry.give_up_after_ms), expired, expired == 1 ? "" : "s"));
+  w.queue.erase(w.queue.begin(), w.queue.begin() + static_cast<std::ptrdiff_t>(n));
+  w.queue.insert(w.queue.begin(), std::make_move_iterator(kept.begin()), std::make_move_iterator(kept.end()));
+  w.batch = 0;
+  w.changed.notify_all();
 }
 
 void DeliveryPool::unblock() {

@@ -35,6 +35,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -44,6 +45,7 @@
 #include "delivery/circuit.h"
 #include "delivery/delivery.h"
 #include "delivery/destination.h"
+#include "delivery/http_client.h"
 #include "delivery/outbox.h"
 #include "delivery/retry_policy.h"
 #include "engine/record.h"
@@ -117,7 +119,22 @@ class DeliveryPool {
 
  private:
   struct Worker;
+  // Encoding: the delivery of record r to w's destination (nullopt: it
+  // takes no such record).
+  std::optional<Delivery> encode(Worker& w, const engine::Record& r, const std::string& id, int64_t t);
+  void journal(std::vector<Delivery>& batch);
+  void enqueue(Worker& w, Delivery&& d);
+  // The worker's loop and its steps (the service): reposts, batching, the
+  // outcome of a request.
   void run(Worker& w);
+  bool repost(Worker& w, HttpClient& http, std::unique_lock<std::mutex>& lock, int64_t t);
+  void drop_gone(Worker& w);
+  std::size_t take_batch(Worker& w) const;
+  void finish(Worker& w, std::size_t n, bool delivered, const std::string& why);
+  void delivered(Worker& w, std::size_t n);
+  void refused(Worker& w, std::size_t n, const HttpResponse& resp);
+  int64_t failed(Worker& w, std::size_t n, const HttpResponse& resp, uint64_t random);
+  void give_up_expired(Worker& w, std::size_t n, const std::string& what, uint32_t attempts, int64_t after);
   // The destinations a record goes to (indices), from its rule.
   std::vector<uint32_t> route(const engine::Record& r);
   int64_t now() const { return clock_.wall_ms(); }
