@@ -112,7 +112,7 @@ metrics::Snapshot App::snapshot() {
   if (delivery_.pool) {
     for (const delivery::DestinationStats& d : delivery_.pool->stats()) {
       metrics::DestinationCounters c;
-      c.destination = d.url;
+      c.destination = d.label;
       c.queued = d.queued;
       c.delivered = d.delivered;
       c.attempts = d.attempts;

@@ -18,8 +18,9 @@
 namespace swthrottle::config {
 
 inline const std::vector<std::string> kRuleKeys{
-    "name",   "kind", "threshold", "window",   "when",  "key",          "message", "cooldown", "resolve",     "exec",
-    "ignore", "mode", "buckets",   "max_keys", "event", "resolve_when", "fleet",   "webhook",  "alertmanager"};
+    "name",    "kind",    "threshold",    "window", "when",        "key",          "message", "cooldown",
+    "resolve", "exec",    "ignore",       "mode",   "buckets",     "max_keys",     "event",   "resolve_when",
+    "fleet",   "webhook", "alertmanager", "labels", "annotations", "generator_url"};
 
 // A rule as its table gives it; the settings' defaults are not applied yet.
 struct PendingRule {

@@ -5,17 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "delivery/alert_attributes.h"
 #include "util/json.h"
 
 namespace swthrottle::delivery {
 
 namespace {
-
-std::string repaired(std::string_view s) {
-  std::string out;
-  append_utf8_repaired(out, s);
-  return out;
-}
 
 std::string rfc3339(int64_t ms) {
   std::string out;
@@ -37,10 +32,10 @@ bool valid_label_name(std::string_view name) {
 
 namespace {
 
-nlohmann::ordered_json alert_json(const AmAlert& a, const std::string& generator_url) {
+nlohmann::ordered_json alert_json(const AmAlert& a) {
   using nlohmann::ordered_json;
-  // Label and annotation values are repaired when the alert is made; the
-  // generator URL is repaired here, so that the strict serializer takes all.
+  // Every string is repaired when the alert is made (alert_attributes.h),
+  // so the strict serializer takes them all.
   ordered_json j = ordered_json::object();
   j["labels"] = ordered_json::object();
   for (const auto& [name, value] : a.labels) j["labels"][name] = value;
@@ -48,60 +43,25 @@ nlohmann::ordered_json alert_json(const AmAlert& a, const std::string& generator
   for (const auto& [name, value] : a.annotations) j["annotations"][name] = value;
   j["startsAt"] = rfc3339(a.starts_ms);
   if (a.ends_ms != 0) j["endsAt"] = rfc3339(a.ends_ms);
-  if (!generator_url.empty()) j["generatorURL"] = repaired(generator_url);
+  if (!a.generator_url.empty()) j["generatorURL"] = a.generator_url;
   return j;
 }
 
 }  // namespace
 
-std::string alertmanager_alert_body(const AmAlert& a, const std::string& generator_url) {
-  return alert_json(a, generator_url).dump();
-}
+std::string alertmanager_alert_body(const AmAlert& a) { return alert_json(a).dump(); }
 
-std::string alertmanager_body(const std::vector<AmAlert>& alerts, const std::string& generator_url) {
+std::string alertmanager_body(const std::vector<AmAlert>& alerts) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  for (const AmAlert& a : alerts) all.push_back(alert_json(a, generator_url));
+  for (const AmAlert& a : alerts) all.push_back(alert_json(a));
   return all.dump();
 }
 
-AmAlert FiringAlerts::make_alert(const engine::Record& r) const {
-  const config::Rule& rule = *r.rule;
+AmAlert FiringAlerts::make_alert(const engine::Record& r, std::span<const std::string> fields) const {
   AmAlert a;
-  for (const auto& [name, value] : options_.labels) a.labels[name] = repaired(value);
-  // Ours last, so that they win over an extra label of the same name.
-  a.labels["alertname"] = repaired(rule.name);
-  // Even an empty key is ours: an extra "key" label must not make the alert
-  // of a rule without key look like one of its keys.
-  if (!r.key.empty()) {
-    a.labels["key"] = repaired(r.key);
-  } else {
-    a.labels.erase("key");
-  }
-  a.labels["kind"] = std::string(to_string(rule.kind));
-
-  std::string summary;
-  if (r.has_message) {
-    summary = repaired(r.message);
-  } else {
-    summary = repaired(rule.name) + ": " + std::to_string(r.count) + " in " + rule.window_text;
-  }
-  a.annotations["summary"] = std::move(summary);
-  a.annotations["count"] = std::to_string(r.count);
-  if (rule.threshold) {
-    a.annotations["threshold"] = std::to_string(*rule.threshold);
-  } else if (!rule.when_text.empty()) {
-    a.annotations["when"] = repaired(rule.when_text);
-  }
-  a.annotations["window"] = rule.window_text;
-  a.annotations["suppressed"] = std::to_string(r.suppressed);
-  if (rule.event_names.size() > 1 && r.counts.size() == rule.event_names.size()) {
-    std::string counts;
-    for (std::size_t i = 0; i < r.counts.size(); ++i) {
-      if (i > 0) counts += ", ";
-      counts += repaired(rule.event_names[i]) + "=" + std::to_string(r.counts[i]);
-    }
-    a.annotations["counts"] = std::move(counts);
-  }
+  a.labels = alert_labels(r, options_.labels);
+  a.annotations = alert_annotations(r, fields);
+  a.generator_url = generator_url(r, fields);
   return a;
 }
 
@@ -109,7 +69,8 @@ int64_t FiringAlerts::firing_end(int64_t starts_ms, int64_t now_ms) const {
   return std::max(now_ms, starts_ms) + 3 * options_.repost_ms;
 }
 
-bool FiringAlerts::on_record(const engine::Record& r, int64_t now_ms, AmAlert& out) {
+bool FiringAlerts::on_record(const engine::Record& r, std::span<const std::string> fields, int64_t now_ms,
+                             AmAlert& out) {
   if (r.rule == nullptr || (r.type != engine::RecordType::Alert && r.type != engine::RecordType::Resolved))
     return false;
   const int64_t t = record_time(r, now_ms);
@@ -117,14 +78,14 @@ bool FiringAlerts::on_record(const engine::Record& r, int64_t now_ms, AmAlert& o
   auto it = firing_.find(id);
 
   if (r.type == engine::RecordType::Resolved) {
-    out = make_alert(r);
+    out = make_alert(r, fields);
     out.starts_ms = it != firing_.end() ? it->second.alert.starts_ms : t;
     out.ends_ms = std::max(t, out.starts_ms);
     if (it != firing_.end()) firing_.erase(it);
     return true;
   }
 
-  AmAlert a = make_alert(r);
+  AmAlert a = make_alert(r, fields);
   a.starts_ms = it != firing_.end() ? it->second.alert.starts_ms : t;
   a.ends_ms = firing_end(a.starts_ms, now_ms);
   Firing& f = firing_[std::move(id)];

@@ -18,7 +18,8 @@ std::string dead_letter_line(const Delivery& d, const std::string& why, int64_t 
   ordered_json j = ordered_json::object();
   j["id"] = d.id;
   j["dest"] = d.destination;
-  j["to"] = d.target;
+  j["to"] = d.label;
+  j["kind"] = to_string(d.kind);
   j["created"] = time(d.created_ms);
   j["attempts"] = d.attempts;
   j["why"] = why;

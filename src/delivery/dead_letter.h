@@ -9,7 +9,8 @@
 
 namespace swthrottle::delivery {
 
-// {"id":...,"dest":N,"to":...,"created":RFC3339,"attempts":N,"why":...,"time":RFC3339,"body":"..."}
+// {"id":...,"dest":N,"to":LABEL,"kind":PRESET,"created":RFC3339,"attempts":N,"why":...,"time":RFC3339,
+//  "body":"..."}
 // and its "\n". "time" is `now_wall_ms`. The body is a string always, with
 // invalid UTF-8 shown as U+FFFD; when that changed it, "body_base64" holds
 // its exact bytes as well.

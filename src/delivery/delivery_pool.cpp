@@ -1,12 +1,16 @@
 #include "delivery/delivery_pool.h"
 
 #include <algorithm>
+#include <map>
 #include <random>
 
 #include <fmt/format.h>
 
+#include "delivery/encoder.h"
 #include "delivery/http_client.h"
 #include "delivery/record_body.h"
+#include "delivery/record_fields.h"
+#include "delivery/redact.h"
 #include "delivery/request_builder.h"
 #include "output/record_id.h"
 
@@ -19,13 +23,25 @@ constexpr std::size_t kAlertmanagerBatch = 64;
 // How often a failing destination says so on stderr, at most.
 constexpr int64_t kReportEveryMs = 60'000;
 
-std::string outcome_text(const HttpResponse& r) {
-  if (r.status == 0) return r.error.empty() ? std::string("no response") : r.error;
-  std::string body = r.body.substr(0, std::min<std::size_t>(r.body.find('\n'), 120));
+// What came back, for a message: without the destination's secrets (a
+// receiver may echo the token it refuses; libcurl may name the URL).
+std::string outcome_text(const HttpResponse& r, const std::vector<std::string>& secrets) {
+  if (r.status == 0) return redact(r.error.empty() ? std::string("no response") : r.error, secrets);
+  // Redacted whole, then cut: a cut first could leave the head of a secret.
+  std::string body = redact(r.body.substr(0, r.body.find('\n')), secrets).substr(0, 120);
   return body.empty() ? fmt::format("HTTP {}", r.status) : fmt::format("HTTP {}: {}", r.status, body);
 }
 
 std::string seconds(int64_t ms) { return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000.0); }
+
+// Does d take the records of `rule`: every rule's, or those of
+// the rules that name it (a rule's own URL; a named destination's `rules`)?
+bool takes_rule(const Destination& d, const config::Rule& rule) {
+  if (d.every_rule) return true;
+  if (!d.name.empty()) return std::find(d.rules.begin(), d.rules.end(), rule.name) != d.rules.end();
+  const auto& own = d.preset == Preset::Alertmanager ? rule.alertmanagers : rule.webhooks;
+  return std::find(own.begin(), own.end(), d.url) != own.end();
+}
 
 }  // namespace
 
@@ -46,48 +62,33 @@ struct DeliveryPool::Worker {
   bool failing = false;
   std::thread thread;
 
+  uint32_t number = 0;               // dest.number()
+  std::vector<std::string> secrets;  // dest.secrets(): never in a message
+
   Worker(Destination d, uint32_t i, const DeliveryOptions& o)
       : dest(std::move(d)), index(i), circuit(o.circuit_failures, o.circuit_open_ms) {
-    stats.url = dest.target();
-    if (dest.kind == DestinationKind::Alertmanager) firing = std::make_unique<FiringAlerts>(o.alertmanager);
+    number = dest.number();
+    secrets = dest.secrets();
+    stats.label = dest.label;
+    stats.preset = to_string(dest.preset);
+    stats.number = number;
+    if (dest.preset == Preset::Alertmanager) firing = std::make_unique<FiringAlerts>(o.alertmanager);
   }
 };
 
 DeliveryPool::DeliveryPool(DeliveryOptions options, Outbox* outbox, Report report, const Clock& clock)
     : options_(std::move(options)), clock_(clock), outbox_(outbox), report_(std::move(report)) {
+  context_.labels = options_.alertmanager.labels;
+  context_.host = options_.host;
   if (options_.seed == 0) options_.seed = (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
   options_.batch = std::max<std::size_t>(1, options_.batch);
   options_.queue_capacity = std::max<std::size_t>(1, options_.queue_capacity);
-  auto add_worker = [&](Destination d) {
+  unique_labels(options_.destinations);
+  for (Destination& d : options_.destinations) {
     const auto i = static_cast<uint32_t>(workers_.size());
     workers_.push_back(std::make_unique<Worker>(std::move(d), i, options_));
-  };
-  for (Destination& d : options_.destinations) add_worker(d);
-  if (outbox_) {
-    // A previous run's deliveries go first, to where they were meant to go
-    // (a destination not configured now still gets what was decided for it).
-    for (Delivery& d : outbox_->recovered()) {
-      auto it =
-          std::find_if(workers_.begin(), workers_.end(), [&](const auto& w) { return w->dest.target() == d.target; });
-      if (it == workers_.end()) {
-        Destination dest;
-        dest.kind = d.target.starts_with("alertmanager ") ? DestinationKind::Alertmanager : DestinationKind::Webhook;
-        dest.url = d.target.substr(d.target.find(' ') + 1);
-        for (const Destination& like : options_.destinations)
-          if (like.kind == dest.kind) {
-            dest.headers = like.headers;
-            dest.basic_auth = like.basic_auth;
-            break;
-          }
-        add_worker(std::move(dest));
-        it = std::prev(workers_.end());
-      }
-      d.destination = destination_number(d.target);
-      d.in_outbox = true;
-      ++(*it)->stats.queued;
-      (*it)->queue.push_back(std::move(d));
-    }
   }
+  if (outbox_) queue_recovered();
   for (auto& w : workers_) {
     Worker* raw = w.get();
     raw->thread = std::thread([this, raw] { run(*raw); });
@@ -95,6 +96,33 @@ DeliveryPool::DeliveryPool(DeliveryOptions options, Outbox* outbox, Report repor
 }
 
 DeliveryPool::~DeliveryPool() { stop(); }
+
+// A previous run's deliveries go first, to the destination of their number.
+// Those for a destination this run does not have stay in the outbox: it
+// keeps no URL (a secret, often), so only a run that has it can send them.
+void DeliveryPool::queue_recovered() {
+  std::map<std::string, std::size_t> elsewhere;  // by label
+  std::size_t queued = 0;
+  for (Delivery& d : outbox_->recovered()) {
+    auto it = std::find_if(workers_.begin(), workers_.end(), [&](const auto& w) { return w->number == d.destination; });
+    if (it == workers_.end()) {
+      ++elsewhere[d.label.empty() ? std::string(to_string(d.kind)) : d.label];
+      continue;
+    }
+    Worker& w = **it;
+    d.in_outbox = true;
+    d.label = w.dest.label;
+    ++w.stats.queued;
+    w.queue.push_back(std::move(d));
+    ++queued;
+  }
+  if (queued > 0) report_(fmt::format("delivery: {} records the last run did not deliver are sent first", queued));
+  for (const auto& [label, n] : elsewhere)
+    report_(
+        fmt::format("delivery: {} record{} in the outbox for {}, which this run does not deliver to, stay there "
+                    "for a run that does",
+                    n, n == 1 ? "" : "s", label));
+}
 
 void DeliveryPool::stop() {
   for (auto& w : workers_) {
@@ -114,11 +142,8 @@ std::vector<uint32_t> DeliveryPool::route(const engine::Record& r) {
   auto found = routes_.find(r.rule);
   if (found != routes_.end()) return found->second;
   std::vector<uint32_t> out;
-  for (const auto& w : workers_) {
-    const Destination& d = w->dest;
-    const auto& own = d.kind == DestinationKind::Webhook ? r.rule->webhooks : r.rule->alertmanagers;
-    if (d.every_rule || std::find(own.begin(), own.end(), d.url) != own.end()) out.push_back(w->index);
-  }
+  for (const auto& w : workers_)
+    if (takes_rule(w->dest, *r.rule)) out.push_back(w->index);
   routes_.emplace(r.rule, out);
   return out;
 }
@@ -126,19 +151,24 @@ std::vector<uint32_t> DeliveryPool::route(const engine::Record& r) {
 std::optional<Delivery> DeliveryPool::encode(Worker& w, const engine::Record& r, const std::string& id, int64_t t) {
   Delivery d;
   d.id = id;
-  d.target = w.dest.target();
-  d.destination = destination_number(d.target);
+  d.destination = w.number;
+  d.kind = w.dest.preset;
+  d.label = w.dest.label;
   d.created_ms = t;
-  if (w.dest.kind == DestinationKind::Webhook) {
-    d.body = webhook_body(r, id);
+  if (w.dest.preset != Preset::Alertmanager) {
+    std::optional<Encoded> e = delivery::encode(w.dest, r, id, context_);
+    if (!e) return std::nullopt;
+    d.body = std::move(e->body);
+    d.path = std::move(e->path);
     return d;
   }
   AmAlert alert;
+  const std::vector<std::string> fields = record_fields(r, id, context_.host);
   {
     std::lock_guard lock(w.mu);
-    if (!w.firing->on_record(r, t, alert)) return std::nullopt;  // summaries are not alerts
+    if (!w.firing->on_record(r, fields, t, alert)) return std::nullopt;
   }
-  d.body = alertmanager_alert_body(alert, options_.alertmanager.generator_url);
+  d.body = alertmanager_alert_body(alert);
   return d;
 }
 
@@ -153,6 +183,7 @@ void DeliveryPool::submit(std::span<const engine::Record> records) {
     if (to.empty()) continue;
     const std::string id = output::record_id(r);
     for (uint32_t i : to) {
+      if (!takes(workers_[i]->dest.preset, r.type)) continue;
       std::optional<Delivery> d = encode(*workers_[i], r, id, t);
       if (!d) continue;
       batch.push_back(std::move(*d));
@@ -185,7 +216,10 @@ void DeliveryPool::enqueue(Worker& w, Delivery&& d) {
   w.changed.wait(lock, [&] {
     return w.stop || w.queue.size() < options_.queue_capacity || unblocked_.load(std::memory_order_acquire);
   });
-  if (w.stop) return;  // shutting down: the outbox keeps it
+  if (w.stop) {  // shutting down: the outbox keeps it, if it took it
+    if (!d.in_outbox) lost_at_stop_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   ++w.stats.queued;
   w.queue.push_back(std::move(d));
   w.work.notify_one();
@@ -202,7 +236,7 @@ bool DeliveryPool::repost(Worker& w, HttpClient& http, std::unique_lock<std::mut
   req.timeout = options_.timeout;
   req.basic_auth = w.dest.basic_auth;
   req.headers = {"Content-Type: application/json"};
-  req.body = alertmanager_body(due, options_.alertmanager.generator_url);
+  req.body = alertmanager_body(due);
   lock.unlock();
   const HttpResponse resp = http.post(req, t);
   lock.lock();
@@ -249,7 +283,7 @@ void DeliveryPool::drop_gone(Worker& w) {
 // every attempt).
 std::size_t DeliveryPool::take_batch(Worker& w) const {
   if (w.batch == 0) {
-    const std::size_t most = w.dest.kind == DestinationKind::Alertmanager ? kAlertmanagerBatch : options_.batch;
+    const std::size_t most = w.dest.preset == Preset::Alertmanager ? kAlertmanagerBatch : options_.batch;
     w.batch = std::min(w.queue.size(), most);
   }
   return w.batch;
@@ -317,7 +351,7 @@ void DeliveryPool::finish(Worker& w, std::size_t n, bool delivered, const std::s
 void DeliveryPool::delivered(Worker& w, std::size_t n) {
   w.circuit.success();
   if (w.failing) {
-    report_(fmt::format("delivery: {}: delivering again", w.dest.target()));
+    report_(fmt::format("delivery: {}: delivering again", w.dest.label));
     w.failing = false;
   }
   finish(w, n, true, "");
@@ -328,9 +362,9 @@ void DeliveryPool::delivered(Worker& w, std::size_t n) {
 void DeliveryPool::refused(Worker& w, std::size_t n, const HttpResponse& resp) {
   ++w.stats.failed_attempts;
   w.circuit.success();
-  const std::string what = outcome_text(resp);
-  report_(fmt::format("delivery: {}: {}; not retried (a {} will not change): {} record{} dead-lettered",
-                      w.dest.target(), what, resp.status, n, n == 1 ? "" : "s"));
+  const std::string what = outcome_text(resp, w.secrets);
+  report_(fmt::format("delivery: {}: {}; not retried (a {} will not change): {} record{} dead-lettered", w.dest.label,
+                      what, resp.status, n, n == 1 ? "" : "s"));
   finish(w, n, false, what);
 }
 
@@ -341,7 +375,7 @@ int64_t DeliveryPool::failed(Worker& w, std::size_t n, const HttpResponse& resp,
   ++w.stats.failed_attempts;
   const int64_t after = now();
   w.circuit.failure(after);
-  const std::string what = outcome_text(resp);
+  const std::string what = outcome_text(resp, w.secrets);
   uint32_t attempts = 0;
   std::size_t expired = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -358,7 +392,7 @@ int64_t DeliveryPool::failed(Worker& w, std::size_t n, const HttpResponse& resp,
   const int64_t delay = next_delay_ms(options_.retry, attempts, resp.retry_after_ms, random);
   ++w.unreported;
   if (!w.failing || after - w.reported_ms >= kReportEveryMs) {
-    report_(fmt::format("delivery: {}: {}; retrying in {} ({} failed attempt{} so far){}", w.dest.target(), what,
+    report_(fmt::format("delivery: {}: {}; retrying in {} ({} failed attempt{} so far){}", w.dest.label, what,
                         seconds(delay), w.unreported, w.unreported == 1 ? "" : "s",
                         outbox_ ? "" : "; without --state, a restart loses what waits"));
     w.reported_ms = after;
@@ -384,7 +418,7 @@ void DeliveryPool::give_up_expired(Worker& w, std::size_t n, const std::string& 
       kept.push_back(std::move(d));
     }
   }
-  report_(fmt::format("delivery: {}: {}; gave up after {} attempts over {}: {} record{} dead-lettered", w.dest.target(),
+  report_(fmt::format("delivery: {}: {}; gave up after {} attempts over {}: {} record{} dead-lettered", w.dest.label,
                       what, attempts, seconds(options_.retry.give_up_after_ms), expired, expired == 1 ? "" : "s"));
   w.queue.erase(w.queue.begin(), w.queue.begin() + static_cast<std::ptrdiff_t>(n));
   w.queue.insert(w.queue.begin(), std::make_move_iterator(kept.begin()), std::make_move_iterator(kept.end()));
@@ -405,10 +439,18 @@ void DeliveryPool::unblock() {
 
 DeliveryPool::Pending DeliveryPool::drain(std::chrono::milliseconds within) {
   const int64_t deadline = clock_.steady_ms() + within.count();
-  Pending left;
   for (auto& w : workers_) {
     std::unique_lock lock(w->mu);
     clock_.wait_until(w->changed, lock, deadline, [&] { return w->queue.empty() || w->stop; });
+  }
+  return pending();
+}
+
+DeliveryPool::Pending DeliveryPool::pending() const {
+  Pending left;
+  left.lost = lost_at_stop_.load(std::memory_order_relaxed);
+  for (const auto& w : workers_) {
+    std::lock_guard lock(w->mu);
     for (const Delivery& d : w->queue) ++(d.in_outbox ? left.kept : left.lost);
   }
   return left;

@@ -45,6 +45,7 @@
 #include "delivery/circuit.h"
 #include "delivery/delivery.h"
 #include "delivery/destination.h"
+#include "delivery/encoder.h"
 #include "delivery/http_client.h"
 #include "delivery/outbox.h"
 #include "delivery/retry_policy.h"
@@ -61,12 +62,15 @@ struct DeliveryOptions {
   std::size_t queue_capacity = 10'000;        // per destination
   uint32_t circuit_failures = 5;              // failed attempts in a row that open a circuit
   int64_t circuit_open_ms = 10'000;
-  AlertmanagerOptions alertmanager;
-  uint64_t seed = 0;  // the jitter's; 0: from std::random_device
+  AlertmanagerOptions alertmanager;  // its labels are every preset's [delivery] labels
+  std::string host;                  // {host}, PagerDuty's source, Opsgenie's
+  uint64_t seed = 0;                 // the jitter's; 0: from std::random_device
 };
 
 struct DestinationStats {
-  std::string url;
+  std::string label;             // Destination::label: never its URL
+  std::string_view preset;       // "webhook", "slack", ...
+  uint32_t number = 0;           // Destination::number()
   uint64_t queued = 0;           // deliveries submitted (recovered ones included)
   uint64_t delivered = 0;        // deliveries acknowledged with a 2xx
   uint64_t attempts = 0;         // POSTs made (batches count once)
@@ -99,15 +103,19 @@ class DeliveryPool {
   // hold the stop up. Deliveries already submitted keep going until drain().
   void unblock();
 
-  // End of the run: waits until every queue is empty, or `within` passes.
-  // Returns the deliveries still pending: those the outbox holds are kept
-  // for the next run; the others (no outbox, or one that did not take them:
-  // a full disk) are lost.
+  // The deliveries still pending: those the outbox holds are kept for the
+  // next run; the others (no outbox, or one that did not take them: a full
+  // disk) are lost, and so are those submit() could not queue any more
+  // because the pool had stopped. After stop(), for good.
   struct Pending {
     std::size_t kept = 0;
     std::size_t lost = 0;
     std::size_t total() const { return kept + lost; }
   };
+  Pending pending() const;
+  // End of the run: waits until every queue is empty, or `within` passes
+  // (on the clock); returns pending() then. A request in flight may still
+  // end either way: stop() first for the final count.
   Pending drain(std::chrono::milliseconds within);
   // Stops the workers and waits for them (a request in flight ends within
   // its timeout). What is undelivered stays in the outbox. Idempotent; the
@@ -119,6 +127,7 @@ class DeliveryPool {
 
  private:
   struct Worker;
+  void queue_recovered();
   // Encoding: the delivery of record r to w's destination (nullopt: it
   // takes no such record).
   std::optional<Delivery> encode(Worker& w, const engine::Record& r, const std::string& id, int64_t t);
@@ -140,6 +149,7 @@ class DeliveryPool {
   int64_t now() const { return clock_.wall_ms(); }
 
   DeliveryOptions options_;
+  EncodeContext context_;
   const Clock& clock_;
   Outbox* outbox_;
   Report report_;
@@ -154,6 +164,9 @@ class DeliveryPool {
   // first refusal of an episode, and again when it takes records again.
   std::atomic<bool> outbox_refusing_{false};
   std::atomic<bool> unblocked_{false};
+  // Deliveries submit() made while the pool stopped, which no queue took
+  // and no outbox holds.
+  std::atomic<uint64_t> lost_at_stop_{0};
 };
 
 }  // namespace swthrottle::delivery

@@ -217,10 +217,15 @@ struct Outbox::Impl {
   // are done with (and it is big enough to be worth it). Amortized, each line
   // is rewritten O(1) times: the new file has only live lines, so it takes at
   // least as many new lines again before the next rewrite.
-  void maybe_compact() {
-    if (broken || journal_bytes < kCompactMinBytes || journal_lines < compact_min_lines) return;
-    const uint64_t obsolete = journal_lines - pending.size();
-    if (obsolete * 2 <= journal_lines) return;
+  // `force`: whatever its size and lines (a journal of an earlier version,
+  // whose lines held URLs). Returns whether it rewrote.
+  bool maybe_compact(bool force = false) {
+    if (broken) return false;
+    if (!force) {
+      if (journal_bytes < kCompactMinBytes || journal_lines < compact_min_lines) return false;
+      const uint64_t obsolete = journal_lines - pending.size();
+      if (obsolete * 2 <= journal_lines) return false;
+    }
     std::string text;
     for (const auto& [seq, d] : pending) text += add_line(d);
     mode_t mode = 0600;
@@ -239,14 +244,14 @@ struct Outbox::Impl {
     if (int e = replace_file_atomically(journal_path, text, mode); e != 0) {
       fail(journal_path, "cannot compact: " + reason(e));
       compact_min_lines = journal_lines * 2;
-      return;
+      return false;
     }
     // The new file is in place; our descriptor still writes to the old one.
     const int fd = open_append(journal_path, 0);
     if (fd < 0) {
       broken = true;
       fail(journal_path, "cannot reopen after compaction: " + reason(errno));
-      return;
+      return false;
     }
     ::close(journal_fd);
     journal_fd = fd;
@@ -254,6 +259,7 @@ struct Outbox::Impl {
     journal_lines = pending.size();
     compact_min_lines = 0;
     unsynced = false;  // replace_file_atomically fsync'd the new file whole
+    return true;
   }
 };
 
@@ -298,7 +304,9 @@ Result<std::unique_ptr<Outbox>> Outbox::open(const std::string& journal_path, co
 
   m.first_live_seq = m.next_seq;
   m.stats.recovered = m.pending.size();
-  m.maybe_compact();
+  // An earlier version kept the destination's URL in each add ("to"):
+  // rewritten at once with labels only, so no secret stays on disk.
+  m.maybe_compact(journal.legacy_to);
   return box;
 }
 

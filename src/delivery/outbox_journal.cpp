@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/http_url.h"
 #include "util/json_bytes.h"
 
 namespace swthrottle::delivery {
@@ -37,15 +38,42 @@ bool read_u32(const json& j, const char* name, uint32_t& out) {
   return true;
 }
 
+// "to" and "kind": the destination's label and preset. An earlier version
+// wrote "to" as "webhook URL" or "alertmanager URL", and no "kind".
+bool read_destination(const json& e, JournalEntry& out) {
+  Delivery& d = out.d;
+  std::string to;
+  if (auto it = e.find("to"); it != e.end() && !read_json_bytes(*it, to)) return false;
+  auto kind = e.find("kind");
+  if (kind != e.end()) {
+    if (!kind->is_string()) return false;
+    const std::optional<Preset> p = preset_named(kind->get<std::string>());
+    if (!p) return false;
+    d.kind = *p;
+    d.label = std::move(to);
+    return true;
+  }
+  for (Preset p : {Preset::Webhook, Preset::Alertmanager}) {
+    const std::string prefix = std::string(to_string(p)) + " ";
+    if (to.starts_with(prefix)) {
+      d.kind = p;
+      d.label = config::url_origin(std::string_view(to).substr(prefix.size()));
+      out.legacy_to = true;
+    }
+  }
+  return true;
+}
+
 // The members only an add has (its id, destination and attempts are read).
-bool read_add(const json& e, Delivery& d) {
+bool read_add(const json& e, JournalEntry& out) {
+  Delivery& d = out.d;
   auto created = e.find("created");
   auto body = e.find("body");
   if (created == e.end() || !created->is_number_integer() || body == e.end() || !read_json_bytes(*body, d.body))
     return false;
   if (created->is_number_unsigned() && created->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return false;
-  // Where it goes ("webhook URL"): a restart with other destinations still delivers it.
-  if (auto to = e.find("to"); to != e.end() && !read_json_bytes(*to, d.target)) return false;
+  if (auto path = e.find("path"); path != e.end() && !read_json_bytes(*path, d.path)) return false;
+  if (!read_destination(e, out)) return false;
   d.created_ms = created->get<int64_t>();
   return true;
 }
@@ -56,7 +84,9 @@ std::string add_line(const Delivery& d) {
   ordered_json e = ordered_json::object();
   e["id"] = json_bytes(d.id);
   e["dest"] = d.destination;
-  e["to"] = json_bytes(d.target);
+  e["to"] = json_bytes(d.label);
+  e["kind"] = to_string(d.kind);
+  if (!d.path.empty()) e["path"] = json_bytes(d.path);
   e["created"] = d.created_ms;
   e["attempts"] = d.attempts;
   e["body"] = json_bytes(d.body);
@@ -99,7 +129,7 @@ std::optional<JournalEntry> parse_entry(std::string_view line) {
   if (out.kind == EntryKind::Done) return out;
   if (!read_u32(e, "attempts", out.d.attempts)) return std::nullopt;
   if (out.kind == EntryKind::Try) return out;
-  if (!read_add(e, out.d)) return std::nullopt;
+  if (!read_add(e, out)) return std::nullopt;
   return out;
 }
 
@@ -123,6 +153,7 @@ JournalText read_journal(std::string_view text) {
     out.lines += 1 + bad_since_keep;
     bad_since_keep = 0;
     out.keep_bytes = pos;
+    out.legacy_to = out.legacy_to || e->legacy_to;
     out.entries.push_back(std::move(*e));
   }
   // Bad lines after the last entry are its torn tail, not skipped lines.

@@ -19,6 +19,9 @@ enum class EntryKind { Add, Done, Try };
 struct JournalEntry {
   EntryKind kind = EntryKind::Add;
   Delivery d;  // id and destination always; the rest as the kind has them
+  // An add of an earlier version, whose "to" held the URL ("webhook URL"):
+  // read as its preset and origin; the journal is rewritten without it.
+  bool legacy_to = false;
 };
 
 // One line each, with its final "\n".
@@ -40,6 +43,7 @@ struct JournalText {
   std::size_t lines = 0;               // entries and the bad lines between them
   std::size_t skipped = 0;             // bad lines before the last entry
   std::size_t first_skipped_line = 0;  // 1-based; 0: none
+  bool legacy_to = false;              // some entry's legacy_to
 };
 JournalText read_journal(std::string_view text);
 

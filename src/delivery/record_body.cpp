@@ -2,15 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "delivery/delivery.h"
 #include "output/writer.h"
 #include "util/digest.h"
 
 namespace swthrottle::delivery {
-
-uint32_t destination_number(std::string_view target) {
-  return static_cast<uint32_t>(std::stoul(digest(target).substr(0, 8), nullptr, 16));
-}
 
 std::string webhook_body(const engine::Record& r, std::string_view id) {
   std::string json;

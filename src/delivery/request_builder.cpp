@@ -41,24 +41,43 @@ std::string webhook_array(std::span<const Delivery> batch) {
   return dump(all);
 }
 
+// PagerDuty's routing key, first, over what the outbox kept: the key is a
+// secret, so it is put in only here, on its way out.
+std::string with_routing_key(const std::string& body, const std::string& key) {
+  const ordered_json stored = parsed(body);
+  ordered_json out = ordered_json::object();
+  out["routing_key"] = key;
+  if (stored.is_object())
+    for (const auto& [name, value] : stored.items())
+      if (name != "routing_key") out[name] = value;
+  return dump(out);
+}
+
 }  // namespace
 
 HttpRequest build_request(const Destination& d, std::span<const Delivery> batch, const RequestOptions& o) {
   HttpRequest req;
-  req.url = d.endpoint();
+  req.url = d.endpoint(batch.front().path);
   req.timeout = o.timeout;
   req.basic_auth = d.basic_auth;
-  if (d.kind == DestinationKind::Alertmanager) {
+  if (d.preset == Preset::Alertmanager) {
     req.body = alertmanager_array(batch);
     req.headers = {"Content-Type: application/json"};
     return req;
   }
-  req.body = o.webhook_arrays ? webhook_array(batch) : batch.front().body;
-  std::vector<std::string_view> ids;
-  for (const Delivery& x : batch) ids.push_back(x.id);
   req.headers = d.headers;
   req.headers.push_back("Content-Type: application/json");
-  req.headers.push_back("Idempotency-Key: " + batch_key(ids));
+  if (d.preset == Preset::Webhook) {
+    req.body = o.webhook_arrays ? webhook_array(batch) : batch.front().body;
+    std::vector<std::string_view> ids;
+    for (const Delivery& x : batch) ids.push_back(x.id);
+    req.headers.push_back("Idempotency-Key: " + batch_key(ids));
+    return req;
+  }
+  // The other presets: one record per request.
+  req.body = batch.front().body;
+  if (d.preset == Preset::PagerDuty) req.body = with_routing_key(req.body, d.key);
+  if (d.preset == Preset::Opsgenie) req.headers.push_back("Authorization: GenieKey " + d.key);
   return req;
 }
 

@@ -28,7 +28,7 @@ struct InputState {
 };
 
 struct DestinationCounters {
-  std::string destination;  // "webhook URL" | "alertmanager URL"
+  std::string destination;  // the destination's label: its name, or scheme://host:port (never the URL)
   uint64_t queued = 0, delivered = 0, attempts = 0, failed_attempts = 0, dead_letters = 0, reposts = 0;
   uint64_t pending = 0;
   bool circuit_open = false;

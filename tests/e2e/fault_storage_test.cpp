@@ -265,8 +265,11 @@ TEST_CASE(
   CHECK(contains(r.err, state + ".outbox: cannot write: File too large"));
   const std::string end = "swthrottle: delivery: 40 records not delivered after 200ms ([delivery] drain); " +
                           std::to_string(kept.size()) + " kept in the outbox for the next run, " +
-                          std::to_string(40 - kept.size()) + " lost: the outbox did not take them\n";
+                          std::to_string(40 - kept.size()) + " lost: the outbox did not take them (exit 3)\n";
   CHECK(contains(r.err, end));
+  // Lost records would make it 3; the state file could not be saved on
+  // that disk either, and 2 wins.
+  CHECK(r.exit_status == 2);
 
   // Up again, no limit: exactly what the outbox took is delivered, once each.
   hook.otherwise(Reply(200));

@@ -34,8 +34,8 @@
 using swthrottle::delivery::DeliveryOptions;
 using swthrottle::delivery::DeliveryPool;
 using swthrottle::delivery::Destination;
-using swthrottle::delivery::DestinationKind;
 using swthrottle::delivery::DestinationStats;
+using swthrottle::delivery::Preset;
 using swthrottle::engine::Record;
 using swthrottle::engine::RecordType;
 using swthrottle::test::delivery_record;
@@ -87,7 +87,7 @@ class Reports {
 
 Destination webhook(const std::string& url, bool every_rule = true) {
   Destination d;
-  d.kind = DestinationKind::Webhook;
+  d.preset = Preset::Webhook;
   d.url = url;
   d.every_rule = every_rule;
   return d;
@@ -293,7 +293,9 @@ TEST_CASE("delivery_pool: a 400 is dead-lettered at once with one report line, a
   // One line, naming the destination and what it said.
   const std::vector<std::string> lines = reports.lines();
   REQUIRE(lines.size() == 1);
-  CHECK(lines[0].find("webhook " + receiver.url("/hook")) != std::string::npos);
+  // Named by its origin, never by its URL.
+  CHECK(lines[0].starts_with("delivery: http://127.0.0.1:" + std::to_string(receiver.port()) + ": "));
+  CHECK(lines[0].find("/hook") == std::string::npos);
   CHECK(lines[0].find("HTTP 400: no such hook") != std::string::npos);
   CHECK(lines[0].find("1 record dead-lettered") != std::string::npos);
 }
@@ -415,9 +417,9 @@ TEST_CASE("delivery_pool: a destination named by one rule gets that rule's recor
                                                             "ratio-last", "ssh-last"});
   const std::vector<DestinationStats> s = pool.stats();
   REQUIRE(s.size() == 2);
-  CHECK(s[0].url == "webhook " + every_receiver.url("/all"));
+  CHECK(s[0].label == "http://127.0.0.1:" + std::to_string(every_receiver.port()));
   CHECK(s[0].queued == 6);
-  CHECK(s[1].url == "webhook " + own_receiver.url("/ssh"));
+  CHECK(s[1].label == "http://127.0.0.1:" + std::to_string(own_receiver.port()));
   CHECK(s[1].queued == 3);
 }
 
@@ -454,8 +456,11 @@ TEST_CASE("delivery_pool: stop() is idempotent, ends a retry wait at once, and t
   pool->submit(alerts(rule, 1, 3));
   CHECK(stats_of(*pool).queued == 1);
   CHECK(stats_of(*pool).pending == 1);
+  // The one queued, and the two no queue took any more: without an outbox,
+  // all three are lost, and said so.
   const DeliveryPool::Pending left = pool->drain(0ms);
-  CHECK(left.lost == 1);
+  CHECK(left.lost == 3);
+  CHECK(left.kept == 0);
   pool->stop();
   delete pool;  // stop() once more, nothing to join
 }

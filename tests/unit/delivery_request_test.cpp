@@ -10,7 +10,7 @@
 using swthrottle::delivery::build_request;
 using swthrottle::delivery::Delivery;
 using swthrottle::delivery::Destination;
-using swthrottle::delivery::DestinationKind;
+using swthrottle::delivery::Preset;
 using swthrottle::delivery::RequestOptions;
 
 namespace {
@@ -26,7 +26,7 @@ Delivery with_body(std::string id, std::string body) {
 
 TEST_CASE("delivery request: a webhook batch is the bodies in a JSON array, byte for byte") {
   Destination d;
-  d.kind = DestinationKind::Webhook;
+  d.preset = Preset::Webhook;
   d.url = "http://127.0.0.1:9/hook";
   d.headers = {"Authorization: Bearer t"};
   // What record bodies hold (util/json.h): escapes of control bytes, raw
@@ -57,7 +57,7 @@ TEST_CASE("delivery request: a webhook batch is the bodies in a JSON array, byte
 
 TEST_CASE("delivery request: an Alertmanager batch is one array of alerts, an earlier one-alert array unwrapped") {
   Destination d;
-  d.kind = DestinationKind::Alertmanager;
+  d.preset = Preset::Alertmanager;
   d.url = "http://127.0.0.1:9093/";
   const std::string a = R"({"labels":{"alertname":"a"},"annotations":{},"startsAt":"2026-11-21T10:00:05.000Z"})";
   const std::string b = R"({"labels":{"alertname":"b"},"annotations":{},"startsAt":"2026-11-21T10:00:06.000Z"})";
