@@ -395,8 +395,9 @@ std::string App::stats_text() {
     if (delivery_.outbox) {
       const delivery::OutboxStats o = delivery_.outbox->stats();
       s += fmt::format(
-          "swthrottle: stats: outbox: added {} delivered {} dead_letters {} dropped {} recovered {} pending {}\n",
-          o.added, o.delivered, o.dead_letters, o.dropped, o.recovered, o.pending);
+          "swthrottle: stats: outbox: added {} delivered {} dead_letters {} dropped {} recovered {} pending {}{}\n",
+          o.added, o.delivered, o.dead_letters, o.dropped, o.recovered, o.pending,
+          o.unrecorded > 0 ? fmt::format(" unrecorded {}", o.unrecorded) : std::string());
     }
   }
   return s;

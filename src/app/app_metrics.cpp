@@ -130,6 +130,7 @@ metrics::Snapshot App::snapshot() {
     s.outbox_pending = o.pending;
     s.outbox_dead_letters = o.dead_letters;
     s.outbox_dropped = o.dropped;
+    s.outbox_unrecorded = o.unrecorded;
   }
   if (fleet_) {
     const fleet::FleetStats& f = fleet_->stats();

@@ -210,6 +210,7 @@ Result<DeliverySetup> start_delivery(const cli::Options& options, const config::
     delivery::OutboxOptions oo;
     oo.max_pending = ds.outbox_max;
     oo.full = ds.outbox_drop_oldest ? delivery::OutboxOptions::Full::DropOldest : delivery::OutboxOptions::Full::Block;
+    oo.report = report;
     auto ob = delivery::Outbox::open(state_path + ".outbox", state_path + ".dead", oo);
     if (!ob) return ob.error();
     setup.outbox = std::move(*ob);
@@ -227,6 +228,15 @@ void finish_delivery(DeliverySetup& setup, const delivery::DeliveryPool::Report&
   setup.pool->stop();
   const delivery::DeliveryPool::Pending left = setup.pool->pending();
   setup.lost = left.lost;
+  if (setup.outbox) {
+    const delivery::OutboxStats o = setup.outbox->flush();
+    if (o.unrecorded > 0)
+      report(
+          fmt::format("delivery: {} record{} done in this run {} still listed in the outbox ({}): the next run sends "
+                      "{} again",
+                      o.unrecorded, o.unrecorded == 1 ? "" : "s", o.unrecorded == 1 ? "is" : "are",
+                      setup.outbox->last_error(), o.unrecorded == 1 ? "it" : "them"));
+  }
   if (left.total() == 0) return;
   std::string fate;
   if (!setup.outbox) {

@@ -80,6 +80,11 @@ struct Outbox::Impl {
   bool closed = false;
   bool no_wait = false;  // stop_waiting(): add() past the bound, never waits
   bool broken = false;   // a failed write could not be cut back: appending would glue onto half a line
+  // Removals the journal could not take (outbox.h); a rewrite records them.
+  // The rewrite is tried once at the first such failure, then after every
+  // write that succeeds, never again while the disk refuses.
+  uint64_t unrecorded = 0;
+  bool rewrite_refused = false;
 
   // Pending records by add order (|seq|); |index| finds them by key.
   uint64_t next_seq = 0;
@@ -131,7 +136,34 @@ struct Outbox::Impl {
     }
     journal_bytes += text.size();
     unsynced = true;
+    rewrite_refused = false;  // the disk takes writes: a rewrite may go through
     return true;
+  }
+
+  void say(const std::string& what) const {
+    if (options.report) options.report(what);
+  }
+
+  // A done entry could not be written: the record stays listed in the
+  // journal. Said once per episode; the rewrite that records it is tried.
+  void unrecorded_removal() {
+    if (unrecorded++ == 0)
+      say("delivery: the outbox cannot record that records are done (" + last_error +
+          "): they stay listed in it, and a restart would send them again, until it can be rewritten");
+  }
+
+  // The journal rewritten with the pending records only, if removals wait
+  // for it and the disk may take it now.
+  void record_removals() {
+    if (unrecorded == 0 || rewrite_refused || broken) return;
+    const uint64_t n = unrecorded;
+    if (!maybe_compact(true)) {
+      rewrite_refused = true;
+      return;
+    }
+    unrecorded = 0;
+    say("delivery: the outbox is rewritten: the " + std::to_string(n) + " record" + (n == 1 ? "" : "s") +
+        " done meanwhile will not be sent again");
   }
 
   // The journal was unlinked under us (its directory removed, or the file
@@ -206,10 +238,13 @@ struct Outbox::Impl {
   void remove(const std::string& id, uint32_t destination) {
     auto it = index.find(Key{id, destination});
     if (it == index.end()) return;
-    if (append(done_line(id, destination))) ++journal_lines;
+    const bool recorded = append(done_line(id, destination));
+    if (recorded) ++journal_lines;
     pending.erase(it->second);
     index.erase(it);
     room.notify_all();
+    if (!recorded) unrecorded_removal();
+    record_removals();
     maybe_compact();
   }
 
@@ -218,7 +253,7 @@ struct Outbox::Impl {
   // is rewritten O(1) times: the new file has only live lines, so it takes at
   // least as many new lines again before the next rewrite.
   // `force`: whatever its size and lines (a journal of an earlier version,
-  // whose lines held URLs). Returns whether it rewrote.
+  // whose lines held URLs; removals to record). Returns whether it rewrote.
   bool maybe_compact(bool force = false) {
     if (broken) return false;
     if (!force) {
@@ -363,6 +398,7 @@ bool Outbox::add(std::span<const Delivery> records) {
   }
   m.journal_lines += fresh.size();
   m.stats.added += fresh.size();
+  m.record_removals();
 
   // DropOldest: room is made after the new records are durable, so that a
   // crash in between leaves one record too many, never one too few. Only
@@ -384,6 +420,7 @@ void Outbox::tried(const Delivery& d) {
   if (it == m.index.end()) return;
   m.pending[it->second].attempts = d.attempts;
   if (m.append(try_line(d))) ++m.journal_lines;
+  m.record_removals();
   m.maybe_compact();
 }
 
@@ -425,7 +462,19 @@ OutboxStats Outbox::stats() const {
   std::lock_guard lock(m.mu);
   OutboxStats s = m.stats;
   s.pending = m.pending.size();
+  s.unrecorded = m.unrecorded;
   return s;
+}
+
+OutboxStats Outbox::flush() {
+  {
+    Impl& m = *impl_;
+    std::lock_guard lock(m.mu);
+    m.rewrite_refused = false;  // one last try
+    m.record_removals();
+    if (m.unsynced && m.journal_fd >= 0 && ::fsync(m.journal_fd) == 0) m.unsynced = false;
+  }
+  return stats();
 }
 
 std::string Outbox::last_error() const {

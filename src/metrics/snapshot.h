@@ -52,6 +52,7 @@ struct Snapshot {
   // the outbox (absent without --state and a destination)
   bool outbox = false;
   uint64_t outbox_pending = 0, outbox_dead_letters = 0, outbox_dropped = 0;
+  uint64_t outbox_unrecorded = 0;  // done, but still listed in a journal the disk would not let us rewrite
   // fleet (absent without fleet rules)
   bool fleet = false;
   bool fleet_degraded = false;
