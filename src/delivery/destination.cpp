@@ -58,6 +58,12 @@ std::vector<std::string> Destination::secrets() const {
     const std::size_t colon = h.find(':');
     std::string value = colon == std::string::npos ? h : h.substr(colon + 1);
     value.erase(0, value.find_first_not_of(' '));
+    // "Bearer TOKEN": the token alone may be echoed too.
+    for (std::size_t at = 0; at < value.size();) {
+      const std::size_t end = std::min(value.find(' ', at), value.size());
+      if (end - at >= 8) out.push_back(value.substr(at, end - at));
+      at = end + 1;
+    }
     out.push_back(std::move(value));
   }
   if (!basic_auth.empty()) {

@@ -53,7 +53,8 @@ struct Destination {
   // Opsgenie close) the base URL and that path; an Alertmanager's API.
   std::string endpoint(std::string_view path = {}) const;
   // Every text of this destination that must not be printed: the URL's
-  // path and query (and the URL whole), header values, basic auth, the key.
+  // path and query (and the URL whole), header values and their words of 8
+  // characters or more (the token of "Bearer TOKEN"), basic auth, the key.
   std::vector<std::string> secrets() const;
 };
 

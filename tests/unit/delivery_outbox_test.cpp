@@ -875,3 +875,58 @@ TEST_CASE("outbox: a journal removed while open takes no more adds, and last_err
   box.done("a", 0);
   CHECK(box.stats().pending == 0);
 }
+
+// ---------------------------------------------------------------- earlier versions
+
+TEST_CASE("outbox: a journal of an earlier version, whose \"to\" held the URL, is read and rewritten without it") {
+  TempDir dir;
+  Paths p(dir);
+  // What versions before destination labels wrote: "to" = "PRESET URL", no "kind".
+  append_file(p.journal,
+              R"({"add":{"id":"a1","dest":7,"to":"webhook http://hooks.example:8080/T0K3N?k=SECRET","created":1,)"
+              R"("attempts":2,"body":"{}"}})"
+              "\n"
+              R"({"add":{"id":"a2","dest":9,"to":"alertmanager https://am.example/","created":2,"attempts":0,)"
+              R"("body":"[]"}})"
+              "\n");
+  auto box = open_box(p);
+  const std::vector<Delivery> back = box->recovered();
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].kind == swthrottle::delivery::Preset::Webhook);
+  CHECK(back[0].label == "http://hooks.example:8080");
+  CHECK(back[0].destination == 7);
+  CHECK(back[0].attempts == 2);
+  CHECK(back[1].kind == swthrottle::delivery::Preset::Alertmanager);
+  CHECK(back[1].label == "https://am.example:443");
+  // Rewritten at open: no secret of the URL stays on disk.
+  const std::string journal = read_file(p.journal);
+  CHECK(journal.find("T0K3N") == std::string::npos);
+  CHECK(journal.find("SECRET") == std::string::npos);
+  CHECK(journal.find(R"("to":"http://hooks.example:8080","kind":"webhook")") != std::string::npos);
+  box.reset();
+  CHECK(ids_of(open_box(p)->recovered()) == std::vector<std::string>{"a1", "a2"});
+}
+
+TEST_CASE("outbox: an add keeps its destination's label, preset and path, and a dead letter names the label") {
+  TempDir dir;
+  Paths p(dir);
+  Delivery d = rec("c1", 3);
+  d.kind = swthrottle::delivery::Preset::Opsgenie;
+  d.label = "ops-genie";
+  d.path = "/v2/alerts/abc/close?identifierType=alias";
+  {
+    auto box = open_box(p);
+    REQUIRE(add_one(*box, d));
+  }
+  auto box = open_box(p);
+  const std::vector<Delivery> back = box->recovered();
+  REQUIRE(back.size() == 1);
+  CHECK(back[0].kind == swthrottle::delivery::Preset::Opsgenie);
+  CHECK(back[0].label == "ops-genie");
+  CHECK(back[0].path == d.path);
+  box->dead_letter(back[0], "HTTP 422", 0);
+  const auto letter = parse_json(complete_lines(read_file(p.dead)).at(0));
+  REQUIRE(letter.has_value());
+  CHECK((*letter)["to"] == "ops-genie");
+  CHECK((*letter)["kind"] == "opsgenie");
+}

@@ -464,3 +464,52 @@ TEST_CASE("delivery_pool: stop() is idempotent, ends a retry wait at once, and t
   pool->stop();
   delete pool;  // stop() once more, nothing to join
 }
+
+TEST_CASE("delivery_pool: an open circuit waits on the clock for its reopening, then lets one trial through") {
+  HttpReceiver receiver;
+  receiver.otherwise(Reply(503));
+  FakeClock clock(kT0);
+  Reports reports;
+  DeliveryOptions o = one_webhook(receiver.url("/hook"));
+  o.circuit_failures = 2;
+  o.circuit_open_ms = 10'000;
+  DeliveryPool pool(o, nullptr, reports.sink(), clock);
+  const auto rule = swthrottle::test::make_ssh();
+  pool.submit(alerts(rule, 0, 1));
+  REQUIRE(advance_until(clock, 10, [&] { return stats_of(pool).circuit_open; }));
+  CHECK(receiver.count() == 2);
+  clock.advance(5'000);
+  CHECK_FALSE(receiver.wait_for(3, 50ms));  // still open: a bounded chance to go early
+  clock.advance(5'000);
+  REQUIRE(receiver.wait_for(3));  // the trial, once the circuit's 10 s have passed on the clock
+}
+
+TEST_CASE("delivery_pool: a firing alert is posted to Alertmanager again every repost interval of the clock") {
+  HttpReceiver am;
+  FakeClock clock(kT0);
+  Reports reports;
+  DeliveryOptions o;
+  Destination d;
+  d.preset = Preset::Alertmanager;
+  d.url = am.url("");
+  d.every_rule = true;
+  o.destinations = {d};
+  o.alertmanager.repost_ms = 60'000;
+  o.seed = 1;
+  DeliveryPool pool(o, nullptr, reports.sink(), clock);
+  auto rule = swthrottle::test::make_ssh();
+  rule.resolve = true;
+  pool.submit(alerts(rule, 0, 1));
+  REQUIRE(am.wait_for(1));
+  CHECK(am.requests()[0].path == "/api/v2/alerts");
+  CHECK_FALSE(am.wait_for(2, 50ms));  // nothing more while the clock stands
+  clock.advance(60'000);
+  REQUIRE(am.wait_for(2));
+  CHECK(poll_until([&] { return stats_of(pool).reposts == 1; }));
+  const auto first = parse_json(am.requests()[0].body);
+  const auto again = parse_json(am.requests()[1].body);
+  REQUIRE(first.has_value());
+  REQUIRE(again.has_value());
+  CHECK((*again)[0]["labels"] == (*first)[0]["labels"]);
+  CHECK((*again)[0]["endsAt"] != (*first)[0]["endsAt"]);  // moved on by the repost
+}
