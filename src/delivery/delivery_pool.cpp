@@ -235,7 +235,8 @@ bool DeliveryPool::repost(Worker& w, HttpClient& http, std::unique_lock<std::mut
   req.url = w.dest.endpoint();
   req.timeout = options_.timeout;
   req.basic_auth = w.dest.basic_auth;
-  req.headers = {"Content-Type: application/json"};
+  req.headers = w.dest.headers;
+  req.headers.push_back("Content-Type: application/json");
   req.body = alertmanager_body(due);
   lock.unlock();
   const HttpResponse resp = http.post(req, t);

@@ -60,13 +60,12 @@ HttpRequest build_request(const Destination& d, std::span<const Delivery> batch,
   req.url = d.endpoint(batch.front().path);
   req.timeout = o.timeout;
   req.basic_auth = d.basic_auth;
-  if (d.preset == Preset::Alertmanager) {
-    req.body = alertmanager_array(batch);
-    req.headers = {"Content-Type: application/json"};
-    return req;
-  }
   req.headers = d.headers;
   req.headers.push_back("Content-Type: application/json");
+  if (d.preset == Preset::Alertmanager) {
+    req.body = alertmanager_array(batch);
+    return req;
+  }
   if (d.preset == Preset::Webhook) {
     req.body = o.webhook_arrays ? webhook_array(batch) : batch.front().body;
     std::vector<std::string_view> ids;

@@ -22,7 +22,8 @@ struct RequestOptions {
 // - a webhook gets the body itself, or with webhook_arrays a JSON array of
 //   the bodies, with Idempotency-Key (batch_key of the ids) and d's headers;
 // - an Alertmanager gets one JSON array of the alerts (a body that is itself
-//   an array, as outboxes of earlier versions hold, gives its members);
+//   an array, as outboxes of earlier versions hold, gives its members), with
+//   d's headers (a named one behind an authenticating proxy);
 // - the other presets get one body each, with d's headers; PagerDuty's with
 //   "routing_key" (d.key) put first, Opsgenie's with "Authorization:
 //   GenieKey KEY": keys go in only here, never into the outbox.

@@ -493,6 +493,7 @@ TEST_CASE("delivery_pool: a firing alert is posted to Alertmanager again every r
   d.preset = Preset::Alertmanager;
   d.url = am.url("");
   d.every_rule = true;
+  d.headers = {"X-Scope-OrgID: team-a"};  // a named one behind a multi-tenant proxy
   o.destinations = {d};
   o.alertmanager.repost_ms = 60'000;
   o.seed = 1;
@@ -512,4 +513,5 @@ TEST_CASE("delivery_pool: a firing alert is posted to Alertmanager again every r
   REQUIRE(again.has_value());
   CHECK((*again)[0]["labels"] == (*first)[0]["labels"]);
   CHECK((*again)[0]["endsAt"] != (*first)[0]["endsAt"]);  // moved on by the repost
+  for (const auto& r : am.requests()) CHECK(r.header("X-Scope-OrgID") == "team-a");
 }

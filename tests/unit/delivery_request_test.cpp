@@ -66,6 +66,11 @@ TEST_CASE("delivery request: an Alertmanager batch is one array of alerts, an ea
   CHECK(req.url == "http://127.0.0.1:9093/api/v2/alerts");
   CHECK(req.body == "[" + a + "," + b + "]");
   CHECK(req.headers == std::vector<std::string>{"Content-Type: application/json"});
+
+  // A named one behind an authenticating proxy gets its headers too.
+  d.headers = {"Authorization: Bearer t"};
+  CHECK(build_request(d, batch, RequestOptions{}).headers ==
+        std::vector<std::string>{"Authorization: Bearer t", "Content-Type: application/json"});
 }
 
 TEST_CASE("delivery request: a body that is not JSON goes into an array as a string, not as broken JSON") {
