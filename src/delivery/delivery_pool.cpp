@@ -116,7 +116,9 @@ void DeliveryPool::queue_recovered() {
     w.queue.push_back(std::move(d));
     ++queued;
   }
-  if (queued > 0) report_(fmt::format("delivery: {} records the last run did not deliver are sent first", queued));
+  if (queued > 0)
+    report_(fmt::format("delivery: {} record{} the last run did not deliver {} sent first", queued,
+                        queued == 1 ? "" : "s", queued == 1 ? "is" : "are"));
   for (const auto& [label, n] : elsewhere)
     report_(
         fmt::format("delivery: {} record{} in the outbox for {}, which this run does not deliver to, stay there "

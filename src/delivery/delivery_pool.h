@@ -5,9 +5,14 @@
 //
 // Contract:
 // - submit() routes each alert, resolved and summary record to the
-//   destinations that take it (every_rule ones, and those the record's rule
-//   names; an Alertmanager takes alerts and resolved records only). With an
-//   outbox, the deliveries are in it, fsync'd, before submit() returns.
+//   destinations that take it (every_rule ones, those the record's rule
+//   names by URL, named ones whose `rules` name it; of the record's type:
+//   takes()), encoded for each (encoder.h; Alertmanager: FiringAlerts).
+//   With an outbox, the deliveries are in it, fsync'd, before submit()
+//   returns.
+// - Messages name a destination by its label (its name, or its URL's
+//   origin), and whatever a receiver or libcurl says is shown without the
+//   destination's secrets (redact.h).
 // - Each delivery ends once: delivered (2xx), or dead-lettered (another
 //   4xx, or still failing after retry_for) with one stderr line per
 //   destination and minute. Connection errors, 5xx, 408 and 429 are retried
