@@ -1,6 +1,7 @@
-// The delivery examples (examples/delivery/): every rules file passes
-// --check, the Alertmanager fragment passes amtool, and sendmail.sh mails a
-// record without letting a log line add a header.
+// The delivery examples (examples/delivery/; their --check is in
+// examples_test.cpp with the others): the Alertmanager fragment passes
+// amtool, and sendmail.sh mails a record without letting a log line add a
+// header.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -31,30 +32,6 @@ std::string fake_sendmail(TempDir& dir) {
 }
 
 }  // namespace
-
-TEST_CASE("examples/delivery: every rules file passes --check") {
-  struct Case {
-    const char* file;
-    const char* verdict;
-  };
-  const std::vector<Case> cases = {
-      {"slack.toml", "1 rule OK"},
-      {"discord.toml", "1 rule OK"},
-      {"teams.toml", "1 rule OK"},
-      {"pagerduty.toml", "1 rule OK"},
-      {"opsgenie.toml", "1 rule OK"},
-      {"alertmanager.toml", "2 rules OK"},
-      {"webhook-template.toml", "1 rule OK"},
-      {"email-sendmail.toml", "1 rule OK"},
-  };
-  for (const Case& c : cases) {
-    CAPTURE(c.file);
-    const RunResult r = swthrottle::test::run_swthrottle({"--rule", example(c.file), "--check"});
-    CHECK(r.exit_status == 0);
-    CHECK(r.err == "");
-    CHECK(r.out.ends_with(std::string(c.verdict) + "\n"));
-  }
-}
 
 TEST_CASE("examples/delivery: alertmanager-email.yml is a configuration Alertmanager takes") {
   const std::string amtool = swthrottle::test::find_program({"amtool"});
