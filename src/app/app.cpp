@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "app/load_generation.h"
+#include "cli/explain.h"
 #include "cli/report.h"
 #include "config/duration.h"
 #include "fleet/rule_fleet.h"
@@ -33,7 +34,7 @@ constexpr std::size_t kExecQueueBytes = std::size_t{64} << 20;
 
 App::App(const cli::Options& options, const AppOptions& app_options, std::unique_ptr<pipeline::Generation> first,
          output::RecordSink& sink, const Clock& clock)
-    : options_(options), app_options_(app_options), clock_(clock), arrival_(clock), sink_(sink) {
+    : options_(options), app_options_(app_options), clock_(clock), arrival_(clock), sink_(sink), notify_(clock) {
   started_wall_ms_ = clock_.wall_ms();
   current_ = first.get();
   generations_.push_back(std::move(first));
@@ -251,8 +252,8 @@ int App::exit_status() {
   return 0;
 }
 
-void App::emit(const std::vector<engine::Record>& records, const std::string& explain) {
-  if (!sink_.write(records, explain)) {
+void App::emit(const std::vector<engine::Record>& records, const engine::ExplainedLine* explain) {
+  if (!sink_.write(records, explain ? cli::explain_line(*explain) : std::string())) {
     stop_ = true;  // output closed: end quietly (state is still saved)
     stop_followers();
     if (delivery_.pool) delivery_.pool->unblock();  // a full delivery queue must not hold the end up

@@ -83,7 +83,7 @@ class App final : private pipeline::DeciderHost {
   pipeline::Generation* current() override { return current_.load(std::memory_order_acquire); }
   pipeline::OrderLock& order() override { return order_; }
   const std::atomic<bool>& stopping() override { return stop_; }
-  void emit(const std::vector<engine::Record>& records, const std::string& explain = {}) override;
+  void emit(const std::vector<engine::Record>& records, const engine::ExplainedLine* explain = nullptr) override;
   void fail(const std::string& message) override;
   void saw_log_time(int64_t newest_ms) override;
   const Clock& clock() override { return clock_; }
@@ -129,7 +129,7 @@ class App final : private pipeline::DeciderHost {
   void stop_followers();
   bool save_state(pipeline::Generation& g);  // false: failed, and said so
   void finish();
-  int exit_status();  // after finish(): DESIGN.md §6 and README's decisions
+  int exit_status();  // after finish(): DESIGN.md §6
   std::string stats_text();
   void reload();
   // The order lock, exclusive, for the signal thread: while it waits, a

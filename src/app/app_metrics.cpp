@@ -200,7 +200,7 @@ void App::metrics_loop() {
       if (watchdog_ms > 0 && metrics::health_of(snapshot(), watchdog_ms).ok) notify_.watchdog_ping();
     }
     lock.lock();
-    cv_.wait_for(lock, std::chrono::milliseconds(every), [this] { return metrics_done_; });
+    clock_.wait_for(cv_, lock, every, [this] { return metrics_done_; });
   }
 }
 

@@ -64,7 +64,7 @@ void App::signal_loop(sigset_t set) {
       // Deciders reading a followed file wake at once; one blocked in
       // read(2) on a pipe cannot be woken: finish without it.
       std::unique_lock lock(mu_);
-      if (!cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return finished_; })) {
+      if (!clock_.wait_for(cv_, lock, 500, [this] { return finished_; })) {
         lock.unlock();
         // One blocked in write(2) on an output nobody reads holds the order
         // lock that finish() needs: the output is given up, the decider sees
@@ -72,7 +72,7 @@ void App::signal_loop(sigset_t set) {
         if (sink_.abandon(std::string(sig == SIGINT ? "SIGINT" : "SIGTERM") +
                           ": standard output took nothing for 0.5s; the records not written by now are dropped")) {
           lock.lock();
-          if (cv_.wait_for(lock, std::chrono::seconds(5), [this] { return finished_; })) return;
+          if (clock_.wait_for(cv_, lock, 5'000, [this] { return finished_; })) return;
           lock.unlock();
         }
         finish();

@@ -40,7 +40,7 @@ void App::timer_loop() {
       if (next != INT64_MAX) wait = std::clamp<int64_t>(arrival_.steady_at(next) - clock_.steady_ms(), 0, kMaxWaitMs);
     }
     if (state_) wait = std::clamp<int64_t>(next_save - clock_.steady_ms(), 0, wait);
-    cv_.wait_for(lock, std::chrono::milliseconds(wait), [this] { return timer_done_; });
+    clock_.wait_for(cv_, lock, wait, [this] { return timer_done_; });
     if (timer_done_) break;
     lock.unlock();
     {

@@ -12,20 +12,6 @@
 
 namespace swthrottle::cli {
 
-namespace {
-
-std::string join_events(const config::Rule& r, uint64_t mask) {
-  std::string s;
-  for (std::size_t i = 0; i < r.events.size(); ++i) {
-    if (!(mask >> i & 1)) continue;
-    if (!s.empty()) s += ", ";
-    s += r.events[i].name;
-  }
-  return s;
-}
-
-}  // namespace
-
 std::string check_summary(const config::RuleSet& rules) {
   std::string out;
   const config::Settings& s = rules.settings;
@@ -106,40 +92,6 @@ std::string check_summary(const config::RuleSet& rules) {
     out += "prefilter: off: " + pf.reason() + "\n";
   }
   out += fmt::format("{} rule{} OK\n", rules.rules.size(), rules.rules.size() == 1 ? "" : "s");
-  return out;
-}
-
-std::string explain_line(const config::RuleSet& rules, std::string_view input, uint64_t line_no, std::string_view line,
-                         bool timed, int64_t t_ms, const std::vector<engine::ExplainEntry>& entries) {
-  std::string out = fmt::format("explain: {}:{}: ", input, line_no);
-  append_text_escaped(out, line);
-  out += "\n  time: ";
-  if (timed) append_rfc3339_ms(out, t_ms);
-  else out += "none yet (not windowed)";
-  out += "\n";
-  for (const engine::ExplainEntry& e : entries) {
-    const config::Rule& r = rules.rules[e.rule];
-    out += fmt::format("  rule {}: events {}", r.name, join_events(r, e.events));
-    for (const auto& [name, value] : e.captures) {
-      out += fmt::format("; {}=", name);
-      append_text_escaped(out, value);
-    }
-    if (r.key) {
-      out += "; key \"";
-      append_text_escaped(out, e.key);
-      out += "\"";
-    }
-    if (!e.counts.empty()) {
-      if (r.kind == config::RuleKind::Throttle) {
-        out += fmt::format("; passed in window {}", e.counts[0]);
-      } else {
-        out += "; counts";
-        for (std::size_t i = 0; i < e.counts.size() && i < r.events.size(); ++i)
-          out += fmt::format(" {}={}", r.events[i].name, e.counts[i]);
-      }
-    }
-    out += fmt::format(" -> {}\n", e.decision);
-  }
   return out;
 }
 

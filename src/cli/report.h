@@ -1,4 +1,4 @@
-// Human-readable reports: the --check summary, --explain entries, --stats.
+// Human-readable reports: the --check summary and --stats (--explain: cli/explain.h).
 #pragma once
 
 #include <string>
@@ -12,10 +12,6 @@ namespace swthrottle::cli {
 
 // --check: one block per rule, then "N rules OK".
 std::string check_summary(const config::RuleSet& rules);
-
-// --explain: the block for one line that matched at least one rule.
-std::string explain_line(const config::RuleSet& rules, std::string_view input, uint64_t line_no, std::string_view line,
-                         bool timed, int64_t t_ms, const std::vector<engine::ExplainEntry>& entries);
 
 // --stats / SIGUSR1, for stderr.
 std::string stats_report(const engine::Engine& engine);

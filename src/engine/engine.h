@@ -17,6 +17,7 @@
 #include "config/rules.h"
 #include "engine/boundary_memo.h"
 #include "engine/count_observer.h"
+#include "engine/decision.h"
 #include "engine/engine_state.h"
 #include "engine/fleet_link.h"
 #include "engine/keymap.h"
@@ -41,15 +42,29 @@ struct LineEvent {
   int64_t t_ms = 0;
 };
 
-// What --explain prints for one rule hit.
+// What --explain shows of one rule hit (cli/explain.h phrases it).
 struct ExplainEntry {
   uint32_t rule = 0;
   uint64_t events = 0;
   std::vector<std::pair<std::string, std::string>> captures;  // name, value
   std::string key;
-  std::vector<uint64_t> counts;  // after the decision
-  std::string decision;          // "passed", "suppressed", "counted", "alert", ...
+  std::vector<uint64_t> counts;  // after the decision (throttle: passed lines; alert: per event)
+  Decision decision;
 };
+
+// What --explain shows of one line that matched at least one rule.
+struct ExplainedLine {
+  const config::RuleSet* rules = nullptr;  // the rules that decided it
+  std::string_view input;                  // as shown: "(standard input)" for "-"
+  uint64_t line_no = 0;
+  std::string_view text;
+  bool timed = false;  // false: no timestamp seen yet
+  int64_t t_ms = 0;
+  const std::vector<ExplainEntry>* entries = nullptr;
+};
+
+struct RuleState;
+struct Hit;
 
 class Engine {
  public:
@@ -112,43 +127,45 @@ class Engine {
   std::size_t key_count(std::size_t r) const;
 
  private:
-  struct RuleState;
+  // What one line's hits leave for the records written after the boundary
+  // checks (DESIGN.md §3, "What is written").
+  struct LineRecords;
+  // Per-call scratch of offer(): the key, counts and template fields.
+  struct Scratch;
+  // The slots this line's rules that share key maps found (backtest).
+  struct RecentSlots;
+
+  // Moves now to the line's time; the boundary-check records go to out.
+  int64_t advance(const LineEvent& line, std::vector<Record>& out, BoundaryMemo* memo);
   void boundary_checks(int64_t old_now, int64_t new_now, std::vector<Record>& out, BoundaryMemo* memo);
   int64_t next_boundary_after(int64_t now) const;
   void check_rule(RuleState& rs, int64_t now, std::vector<Record>& out);
-  // One line's events for a fleet alert rule. False: the fleet did not answer
-  // and on_unreachable = "local": the caller decides on the host's window.
-  bool offer_fleet_alert(RuleState& rs, uint64_t events, std::string_view key, const LineEvent& line, int64_t t,
-                         int64_t now, window::Window& w, std::span<uint64_t> counts, std::span<std::string_view> values,
-                         std::vector<Record>& alerts, ExplainEntry* ex);
-  // {rule}, {window} and {threshold} of a rule's templates.
-  void rule_values(const RuleState& rs, std::span<std::string_view> values) const;
-  // A resolved record at a boundary check (no line), counted.
-  Record resolved_record(RuleState& rs, std::string_view key, int64_t now, std::span<const uint64_t> counts,
-                         uint64_t suppressed);
-  // The alert of a fleet claim this host won, counted; with `resolve`, the
-  // episode is this host's to resolve.
-  Record claimed_alert(RuleState& rs, std::string_view key, int64_t now, std::span<const uint64_t> counts,
-                       uint64_t suppressed, std::string_view line, bool has_line, std::string_view episode,
-                       std::span<std::string_view> values);
-  // Boundary check of the fleet episodes this host opened: resolved records.
-  void check_fleet_episodes(RuleState& rs, int64_t now, std::vector<Record>& out);
+  // One rule hit of the line: untimed, a backtest copy, or decided by its rule's logic.
+  void decide_hit(const match::RuleHit& hit, const LineEvent& line, const match::MatchResult& m, int64_t now,
+                  Scratch& s, LineRecords& lr, std::vector<Record>& out, ExplainEntry* ex);
+  Decision decide_timed(RuleState& rs, uint64_t events, const LineEvent& line, int64_t now, Scratch& s, LineRecords& lr,
+                        std::vector<Record>& out, ExplainEntry* ex);
+  // The line itself (if written) between the summaries and the alerts.
+  void write_line(const LineEvent& line, int64_t now, LineRecords& lr, std::vector<Record>& out);
   void flush_evicted(RuleState& rs, const SlotRef& evicted, int64_t now, std::vector<Record>& out);
+
+  // --- key sharing, for `swthrottle backtest` (shared_keys.cpp) ---
   // The key's slot for a keyed rule's line (its map's get(), or for a rule
   // sharing its map, the slot `recent` holds for that map when it is the
   // key's); keys created and evicted are counted and flushed for every rule
   // of the map.
-  struct RecentSlots;
   SlotRef key_slot(RuleState& rs, std::string_view key, int64_t now, RecentSlots& recent, std::vector<Record>& out);
   // every_keyed: every keyed rule's map becomes a WindowGroup, with the observer's word per key.
   void share_keys(bool every_keyed);
   static std::atomic<uint32_t>* memo_of(const RuleState& rs, const SlotRef& slot);
-  // The AlertRiders on `host`'s window (engine/window_group.h) decide on the
-  // counts its line `o` made; true when any of them is firing. Under the
-  // group's riders_mutex().
-  bool offer_riders(RuleState& host, WindowGroup& group, const window::AlertOutcome& o,
-                    std::span<const uint64_t> counts, std::string_view key, const LineEvent& line, int64_t t,
-                    int64_t now, uint64_t events, std::span<std::string_view> values, std::vector<Record>& alerts);
+  // The one seam between a decision and what a backtest watches of it: the
+  // rule's logic decides the hit, then the AlertRiders on its window decide
+  // on the counts its line made (under the group's riders_mutex(), as on
+  // windows of their own) and the CountObserver is told the count.
+  Decision offer_watched(RuleState& rs, Hit& hit, const SlotRef& slot);
+  // The AlertRiders on `host`'s window step on the counts its line made;
+  // true when any of them is firing. Under the group's riders_mutex().
+  bool offer_riders(RuleState& host, WindowGroup& group, const Decision& d, Hit& hit, std::vector<Record>& alerts);
   // The boundary check of a rider: its firing keys that resolve.
   void check_riders(RuleState& rs, int64_t now, std::vector<Record>& out);
   // A rule's window in a key's slot (a rider: the window it rides on).
@@ -156,15 +173,6 @@ class Engine {
   // --state: a key's window as the rule's own (a rider's: its alert state on the counts it rides on).
   static window::WindowState saved_window(const RuleState& rs, const Slot& slot);
   static void load_rider(const RuleState& rs, const Slot& slot, const window::WindowState& st);
-  Record make_record(RecordType type, const RuleState& rs, std::string_view key, int64_t now) const;
-  // `counts`: the summary's per-event counts, as the window wrote them
-  // (unread for a rule of one event, whose windows tally none).
-  Record summary_record(const RuleState& rs, std::string_view key, int64_t now, const window::Summary& s,
-                        std::span<const uint64_t> counts) const;
-  void fill_counts(Record& r, const RuleState& rs, std::span<const uint64_t> counts) const;
-  // Renders the rule's message (if any) into r; values are the template fields
-  // of the line (count, suppressed and key are filled in from r).
-  void render_message(const RuleState& rs, Record& r, std::span<std::string_view> values) const;
 
   const config::RuleSet& rules_;
   EngineOptions options_;

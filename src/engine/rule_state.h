@@ -1,6 +1,6 @@
-// Engine::RuleState, the engine's state of one rule, and what the files that
-// define Engine's members share with it (engine.cpp, shared_keys.cpp). Not
-// part of the engine's interface: only those files include it.
+// RuleState: the engine's state of one rule (its compiled condition, its
+// windows, its stats) and the logic of its kind. Internal to src/engine/:
+// the engine's files and the rule logics include it.
 #pragma once
 
 #include <array>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/rule_logic.h"
 
 namespace swthrottle::engine {
 
@@ -35,8 +36,9 @@ struct FleetEpisodes {
   std::map<std::string, std::string, std::less<>> by_key;  // key -> episode
 };
 
-struct Engine::RuleState {
+struct RuleState {
   const config::Rule* rule = nullptr;
+  const RuleLogic* logic = nullptr;  // the rule's kind (rule_logic.h)
   uint32_t index = 0;
   bool throttle = false;
   uint64_t limit = 0;  // throttle: Y
@@ -66,6 +68,9 @@ struct Engine::RuleState {
   bool fleet = false;    // config::Rule::fleet is on
   bool batched = false;  // fleet = "batched"
   std::shared_ptr<FleetEpisodes> episodes = std::make_shared<FleetEpisodes>();
+  // A backtest watches its hits: an observer, or riders on its window
+  // (Engine::offer_watched, shared_keys.cpp).
+  bool watched() const { return observed || !riders.empty(); }
 };
 
 // The slots this line's rules that share key maps found: the first rule of

@@ -1,12 +1,15 @@
 // The engine's key sharing (backtest): a keyed rule and its candidate copies
 // in one KeyMap of WindowGroups (engine/window_group.h), the AlertRiders that
-// decide on another member's window, and a rule's window in a shared slot.
+// decide on another member's window, a rule's window in a shared slot, and
+// the one seam through which a backtest watches a hit (offer_watched).
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <mutex>
 
 #include "engine/engine.h"
+#include "engine/rule_logic.h"
+#include "engine/rule_records.h"
 #include "engine/rule_state.h"
 #include "engine/window_group.h"
 
@@ -67,30 +70,53 @@ void Engine::share_keys(bool every_keyed) {
   }
 }
 
-bool Engine::offer_riders(RuleState& host, WindowGroup& group, const window::AlertOutcome& o,
-                          std::span<const uint64_t> counts, std::string_view key, const LineEvent& line, int64_t t,
-                          int64_t now, uint64_t events, std::span<std::string_view> values,
+Decision Engine::offer_watched(RuleState& rs, Hit& hit, const SlotRef& slot) {
+  std::atomic<uint32_t>* word = rs.observed ? memo_of(rs, slot) : nullptr;
+  if (word != nullptr) observer_->will_count(rs.index, *word);
+  Decision d;
+  if (rs.riders.empty()) {
+    d = rs.logic->offer(rs, hit);
+  } else {
+    // The riders decide on the counts this line made, before any other
+    // line of the key is counted: as on windows of their own. Their records
+    // come before the host's, as they always have.
+    auto& group = static_cast<WindowGroup&>(slot->window());
+    std::vector<Record> riders_records;
+    {
+      std::lock_guard lock(group.riders_mutex());
+      const std::size_t before = hit.alerts.size();
+      d = rs.logic->offer(rs, hit);
+      if (offer_riders(rs, group, d, hit, riders_records)) d.keep_active = true;
+      hit.alerts.insert(hit.alerts.begin() + static_cast<std::ptrdiff_t>(before),
+                        std::make_move_iterator(riders_records.begin()), std::make_move_iterator(riders_records.end()));
+    }
+  }
+  if (rs.observed && d.counted) observer_->counted(rs.index, hit.key, hit.t, d.window_count, word);
+  return d;
+}
+
+bool Engine::offer_riders(RuleState& host, WindowGroup& group, const Decision& d, Hit& hit,
                           std::vector<Record>& alerts) {
   bool firing = false;
   for (RuleState* rp : host.riders) {
     RuleState& rs = *rp;
-    if (o.late) {
+    if (!d.counted) {
       rs.stats().late.add();
       continue;
     }
-    const std::span<const uint64_t> c = counts.first(rs.rule->events.size());
-    rs.stats().events.add(static_cast<uint64_t>(std::popcount(events)));
+    const std::span<const uint64_t> c = hit.counts.first(rs.rule->events.size());
+    rs.stats().events.add(static_cast<uint64_t>(std::popcount(hit.events)));
     if (rs.observed) {
       uint64_t sum = 0;
       for (uint64_t v : c) sum += v;
-      observer_->counted(rs.index, key, t, sum, nullptr);
+      observer_->counted(rs.index, hit.key, hit.t, sum, nullptr);
     }
     // What the window's offer_alert does after counting, on its own state.
     AlertRider& ar = group.rider(static_cast<std::size_t>(rs.rider));
     const bool holds = rs.condition.holds(c);
     const bool clear = window::clears(rs.policy, ar.state.firing, holds, c);
     const window::AlertStep step =
-        window::next_alert_state(ar.state, holds, clear, /*from_event=*/true, o.now_ms, rs.policy);
+        window::next_alert_state(ar.state, holds, clear, /*from_event=*/true, d.window_now, rs.policy);
     if (step.changed) ar.state = step.next;
     firing = firing || ar.state.firing;
     if (step.action == window::AlertAction::None) {
@@ -101,20 +127,12 @@ bool Engine::offer_riders(RuleState& host, WindowGroup& group, const window::Ale
       continue;
     }
     const bool alert = step.action == window::AlertAction::Alert;
-    Record r = make_record(alert ? RecordType::Alert : RecordType::Resolved, rs, key, now);
-    fill_counts(r, rs, c);
-    r.suppressed = ar.held_back;
-    if (alert) {
-      ar.held_back = 0;
-      r.line = line.text;
-      r.has_line = true;
-    }
-    rule_values(rs, values);
-    render_message(rs, r, values);
-    (alert ? rs.stats().alerts : rs.stats().resolveds).add();
-    alerts.push_back(std::move(r));
+    rule_values(rs, hit.values);
+    alerts.push_back(alert_record(alert ? RecordType::Alert : RecordType::Resolved, rs, hit.key, hit.now, c,
+                                  ar.held_back, hit.values, alert ? hit.line.text : std::string_view(), alert));
+    if (alert) ar.held_back = 0;
   }
-  rule_values(host, values);  // the host's line goes on with its own
+  rule_values(host, hit.values);  // the host's line goes on with its own
   return firing;
 }
 

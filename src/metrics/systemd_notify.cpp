@@ -1,23 +1,12 @@
 #include "metrics/systemd_notify.h"
 
 #include <systemd/sd-daemon.h>
-#include <time.h>
 
 #include <cstdlib>
 
 namespace swthrottle::metrics {
 
-namespace {
-
-int64_t monotonic_usec() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1'000;
-}
-
-}  // namespace
-
-SystemdNotify::SystemdNotify() {
+SystemdNotify::SystemdNotify(const Clock& clock) : clock_(clock) {
   const char* socket = std::getenv("NOTIFY_SOCKET");
   enabled_ = socket != nullptr && *socket != '\0';
   // 0: keep WATCHDOG_USEC and WATCHDOG_PID for whoever reads them next.
@@ -43,7 +32,7 @@ void SystemdNotify::watchdog_ping() { send("WATCHDOG=1"); }
 void SystemdNotify::reloading() {
   // MONOTONIC_USEC= lets systemd >= 253 tie this RELOADING=1 to the reload it
   // asked for; older systemd ignores the assignment.
-  send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(monotonic_usec()));
+  send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(clock_.steady_ms() * 1000));
 }
 
 void SystemdNotify::stopping() { send("STOPPING=1"); }

@@ -18,11 +18,15 @@
 #include <cstdint>
 #include <string>
 
+#include "util/clock.h"
+
 namespace swthrottle::metrics {
 
 class SystemdNotify {
  public:
-  SystemdNotify();  // reads NOTIFY_SOCKET and WATCHDOG_USEC (sd_watchdog_enabled) once
+  // Reads NOTIFY_SOCKET and WATCHDOG_USEC (sd_watchdog_enabled) once;
+  // `clock` gives RELOADING=1 its MONOTONIC_USEC (its steady time).
+  explicit SystemdNotify(const Clock& clock = system_clock());
 
   // NOTIFY_SOCKET is set and not empty (a path, or "@name": an abstract socket).
   bool enabled() const { return enabled_; }
@@ -35,13 +39,14 @@ class SystemdNotify {
   // Newlines (and CR, NUL) become spaces: STATUS= is one line.
   void status(const std::string& line);
   void watchdog_ping();
-  // RELOADING=1 with MONOTONIC_USEC=<CLOCK_MONOTONIC in us> (systemd >= 253
+  // RELOADING=1 with MONOTONIC_USEC=<the clock's steady time in us: CLOCK_MONOTONIC> (systemd >= 253
   // wants it; older ones ignore it). Send ready() when the reload is done.
   void reloading();
   void stopping();
 
  private:
   bool send(const std::string& message);
+  const Clock& clock_;
   bool enabled_ = false;
   std::chrono::microseconds watchdog_{0};
 };

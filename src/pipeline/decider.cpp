@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <mutex>
 
-#include "cli/report.h"
 #include "config/duration.h"
+#include "input/k8s_path.h"
 #include "util/atomic_max.h"
 #include "util/json.h"
 #include "util/stderr.h"
@@ -49,6 +49,7 @@ bool Decider::refresh() {
   matcher_.emplace(std::move(*made));
   matcher_->set_format(gen_->format_for(name_));
   matcher_->set_byte_arrays(gen_->journal);
+  matcher_->set_origin(input::pod_of_path(name_));  // {.k8s.*} of a container's log
   logtime_.reset();
   if (const match::LogTime* lt = gen_->logtime_for(name_)) logtime_.emplace(*lt);  // [[settings.input]]
   const config::Settings& set = gen_->rules->settings;
@@ -56,8 +57,10 @@ bool Decider::refresh() {
   max_future_ = set.max_future_ms >= 0 ? set.max_future_ms : kNeverAhead;
   local_zone_.reset();
   fixed_logtime_.reset();
-  if (logtime_ && gen_->timezone_for(name_).local) {
-    local_zone_.emplace(true, 0);
+  // A zone with rules (local, or named): its repeated hour may need the
+  // second pass.
+  if (logtime_ && match::stamp::Zone(gen_->timezone_for(name_)).has_rules()) {
+    local_zone_.emplace(gen_->timezone_for(name_));
     // +12:34 is the offset of no zone: a stamp read in the zone reads
     // differently there.
     auto fixed =
@@ -97,7 +100,7 @@ void Decider::flush() {
   invalid_json_ = 0;
 }
 
-bool Decider::decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp) {
+bool Decider::decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp, bool zoned) {
   line_no_ = next_line_no_;
   // A multi-line event spans its lines: the next one starts after them.
   next_line_no_ += 1 + more_lines_;
@@ -112,7 +115,7 @@ bool Decider::decide(std::string_view text, bool truncated, const match::MatchRe
       // Only a stamp further back than half the smallest DST shift (20 min,
       // Ghana's) can be nearer in its second pass: lines a moment out of
       // order never ask the zone.
-      if (local_zone_ && stamp + kHalfShiftMs < time_.newest_trusted()) [[unlikely]]
+      if (local_zone_ && zoned && stamp + kHalfShiftMs < time_.newest_trusted()) [[unlikely]]
         stamp = second_pass(text, stamp);
       // The wall clock is read once a batch, or every 1024 followed lines: a
       // stamp that looks ahead of it may only have met a clock gone stale
@@ -140,10 +143,12 @@ bool Decider::decide(std::string_view text, bool truncated, const match::MatchRe
   ev.timed = at.timed;
   ev.t_ms = at.t_ms;
   engine.offer(ev, m, records_, want_explain ? &explain_ : nullptr, &memo_);
-  std::string shown_explain;
-  if (want_explain)
-    shown_explain = cli::explain_line(*gen_->rules, shown_, line_no_, text, ev.timed, ev.t_ms, explain_);
-  if (!records_.empty() || !shown_explain.empty()) host_.emit(records_, shown_explain);
+  if (want_explain) {
+    const engine::ExplainedLine shown{gen_->rules.get(), shown_, line_no_, text, ev.timed, ev.t_ms, &explain_};
+    host_.emit(records_, &shown);
+  } else if (!records_.empty()) {
+    host_.emit(records_);
+  }
   return go_on();
 }
 
@@ -200,9 +205,11 @@ void Decider::report_untrusted(std::string_view text, int64_t stamp, LineTime::U
 
 bool Decider::match_and_decide(const input::Line& line) {
   if (host_.current() != gen_ && !refresh()) return false;  // rules reloaded (SIGHUP)
-  matcher_->match(line.text, match_);
+  matcher_->match(line.text, match_, line.stream);
   int64_t stamp = kNoStamp;
-  if (logtime_) {
+  if (logtime_ && line.stream != match::Stream::None) {
+    stamp = line.origin_ms;  // a container runtime's line: its envelope's time
+  } else if (logtime_) {
     if (++wall_age_ >= 1024) {
       wall_age_ = 0;
       wall_ms_ = host_.clock().wall_ms();
@@ -210,7 +217,7 @@ bool Decider::match_and_decide(const input::Line& line) {
     // A multi-line event's time is its first line's.
     if (auto t = logtime_->parse(line.text.substr(0, line.text.find('\n')), wall_ms_)) stamp = *t;
   }
-  return decide(line.text, line.truncated, match_, stamp);
+  return decide(line.text, line.truncated, match_, stamp, line.stream == match::Stream::None);
 }
 
 bool Decider::take(const input::Line& line, std::size_t lines) {
@@ -221,17 +228,26 @@ bool Decider::take(const input::Line& line, std::size_t lines) {
   return go;
 }
 
-bool Decider::decide_batch(Batch& b) {
+// The one per-batch path: a followed backlog, a batch read here, a -j
+// batch and a run of a time merge all end here. What a batch carries once
+// (its cut events, its invalid JSON lines) is counted with its first run; a
+// batch matched with rules replaced since (SIGHUP) is matched again, line by
+// line. What is held for the run (counts, a pending "now") is handed on
+// before the caller lets the order lock go, so a report, a reload or the
+// final summaries between two runs see every line decided.
+bool Decider::decide_run(Batch& b, std::size_t begin, std::size_t end) {
   if (host_.current() != gen_ && !refresh()) return false;
-  const bool stale = b.gen != gen_;    // matched with rules replaced since (SIGHUP): match again
-  wall_ms_ = host_.clock().wall_ms();  // for -j batches, matched elsewhere
-  cut_ += b.cut;
+  const bool stale = b.gen != gen_;
+  wall_ms_ = host_.clock().wall_ms();  // batches matched elsewhere read it there, maybe long ago
+  if (begin == 0) {
+    cut_ += b.cut;
+    if (!stale) invalid_json_ += b.invalid_json;
+  }
   bool go = true;
-  if (!stale) invalid_json_ += b.invalid_json;
-  for (std::size_t i = 0; go && i < b.size(); ++i) {
+  for (std::size_t i = begin; go && i < end; ++i) {
     if (b.events) more_lines_ = b.event_lines[i] - 1;
-    if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});
-    else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i]);
+    if (stale) go = match_and_decide(b.input_line(i));
+    else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i], b.streams.empty() || b.streams[i] == 0);
   }
   flush();
   return go;
@@ -239,7 +255,7 @@ bool Decider::decide_batch(Batch& b) {
 
 bool Decider::take_matched(Batch& b) {
   std::shared_lock order(host_.order());
-  return decide_batch(b);
+  return decide_run(b, 0, b.size());
 }
 
 bool Decider::take_read(Batch& b) {
@@ -248,27 +264,15 @@ bool Decider::take_read(Batch& b) {
   wall_ms_ = host_.clock().wall_ms();
   b.gen = gen_;
   b.match(&*matcher_, logtime_ ? &*logtime_ : nullptr, wall_ms_);
-  return decide_batch(b);
+  return decide_run(b, 0, b.size());
 }
 
 // A run of a time merge is as long as its input leads (a whole batch of a
 // rotated file, a line or two of inputs that interleave): the lock is taken
-// once per run, and what is held for the run (counts, a pending "now") is
-// handed on before it is let go, as at the end of a batch, so a report, a
-// reload or the final summaries between two runs see every line decided.
+// once per run.
 bool Decider::take_matched(Batch& b, std::size_t begin, std::size_t end) {
   std::shared_lock order(host_.order());
-  if (host_.current() != gen_ && !refresh()) return false;
-  const bool stale = b.gen != gen_;
-  if (begin == 0) cut_ += b.cut;  // once per batch, with its first run
-  bool go = true;
-  for (std::size_t i = begin; go && i < end; ++i) {
-    if (b.events) more_lines_ = b.event_lines[i] - 1;
-    if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});
-    else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i]);
-  }
-  flush();
-  return go;
+  return decide_run(b, begin, end);
 }
 
 }  // namespace swthrottle::pipeline

@@ -63,9 +63,9 @@ class DeciderHost {
   virtual OrderLock& order() = 0;
   // Set when every input should stop (a signal, a closed output).
   virtual const std::atomic<bool>& stopping() = 0;
-  // Records to write (and run actions for), with an --explain block before
-  // them.
-  virtual void emit(const std::vector<engine::Record>& records, const std::string& explain = {}) = 0;
+  // Records to write (and run actions for), with what --explain shows of
+  // their line before them (null: nothing to explain).
+  virtual void emit(const std::vector<engine::Record>& records, const engine::ExplainedLine* explain = nullptr) = 0;
   // An error that ends this input; the run exits 2.
   virtual void fail(const std::string& message) = 0;
   // The newest log timestamp this input has seen (for --state).
@@ -125,10 +125,12 @@ class Decider {
  private:
   bool refresh();
   bool match_and_decide(const input::Line& line);
-  bool decide_batch(Batch& b);
+  // Lines [begin, end) of a batch: the one path every batch takes.
+  bool decide_run(Batch& b, std::size_t begin, std::size_t end);
   // The single per-line path: one line whose match result (and timestamp,
-  // or kNoStamp) are known.
-  bool decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp);
+  // or kNoStamp) are known. `zoned`: the stamp was read in the input's zone
+  // (a container runtime's time has its own offset: no DST second pass).
+  bool decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp, bool zoned = true);
   void flush_pending();
   // DST: the stamp, or its second pass through a repeated local hour.
   int64_t second_pass(std::string_view text, int64_t stamp);
@@ -156,7 +158,7 @@ class Decider {
   // than deciding a line that matches nothing.
   uint64_t lines_ = 0;
   uint64_t truncated_ = 0;
-  uint64_t invalid_json_ = 0;  // from batches matched elsewhere (-j), added to the stats with the rest
+  uint64_t invalid_json_ = 0;  // from batches' matchers, added to the stats with the rest
   uint64_t cut_ = 0;
   // Lines that matched nothing only move "now"; while that crosses no bucket
   // boundary, offer() would decide and write nothing, so such lines just

@@ -183,6 +183,57 @@ match = 'BOOM'
   CHECK(a.err.find(" invalid_json 1\n") != std::string::npos);
 }
 
+// Every way lines reach the decider counts the lines that are not JSON (a
+// line is read as JSON when it holds the literal of a `fields` condition,
+// here "error"):
+// one file read in batches, -j, a followed backlog (--follow --from-start
+// ends at SIGTERM, so it runs in live_test), and two files merged by log
+// time, whose runs of lines are decided a few at a time.
+TEST_CASE("json e2e: invalid_json counts the same for one file, -j and files merged by time") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", R"([settings]
+time = "log"
+
+[[settings.input]]
+path = "*.json"
+format = "json"
+
+[[rule]]
+name = "errors"
+kind = "alert"
+threshold = "1 per 1m"
+[[rule.event]]
+name = "error"
+fields = { level = "error" }
+)");
+  const std::string a = dir.write("a.json",
+                                  "{\"ts\":\"2026-11-21T10:00:00Z\",\"level\":\"error\"}\n"
+                                  "2026-11-21T10:00:01Z error, not json\n"
+                                  "{\"ts\":\"2026-11-21T10:00:03Z\",\"level\":\"info\"}\n");
+  const std::string b = dir.write("b.json",
+                                  "2026-11-21T10:00:00.500Z error, not json either\n"
+                                  "{\"ts\":\"2026-11-21T10:00:02Z\",\"level\":\"error\"}\n"
+                                  "2026-11-21T10:00:04Z error, still not json\n");
+  struct Case {
+    std::vector<std::string> args;
+    const char* want;
+  };
+  for (const Case& c : std::vector<Case>{{{a}, " invalid_json 1\n"},
+                                         {{"-j", "2", a}, " invalid_json 1\n"},
+                                         {{b}, " invalid_json 2\n"},
+                                         {{a, b}, " invalid_json 3\n"},
+                                         {{"-j", "2", a, b}, " invalid_json 3\n"},
+                                         {{b, a}, " invalid_json 3\n"}}) {
+    std::vector<std::string> args{"-r", rules, "--stats"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    CAPTURE(args.size());
+    const RunResult r = swthrottle::test::run_swthrottle(args);
+    REQUIRE(r.exit_status == 0);
+    CAPTURE(r.err);
+    CHECK(r.err.find(c.want) != std::string::npos);
+  }
+}
+
 }  // namespace
 
 namespace {

@@ -4,6 +4,7 @@
 // records of a plain reference: each line matched, stamped and offered to
 // the engine on its own, with no folding of quiet lines and no batches.
 #include "pipeline/decider.h"
+#include "cli/explain.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -57,8 +58,8 @@ class FakeHost final : public sw::pipeline::DeciderHost {
   Generation* current() override { return current_.load(); }
   swthrottle::pipeline::OrderLock& order() override { return order_; }
   const std::atomic<bool>& stopping() override { return stop; }
-  void emit(const std::vector<sw::engine::Record>& records, const std::string& explain) override {
-    if (!sink.write(records, explain)) stop = true;
+  void emit(const std::vector<sw::engine::Record>& records, const sw::engine::ExplainedLine* explain) override {
+    if (!sink.write(records, explain ? sw::cli::explain_line(*explain) : std::string())) stop = true;
   }
   void fail(const std::string& message) override { failures.push_back(message); }
   void warn(const std::string& message) override { warnings.push_back(message); }
@@ -553,6 +554,30 @@ TEST_CASE("decider: the second pass of a repeated local hour is not late, and wi
           "swthrottle: alert burst count=3 threshold=3 window=10s suppressed=0 time=2026-11-01T06:00:04.000Z: "
           "2026-11-01 01:00:04 FAIL c\n");
     CHECK(host.current()->engine->rule_stats(0).late.get() == 0);
+  }
+}
+
+// A named zone's repeated hour is read as the local zone's is, whatever TZ
+// says: here Sydney's, when AEDT (+11) ends on 2026-04-05 at 03:00.
+TEST_CASE("decider: the second pass of a named zone's repeated hour, in the southern hemisphere") {
+  const sw::test::ScopedTz elsewhere("Europe/Berlin");
+  std::string rules = kThreeFails;
+  rules.replace(rules.find("time = \"log\""), 12, "time = \"log\"\ntimezone = \"Australia/Sydney\"");
+  for (bool batches : {false, true}) {
+    CAPTURE(batches);
+    FakeHost host(rules.c_str());
+    CHECK(decide_lines(host,
+                       {
+                           "2026-04-05 02:59:58 FAIL a",        // AEDT: 15:59:58Z
+                           "2026-04-05 02:00:03 FAIL b",        // the second pass, AEST: 16:00:03Z
+                           "2026-04-05 02:00:04+11:00 FAIL c",  // its own offset: 15:00:04Z, late
+                           "2026-04-05 02:00:06 FAIL d",        // still the second pass: a, b, d
+                       },
+                       batches) ==
+          "swthrottle: alert burst count=3 threshold=3 window=10s suppressed=0 time=2026-04-04T16:00:06.000Z: "
+          "2026-04-05 02:00:06 FAIL d\n");
+    CHECK(host.current()->engine->rule_stats(0).late.get() == 1);
+    CHECK(host.newest == 1'775'318'406'000);  // 16:00:06Z
   }
 }
 
