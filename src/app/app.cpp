@@ -159,8 +159,9 @@ bool App::start() {
     if (st.last_log_ms >= 0) last_log_ms_ = st.last_log_ms;
   }
   // After the state lock: the outbox beside the state file is this run's.
-  auto d = start_delivery(options_, *current()->rules, state_ ? state_->path() : std::string(),
-                          [](const std::string& m) { print_message(m); });
+  auto d = start_delivery(
+      options_, *current()->rules, state_ ? state_->path() : std::string(),
+      [](const std::string& m) { print_message(m); }, clock_);
   if (!d) {
     print_message(d.error().str());
     return false;
@@ -246,6 +247,8 @@ int App::exit_status() {
     if (e.gave_up > 0 || e.dropped > 0 || e.not_run > 0) return cli::kExitExecGaveUp;
   }
   if (delivery_.pool && delivery_.pool->dead_letters() > 0) return cli::kExitExecGaveUp;
+  // A record neither delivered nor kept in the outbox is lost: the same.
+  if (delivery_.lost > 0) return cli::kExitExecGaveUp;
   // Records a full outbox dropped (outbox_full = "drop-oldest") are dead letters too.
   if (delivery_.outbox && delivery_.outbox->stats().dead_letters > 0) return cli::kExitExecGaveUp;
   if (options_.exit_code && sink_.wrote_alert()) return cli::kExitAlert;
@@ -344,24 +347,10 @@ void App::finish() {
     exec_->drain();  // exit waits for running commands; after a stop, for a second at most (killed)
     exec_->flush_reports();
   }
-  if (delivery_.pool) {
-    // Exit waits for deliveries a while; what is left stays in the outbox
-    // for the next run (without --state it is lost, and said so).
-    if (const auto left = delivery_.pool->drain(std::chrono::milliseconds(delivery_.drain_ms)); left.total() > 0) {
-      std::string fate;
-      if (!delivery_.outbox) {
-        fate = "; lost: no --state";
-      } else if (left.lost == 0) {
-        fate = "; kept in the outbox for the next run";
-      } else {
-        fate = fmt::format("; {} kept in the outbox for the next run, {} lost: the outbox did not take them", left.kept,
-                           left.lost);
-      }
-      print_message(fmt::format("delivery: {} record{} not delivered after {} ([delivery] drain){}", left.total(),
-                                left.total() == 1 ? "" : "s", config::format_duration(delivery_.drain_ms), fate));
-    }
-    delivery_.pool->stop();  // no worker outlives the run (the process exits without destroying the App)
-  }
+  // Exit waits for deliveries a while; what is left stays in the outbox
+  // for the next run (without --state it is lost, and said so). No worker
+  // outlives the run (the process exits without destroying the App).
+  finish_delivery(delivery_, [](const std::string& m) { print_message(m); });
   if (options_.stats) print_error(stats_text());
   write_metrics_file();  // the run's last figures, for the textfile collector
   // /metrics stops here: the App is never destroyed, and a scrape must not
@@ -405,14 +394,15 @@ std::string App::stats_text() {
       s += fmt::format(
           "swthrottle: stats: delivery: {}: queued {} delivered {} attempts {} failed {} dead_letters {} reposts {} "
           "pending {}{}\n",
-          d.url, d.queued, d.delivered, d.attempts, d.failed_attempts, d.dead_letters, d.reposts, d.pending,
+          d.label, d.queued, d.delivered, d.attempts, d.failed_attempts, d.dead_letters, d.reposts, d.pending,
           d.circuit_open ? " circuit open" : "");
     }
     if (delivery_.outbox) {
       const delivery::OutboxStats o = delivery_.outbox->stats();
       s += fmt::format(
-          "swthrottle: stats: outbox: added {} delivered {} dead_letters {} dropped {} recovered {} pending {}\n",
-          o.added, o.delivered, o.dead_letters, o.dropped, o.recovered, o.pending);
+          "swthrottle: stats: outbox: added {} delivered {} dead_letters {} dropped {} recovered {} pending {}{}\n",
+          o.added, o.delivered, o.dead_letters, o.dropped, o.recovered, o.pending,
+          o.unrecorded > 0 ? fmt::format(" unrecorded {}", o.unrecorded) : std::string());
     }
   }
   return s;
@@ -441,11 +431,10 @@ void App::reload() {
   {
     // Delivery destinations are made at start: a URL only the new rules
     // name gets nothing until a restart (said, and the rules still load).
-    std::vector<std::string> started;
-    if (delivery_.pool)
-      for (const auto& d : delivery_.pool->stats()) started.push_back(d.url);
-    for (const std::string& t : urls_not_started(*(*next)->rules, started))
-      print_message("SIGHUP: " + t + " is new in the rules; records go there after a restart");
+    std::vector<delivery::DestinationStats> started;
+    if (delivery_.pool) started = delivery_.pool->stats();
+    for (const std::string& t : destinations_not_started(options_, *(*next)->rules, started))
+      print_message("SIGHUP: destination " + t + " is new in the rules; records go there after a restart");
   }
   if (uses_exec(*(*next)->rules) && !exec_) {
     print_message(

@@ -132,7 +132,7 @@ metrics::Snapshot App::snapshot() {
   if (delivery_.pool) {
     for (const delivery::DestinationStats& d : delivery_.pool->stats()) {
       metrics::DestinationCounters c;
-      c.destination = d.url;
+      c.destination = d.label;
       c.queued = d.queued;
       c.delivered = d.delivered;
       c.attempts = d.attempts;
@@ -150,6 +150,7 @@ metrics::Snapshot App::snapshot() {
     s.outbox_pending = o.pending;
     s.outbox_dead_letters = o.dead_letters;
     s.outbox_dropped = o.dropped;
+    s.outbox_unrecorded = o.unrecorded;
   }
   if (fleet_) fleet_counters(fleet_->stats(), s);
   return s;

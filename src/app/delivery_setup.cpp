@@ -1,6 +1,7 @@
 #include "app/delivery_setup.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,12 +10,19 @@
 
 #include <fmt/format.h>
 
+#include "config/duration.h"
+#include "config/http_url.h"
+
 namespace swthrottle::app {
 
 namespace {
 
 using delivery::Destination;
-using delivery::DestinationKind;
+using delivery::Preset;
+
+// Where the vendors take requests when a destination gives no url.
+constexpr const char* kPagerDutyEvents = "https://events.pagerduty.com/v2/enqueue";
+constexpr const char* kOpsgenieApi = "https://api.opsgenie.com";
 
 // A secret file's text, without the final newline an editor adds.
 Result<std::string> read_secret(const std::string& path, std::string_view what) {
@@ -29,80 +37,91 @@ Result<std::string> read_secret(const std::string& path, std::string_view what) 
   return s;
 }
 
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
+
 const char* env(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? v : nullptr;
 }
 
-void add(std::vector<Destination>& out, DestinationKind kind, const std::string& url, bool every_rule) {
+void add(std::vector<Destination>& out, Preset preset, const std::string& url, bool every_rule) {
   for (Destination& d : out) {
-    if (d.kind == kind && d.url == url) {
+    if (d.preset == preset && d.url == url) {
       d.every_rule = d.every_rule || every_rule;
       return;
     }
   }
   Destination d;
-  d.kind = kind;
+  d.preset = preset;
   d.url = url;
   d.every_rule = every_rule;
   out.push_back(std::move(d));
 }
 
-}  // namespace
-
-std::vector<Destination> destinations_of(const cli::Options& options, const config::RuleSet& rules) {
+// --webhook, --alertmanager, [delivery]'s and the rules' own URLs.
+std::vector<Destination> unnamed(const cli::Options& options, const config::RuleSet& rules) {
   std::vector<Destination> out;
   const config::DeliverySettings& ds = rules.settings.delivery;
-  for (const auto& u : options.webhooks) add(out, DestinationKind::Webhook, u, true);
-  for (const auto& u : ds.webhooks) add(out, DestinationKind::Webhook, u, true);
-  for (const auto& u : options.alertmanagers) add(out, DestinationKind::Alertmanager, u, true);
-  for (const auto& u : ds.alertmanagers) add(out, DestinationKind::Alertmanager, u, true);
+  for (const auto& u : options.webhooks) add(out, Preset::Webhook, u, true);
+  for (const auto& u : ds.webhooks) add(out, Preset::Webhook, u, true);
+  for (const auto& u : options.alertmanagers) add(out, Preset::Alertmanager, u, true);
+  for (const auto& u : ds.alertmanagers) add(out, Preset::Alertmanager, u, true);
   for (const config::Rule& r : rules.rules) {
-    for (const auto& u : r.webhooks) add(out, DestinationKind::Webhook, u, false);
-    for (const auto& u : r.alertmanagers) add(out, DestinationKind::Alertmanager, u, false);
+    for (const auto& u : r.webhooks) add(out, Preset::Webhook, u, false);
+    for (const auto& u : r.alertmanagers) add(out, Preset::Alertmanager, u, false);
   }
   return out;
 }
 
-std::vector<std::string> urls_not_started(const config::RuleSet& rules, const std::vector<std::string>& started) {
-  std::vector<std::string> out;
-  auto note = [&](const std::string& target) {
-    if (std::find(started.begin(), started.end(), target) == started.end() &&
-        std::find(out.begin(), out.end(), target) == out.end())
-      out.push_back(target);
-  };
-  // [delivery]'s own destinations too: a reload cannot add those either.
-  for (const std::string& u : rules.settings.delivery.webhooks) note("webhook " + u);
-  for (const std::string& u : rules.settings.delivery.alertmanagers) note("alertmanager " + u);
-  for (const config::Rule& r : rules.rules) {
-    for (const auto* urls : {&r.webhooks, &r.alertmanagers}) {
-      const std::string kind = urls == &r.webhooks ? "webhook " : "alertmanager ";
-      for (const std::string& u : *urls) {
-        const std::string target = kind + u;
-        if (std::find(started.begin(), started.end(), target) == started.end() &&
-            std::find(out.begin(), out.end(), target) == out.end())
-          out.push_back(target);
-      }
+// A named destination as its table gives it, secrets not read yet.
+Destination named(const config::DestinationSpec& s) {
+  Destination d;
+  d.preset = s.preset;
+  d.name = s.name;
+  d.url = s.url;
+  if (d.url.empty() && s.url_file.empty())
+    d.url = s.preset == Preset::PagerDuty ? kPagerDutyEvents : s.preset == Preset::Opsgenie ? kOpsgenieApi : "";
+  d.rules = s.rules;
+  d.every_rule = s.rules.empty();
+  d.body = s.body;
+  return d;
+}
+
+// url_file, key_file and the header files of a named destination.
+std::optional<Error> read_secrets(const config::DestinationSpec& s, Destination& d) {
+  const std::string what = fmt::format("destination \"{}\" ", s.name);
+  if (!s.url_file.empty()) {
+    auto url = read_secret(s.url_file, what + "url_file");
+    if (!url) return url.error();
+    // The message names no more of the URL than its origin: it is the secret.
+    if (std::string why = config::http_url_problem(*url); !why.empty()) return Error{s.url_file, 0, 0, why};
+    d.url = std::move(*url);
+  }
+  if (!s.key_file.empty()) {
+    auto key = read_secret(s.key_file, what + "key_file");
+    if (!key) return key.error();
+    d.key = std::move(*key);
+  }
+  for (const config::HeaderSpec& h : s.headers) {
+    std::string value = h.value;
+    if (!h.file.empty()) {
+      auto v = read_secret(h.file, what + "header " + h.name);
+      if (!v) return v.error();
+      value = h.prefix + *v;
     }
+    d.headers.push_back(h.name + ": " + value);
   }
-  return out;
+  return std::nullopt;
 }
 
-Result<DeliverySetup> start_delivery(const cli::Options& options, const config::RuleSet& rules,
-                                     const std::string& state_path, delivery::DeliveryPool::Report report) {
-  DeliverySetup setup;
-  const config::DeliverySettings& ds = rules.settings.delivery;
-  delivery::DeliveryOptions o;
-  o.destinations = destinations_of(options, rules);
-  if (o.destinations.empty()) {
-    // None now: but what an earlier run decided for a destination and did
-    // not deliver is still delivered there (the outbox says where).
-    struct stat st;
-    const std::string journal = state_path + ".outbox";
-    if (state_path.empty() || ::stat(journal.c_str(), &st) != 0 || st.st_size == 0) return setup;
-  }
-
-  // Secrets for webhooks: the environment first, then [delivery]'s files.
+// Secrets of the unnamed webhooks: the environment first, then [delivery]'s
+// files. Never sent to a named destination (a chat service must not get
+// the token of another receiver).
+std::optional<Error> webhook_secrets(const config::DeliverySettings& ds, std::vector<Destination>& out) {
   std::vector<std::string> headers;
   std::string basic;
   if (const char* t = env("SWTHROTTLE_WEBHOOK_TOKEN")) {
@@ -121,31 +140,115 @@ Result<DeliverySetup> start_delivery(const cli::Options& options, const config::
   }
   if (!basic.empty() && basic.find(':') == std::string::npos)
     return Error{"", 0, 0, "the webhook basic auth must be user:password"};
-  for (Destination& d : o.destinations) {
-    if (d.kind != DestinationKind::Webhook) continue;
+  for (Destination& d : out) {
+    if (d.preset != Preset::Webhook || !d.name.empty()) continue;
     d.headers = headers;
     d.basic_auth = basic;
+  }
+  return std::nullopt;
+}
+
+std::vector<Destination> without_secrets(const cli::Options& options, const config::RuleSet& rules) {
+  std::vector<Destination> out = unnamed(options, rules);
+  for (const config::DestinationSpec& s : rules.settings.delivery.destinations) out.push_back(named(s));
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<Destination>> destinations_of(const cli::Options& options, const config::RuleSet& rules) {
+  std::vector<Destination> out = without_secrets(options, rules);
+  const auto& specs = rules.settings.delivery.destinations;
+  for (Destination& d : out) {
+    auto spec = std::find_if(specs.begin(), specs.end(), [&](const auto& s) { return s.name == d.name; });
+    if (d.name.empty() || spec == specs.end()) continue;
+    if (auto e = read_secrets(*spec, d)) return *e;
+  }
+  if (auto e = webhook_secrets(rules.settings.delivery, out)) return *e;
+  delivery::unique_labels(out);
+  return out;
+}
+
+std::vector<std::string> destinations_not_started(const cli::Options& options, const config::RuleSet& rules,
+                                                  const std::vector<delivery::DestinationStats>& started) {
+  std::vector<Destination> next = without_secrets(options, rules);
+  delivery::unique_labels(next);
+  std::vector<std::string> out;
+  for (const Destination& d : next) {
+    const uint32_t n = d.number();
+    if (std::none_of(started.begin(), started.end(), [&](const auto& s) { return s.number == n; }))
+      out.push_back(d.label);
+  }
+  return out;
+}
+
+Result<DeliverySetup> start_delivery(const cli::Options& options, const config::RuleSet& rules,
+                                     const std::string& state_path, delivery::DeliveryPool::Report report,
+                                     const Clock& clock) {
+  DeliverySetup setup;
+  const config::DeliverySettings& ds = rules.settings.delivery;
+  delivery::DeliveryOptions o;
+  auto destinations = destinations_of(options, rules);
+  if (!destinations) return destinations.error();
+  o.destinations = std::move(*destinations);
+  if (o.destinations.empty()) {
+    // None now: an outbox an earlier run left records in is still opened,
+    // to say that they wait there.
+    struct stat st;
+    const std::string journal = state_path + ".outbox";
+    if (state_path.empty() || ::stat(journal.c_str(), &st) != 0 || st.st_size == 0) return setup;
   }
   o.timeout = std::chrono::milliseconds(ds.timeout_ms);
   o.retry.give_up_after_ms = ds.retry_for_ms;
   o.batch = ds.batch;
   o.alertmanager.labels = ds.labels;
   o.alertmanager.repost_ms = ds.repost_ms;
+  o.host = host_name();
   setup.drain_ms = ds.drain_ms;
 
   if (!state_path.empty()) {
     delivery::OutboxOptions oo;
     oo.max_pending = ds.outbox_max;
     oo.full = ds.outbox_drop_oldest ? delivery::OutboxOptions::Full::DropOldest : delivery::OutboxOptions::Full::Block;
+    oo.report = report;
     auto ob = delivery::Outbox::open(state_path + ".outbox", state_path + ".dead", oo);
     if (!ob) return ob.error();
     setup.outbox = std::move(*ob);
-    const std::size_t n = setup.outbox->recovered().size();
-    if (n > 0) report(fmt::format("delivery: {} records the last run did not deliver are sent first", n));
-    if (n == 0 && o.destinations.empty()) return DeliverySetup{};  // nothing to deliver at all
+    if (setup.outbox->recovered().empty() && o.destinations.empty()) return DeliverySetup{};  // nothing to deliver
   }
-  setup.pool = std::make_unique<delivery::DeliveryPool>(std::move(o), setup.outbox.get(), std::move(report));
+  setup.pool = std::make_unique<delivery::DeliveryPool>(std::move(o), setup.outbox.get(), std::move(report), clock);
   return setup;
+}
+
+void finish_delivery(DeliverySetup& setup, const delivery::DeliveryPool::Report& report) {
+  if (!setup.pool) return;
+  setup.pool->drain(std::chrono::milliseconds(setup.drain_ms));
+  // Stopped before counting: a request in flight when the drain ended
+  // finishes first, so that the count is what the stats then say.
+  setup.pool->stop();
+  const delivery::DeliveryPool::Pending left = setup.pool->pending();
+  setup.lost = left.lost;
+  if (setup.outbox) {
+    const delivery::OutboxStats o = setup.outbox->flush();
+    if (o.unrecorded > 0)
+      report(
+          fmt::format("delivery: {} record{} done in this run {} still listed in the outbox ({}): the next run sends "
+                      "{} again",
+                      o.unrecorded, o.unrecorded == 1 ? "" : "s", o.unrecorded == 1 ? "is" : "are",
+                      setup.outbox->last_error(), o.unrecorded == 1 ? "it" : "them"));
+  }
+  if (left.total() == 0) return;
+  std::string fate;
+  if (!setup.outbox) {
+    fate = "; lost: no --state (exit 3)";
+  } else if (left.lost == 0) {
+    fate = "; kept in the outbox for the next run";
+  } else {
+    fate = fmt::format("; {} kept in the outbox for the next run, {} lost: the outbox did not take them (exit 3)",
+                       left.kept, left.lost);
+  }
+  report(fmt::format("delivery: {} record{} not delivered after {} ([delivery] drain){}", left.total(),
+                     left.total() == 1 ? "" : "s", config::format_duration(setup.drain_ms), fate));
 }
 
 }  // namespace swthrottle::app

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "config/destination_parser.h"
 #include "config/http_url.h"
 
 namespace swthrottle::config {
@@ -23,6 +24,30 @@ MaybeError read_urls(const TomlReader& in, const toml::node& v, std::string_view
     return std::nullopt;
   }
   return one(v);
+}
+
+std::string label_name_problem(std::string_view name) {
+  const bool ok =
+      !name.empty() && !(name[0] >= '0' && name[0] <= '9') && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+      });
+  if (!ok) return "a label name is [a-zA-Z_][a-zA-Z0-9_]*";
+  if (name.starts_with("__")) return "names starting with __ are Alertmanager's own";
+  return "";
+}
+
+MaybeError read_labels(const TomlReader& in, const toml::node& v, std::string_view where,
+                       std::vector<std::pair<std::string, std::string>>& out) {
+  const auto* lt = v.as_table();
+  if (lt == nullptr) return in.err(v, fmt::format("{}s must be a table: labels = {{ team = \"ops\" }}", where));
+  for (auto [lk, lv] : ordered(*lt)) {
+    const std::string name(lk->str());
+    if (std::string why = label_name_problem(name); !why.empty())
+      return in.err(*lk, fmt::format("{} {}: {}", where, quote(name), why));
+    if (!lv->is_string()) return in.err(*lv, fmt::format("{} {} must be a string", where, quote(name)));
+    out.emplace_back(name, lv->as_string()->get());
+  }
+  return std::nullopt;
 }
 
 MaybeError parse_delivery(const TomlReader& in, const toml::node& node, DeliverySettings& d) {
@@ -60,22 +85,9 @@ MaybeError parse_delivery(const TomlReader& in, const toml::node& node, Delivery
       if (!f) return f.error();
       d.outbox_drop_oldest = *f == 1;
     } else if (key == "labels") {
-      const auto* lt = v->as_table();
-      if (lt == nullptr) return in.err(*v, "delivery labels must be a table: labels = { team = \"ops\" }");
-      for (auto [lk, lv] : ordered(*lt)) {
-        const std::string name(lk->str());
-        const bool ok =
-            !name.empty() && !(name[0] >= '0' && name[0] <= '9') && std::all_of(name.begin(), name.end(), [](char c) {
-              return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-            });
-        if (!ok)
-          return in.err(*lk, fmt::format("delivery label {}: a label name is [a-zA-Z_][a-zA-Z0-9_]*", quote(name)));
-        if (name.starts_with("__"))
-          return in.err(*lk,
-                        fmt::format("delivery label {}: names starting with __ are Alertmanager's own", quote(name)));
-        if (!lv->is_string()) return in.err(*lv, fmt::format("delivery label {} must be a string", quote(name)));
-        d.labels.emplace_back(name, lv->as_string()->get());
-      }
+      if (auto e = read_labels(in, *v, "delivery label", d.labels)) return e;
+    } else if (key == "destination") {
+      if (auto e = parse_destinations(in, *v, d.destinations)) return e;
     }
   }
   return std::nullopt;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "config/delivery_fields.h"
 #include "config/delivery_parser.h"
 #include "config/duration.h"
 #include "config/event_parser.h"
@@ -379,6 +380,47 @@ MaybeError parse_actions(RuleTable& r, PendingRule& out) {
   return std::nullopt;
 }
 
+// A template over the delivery fields (config/delivery_fields.h).
+Result<Template> parse_delivery_template(const TomlReader& in, const toml::node& v, std::string_view key) {
+  if (!v.is_string())
+    return in.err(v, fmt::format("{} must be a string (a template such as \"{{summary}}\"), not {}", key, describe(v)));
+  auto t = Template::parse(v.as_string()->get(), delivery_field, delivery_field_names());
+  if (!t) return in.err_in(v, t.error().col, fmt::format("{}: {}", key, t.error().what));
+  return std::move(*t);
+}
+
+// labels, annotations and generator_url: what Alertmanager and the presets
+// get for this rule's alerts besides the built-in ones.
+MaybeError parse_alert_attributes(RuleTable& r, PendingRule& out) {
+  const TomlReader& in = r.in;
+  Rule& rule = out.rule;
+  if (const toml::node* labels = r.t.get("labels")) {
+    if (auto e = read_labels(in, *labels, "label", rule.labels)) return e;
+    for (const auto& [name, value] : rule.labels)
+      if (name == "alertname" || name == "key" || name == "kind")
+        return in.err(*labels,
+                      fmt::format("label {} is swthrottle's own (the rule's name, its key, its kind)", quote(name)));
+  }
+  if (const toml::node* annotations = r.t.get("annotations")) {
+    const auto* t = annotations->as_table();
+    if (t == nullptr)
+      return in.err(*annotations, "annotations must be a table: annotations = { runbook_url = \"https://...\" }");
+    for (auto [k, v] : ordered(*t)) {
+      if (std::string why = label_name_problem(k->str()); !why.empty())
+        return in.err(*k, fmt::format("annotation {}: {}", quote(std::string(k->str())), why));
+      auto tpl = parse_delivery_template(in, *v, fmt::format("annotation {}", quote(std::string(k->str()))));
+      if (!tpl) return tpl.error();
+      rule.annotations.emplace_back(std::string(k->str()), std::move(*tpl));
+    }
+  }
+  if (const toml::node* url = r.t.get("generator_url")) {
+    auto tpl = parse_delivery_template(in, *url, "generator_url");
+    if (!tpl) return tpl.error();
+    rule.generator_url = std::move(*tpl);
+  }
+  return std::nullopt;
+}
+
 // mode, fleet, buckets and max_keys: how the rule's windows are kept.
 MaybeError parse_window_options(RuleTable& r, PendingRule& out) {
   const TomlReader& in = r.in;
@@ -544,10 +586,10 @@ MaybeError check_shapes(RuleTable& r, PendingRule& out) {
 // The sections of a [[rule]] table, in the order they are read. A new rule
 // setting is a section here (and its key in kRuleKeys).
 using Section = MaybeError (*)(RuleTable&, PendingRule&);
-constexpr Section kSections[] = {parse_identity, parse_rule_events, parse_distinct,       parse_condition,
-                                 parse_ignore,   parse_templates,   parse_new_value,      parse_cooldown,
-                                 parse_resolve,  parse_actions,     parse_window_options, check_one_kind,
-                                 parse_watch,    check_shapes};
+constexpr Section kSections[] = {parse_identity, parse_rule_events, parse_distinct,         parse_condition,
+                                 parse_ignore,   parse_templates,   parse_new_value,        parse_cooldown,
+                                 parse_resolve,  parse_actions,     parse_alert_attributes, parse_window_options,
+                                 check_one_kind, parse_watch,       check_shapes};
 
 }  // namespace
 

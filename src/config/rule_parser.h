@@ -20,6 +20,8 @@ namespace swthrottle::config {
 inline const std::vector<std::string> kRuleKeys{"name", "kind", "threshold", "window", "when", "key", "message",
                                                 "cooldown", "resolve", "exec", "ignore", "mode", "buckets", "max_keys",
                                                 "event", "resolve_when", "fleet", "webhook", "alertmanager",
+                                                // what delivery adds to an alert
+                                                "labels", "annotations", "generator_url",
                                                 // distinct values and first-seen values
                                                 "distinct", "new", "remember", "learn", "max_values",
                                                 // conditions that last, silence and sequences

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "config/delivery_parser.h"
+#include "config/destination_parser.h"
 #include "config/fleet_parser.h"
 #include "config/rule_parser.h"
 #include "config/rules_dir.h"
@@ -192,6 +193,7 @@ Result<RuleSet> finish(std::vector<ParsedFile>& files, Settings settings) {
       set.rules.push_back(std::move(*r));
     }
   }
+  if (auto e = check_destinations(set)) return *e;
   return set;
 }
 

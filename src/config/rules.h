@@ -6,13 +6,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "config/body_template.h"
 #include "config/expr.h"
+#include "config/preset.h"
 #include "config/rule_identity.h"
 #include "config/template.h"
 #include "util/result.h"
@@ -142,6 +145,32 @@ struct FleetSettings {
   int col = 0;
 };
 
+// One header of a named destination: `value`, or the one line of `file`
+// after `prefix` (a secret: "Authorization" = { file = "...", prefix = "Bearer " }).
+struct HeaderSpec {
+  std::string name;
+  std::string value;
+  std::string file;
+  std::string prefix;
+};
+
+// [[delivery.destination]] (man page: DELIVERY): a named destination and its
+// preset. Secrets (the URL of a chat webhook, a key, a header) are read from
+// their files when delivery starts, not here.
+struct DestinationSpec {
+  std::string name;  // [A-Za-z0-9_.-]+, unique; what messages, metrics and the outbox say
+  Preset preset = Preset::Webhook;
+  std::string url;                           // or url_file; PagerDuty and Opsgenie have defaults
+  std::string url_file;                      // a file whose one line is the URL
+  std::string key_file;                      // PagerDuty: the routing key; Opsgenie: the API key
+  std::vector<std::string> rules;            // the rules whose records go here; empty: every rule
+  std::shared_ptr<const BodyTemplate> body;  // null: the preset's own
+  std::vector<HeaderSpec> headers;
+  std::string file;  // where the table is
+  int line = 0;
+  int col = 0;
+};
+
 // [delivery] (man page: DELIVERY): where records go besides stdout, and how
 // hard to try.
 struct DeliverySettings {
@@ -158,6 +187,7 @@ struct DeliverySettings {
   std::size_t outbox_max = 10'000;                          // --state: records waiting, at most
   bool outbox_drop_oldest = false;                          // when full: drop the oldest (else the input waits)
   int64_t drain_ms = 30'000;                                // at exit: how long to keep trying
+  std::vector<DestinationSpec> destinations;                // [[delivery.destination]]
   std::string file;
   int line = 0;
   int col = 0;
@@ -273,8 +303,14 @@ struct Rule {
   std::vector<std::string> exec;           // argv, empty = none
   std::vector<std::string> webhooks;       // this rule's records also go here
   std::vector<std::string> alertmanagers;  // this rule's alerts also go here
-  std::string ignore;                      // RE2 pattern, empty = none
-  FleetMode fleet = FleetMode::Off;        // shared through [fleet]'s Redis
+  // Alertmanager and the presets (man page: DELIVERY): labels over
+  // [delivery] labels, annotations (templates over the delivery fields)
+  // over the built-in ones, and Alertmanager's generatorURL.
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::vector<std::pair<std::string, Template>> annotations;
+  std::optional<Template> generator_url;
+  std::string ignore;                // RE2 pattern, empty = none
+  FleetMode fleet = FleetMode::Off;  // shared through [fleet]'s Redis
   // Where `ignore` looks: "" the raw line; else the text of this JSON field
   // (--input journal: "MESSAGE"; see use_journal()).
   std::string ignore_field;

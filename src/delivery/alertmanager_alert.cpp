@@ -3,35 +3,19 @@
 #include <algorithm>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
+#include "delivery/alert_attributes.h"
 #include "util/json.h"
 
 namespace swthrottle::delivery {
 
 namespace {
 
-std::string repaired(std::string_view s) {
+std::string rfc3339(int64_t ms) {
   std::string out;
-  append_utf8_repaired(out, s);
-  return out;
-}
-
-void append_string_map(std::string& out, const std::map<std::string, std::string>& m) {
-  out += '{';
-  bool first = true;
-  for (const auto& [name, value] : m) {
-    if (!first) out += ',';
-    first = false;
-    append_json_string(out, name);
-    out += ':';
-    append_json_string(out, value);
-  }
-  out += '}';
-}
-
-void append_time(std::string& out, int64_t ms) {
-  out += '"';
   append_rfc3339_ms(out, ms);
-  out += '"';
+  return out;
 }
 
 // The record's time, or now for one written before any log time was seen.
@@ -46,69 +30,38 @@ bool valid_label_name(std::string_view name) {
   return std::all_of(name.begin() + 1, name.end(), [&](char c) { return letter(c) || (c >= '0' && c <= '9'); });
 }
 
-std::string alertmanager_body(const std::vector<AmAlert>& alerts, const std::string& generator_url) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < alerts.size(); ++i) {
-    const AmAlert& a = alerts[i];
-    if (i > 0) out += ',';
-    out += "{\"labels\":";
-    append_string_map(out, a.labels);
-    out += ",\"annotations\":";
-    append_string_map(out, a.annotations);
-    out += ",\"startsAt\":";
-    append_time(out, a.starts_ms);
-    if (a.ends_ms != 0) {
-      out += ",\"endsAt\":";
-      append_time(out, a.ends_ms);
-    }
-    if (!generator_url.empty()) {
-      out += ",\"generatorURL\":";
-      append_json_string(out, generator_url);
-    }
-    out += '}';
-  }
-  out += ']';
-  return out;
+namespace {
+
+nlohmann::ordered_json alert_json(const AmAlert& a) {
+  using nlohmann::ordered_json;
+  // Every string is repaired when the alert is made (alert_attributes.h),
+  // so the strict serializer takes them all.
+  ordered_json j = ordered_json::object();
+  j["labels"] = ordered_json::object();
+  for (const auto& [name, value] : a.labels) j["labels"][name] = value;
+  j["annotations"] = ordered_json::object();
+  for (const auto& [name, value] : a.annotations) j["annotations"][name] = value;
+  j["startsAt"] = rfc3339(a.starts_ms);
+  if (a.ends_ms != 0) j["endsAt"] = rfc3339(a.ends_ms);
+  if (!a.generator_url.empty()) j["generatorURL"] = a.generator_url;
+  return j;
 }
 
-AmAlert FiringAlerts::make_alert(const engine::Record& r) const {
-  const config::Rule& rule = *r.rule;
-  AmAlert a;
-  for (const auto& [name, value] : options_.labels) a.labels[name] = repaired(value);
-  // Ours last, so that they win over an extra label of the same name.
-  a.labels["alertname"] = repaired(rule.name);
-  // Even an empty key is ours: an extra "key" label must not make the alert
-  // of a rule without key look like one of its keys.
-  if (!r.key.empty()) {
-    a.labels["key"] = repaired(r.key);
-  } else {
-    a.labels.erase("key");
-  }
-  a.labels["kind"] = std::string(to_string(rule.kind));
+}  // namespace
 
-  std::string summary;
-  if (r.has_message) {
-    summary = repaired(r.message);
-  } else {
-    summary = repaired(rule.name) + ": " + std::to_string(r.count) + " in " + rule.window_text;
-  }
-  a.annotations["summary"] = std::move(summary);
-  a.annotations["count"] = std::to_string(r.count);
-  if (rule.threshold) {
-    a.annotations["threshold"] = std::to_string(*rule.threshold);
-  } else if (!rule.when_text.empty()) {
-    a.annotations["when"] = repaired(rule.when_text);
-  }
-  a.annotations["window"] = rule.window_text;
-  a.annotations["suppressed"] = std::to_string(r.suppressed);
-  if (rule.event_names.size() > 1 && r.counts.size() == rule.event_names.size()) {
-    std::string counts;
-    for (std::size_t i = 0; i < r.counts.size(); ++i) {
-      if (i > 0) counts += ", ";
-      counts += repaired(rule.event_names[i]) + "=" + std::to_string(r.counts[i]);
-    }
-    a.annotations["counts"] = std::move(counts);
-  }
+std::string alertmanager_alert_body(const AmAlert& a) { return alert_json(a).dump(); }
+
+std::string alertmanager_body(const std::vector<AmAlert>& alerts) {
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const AmAlert& a : alerts) all.push_back(alert_json(a));
+  return all.dump();
+}
+
+AmAlert FiringAlerts::make_alert(const engine::Record& r, std::span<const std::string> fields) const {
+  AmAlert a;
+  a.labels = alert_labels(r, options_.labels);
+  a.annotations = alert_annotations(r, fields);
+  a.generator_url = generator_url(r, fields);
   return a;
 }
 
@@ -116,7 +69,8 @@ int64_t FiringAlerts::firing_end(int64_t starts_ms, int64_t now_ms) const {
   return std::max(now_ms, starts_ms) + 3 * options_.repost_ms;
 }
 
-bool FiringAlerts::on_record(const engine::Record& r, int64_t now_ms, AmAlert& out) {
+bool FiringAlerts::on_record(const engine::Record& r, std::span<const std::string> fields, int64_t now_ms,
+                             AmAlert& out) {
   if (r.rule == nullptr || (r.type != engine::RecordType::Alert && r.type != engine::RecordType::Resolved))
     return false;
   const int64_t t = record_time(r, now_ms);
@@ -124,14 +78,14 @@ bool FiringAlerts::on_record(const engine::Record& r, int64_t now_ms, AmAlert& o
   auto it = firing_.find(id);
 
   if (r.type == engine::RecordType::Resolved) {
-    out = make_alert(r);
+    out = make_alert(r, fields);
     out.starts_ms = it != firing_.end() ? it->second.alert.starts_ms : t;
     out.ends_ms = std::max(t, out.starts_ms);
     if (it != firing_.end()) firing_.erase(it);
     return true;
   }
 
-  AmAlert a = make_alert(r);
+  AmAlert a = make_alert(r, fields);
   a.starts_ms = it != firing_.end() ? it->second.alert.starts_ms : t;
   a.ends_ms = firing_end(a.starts_ms, now_ms);
   Firing& f = firing_[std::move(id)];

@@ -2,22 +2,8 @@
 // the body POSTed to /api/v2/alerts, and which alerts are still firing and
 // must be posted again. Pure: no I/O, time comes in.
 //
-// One alert per rule and key. Labels: alertname = the rule's name, key = the
-// record's key (only when it is not empty: Alertmanager drops a label whose
-// value is "", so sending one would only hide that it is gone), kind = the
-// rule's kind ("alert"), plus the configured extra labels; where an extra
-// label is named alertname, key or kind it is replaced (or, for key without
-// a key, dropped), so that two rules, or two keys, never share one alert.
-// Label values are UTF-8: invalid bytes are repaired to U+FFFD (util/json.h)
-// when the alert is made, so the labels kept here for its identity are the
-// ones Alertmanager stores.
-//
-// Annotations (strings, as Alertmanager takes them): summary = the record's
-// message, or else "RULE: COUNT in WINDOW" ("ssh-bruteforce: 7 in 1m");
-// count; threshold (a rule with `when` has when = its text instead); window
-// (as written); suppressed; and, for a rule of more than one event, counts =
-// "failed=5, invalid=2" (one annotation: event names need not be valid
-// annotation names, which Alertmanager checks as label names).
+// One alert per rule and key, its labels and annotations those of
+// alert_attributes.h, its generatorURL the rule's generator_url.
 //
 // Times. startsAt is the alert record's time (log time with time = "log";
 // now_ms for a record written before any log time was seen). A firing alert
@@ -36,6 +22,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,9 +35,8 @@ namespace swthrottle::delivery {
 // Validated by the caller (the destination's configuration): label names
 // with valid_label_name(), repost_ms > 0.
 struct AlertmanagerOptions {
-  std::vector<std::pair<std::string, std::string>> labels;  // extra labels, every alert
+  std::vector<std::pair<std::string, std::string>> labels;  // [delivery] labels, every alert
   int64_t repost_ms = 60'000;                               // how often a firing alert is posted again
-  std::string generator_url;                                // "" : none
 };
 
 // Is `name` a label name Alertmanager takes: [a-zA-Z_][a-zA-Z0-9_]* (the
@@ -65,16 +51,21 @@ struct AmAlert {
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   int64_t starts_ms = 0;
-  int64_t ends_ms = 0;  // 0: none sent
+  int64_t ends_ms = 0;        // 0: none sent
+  std::string generator_url;  // "" : none sent
 };
 
-// The JSON array POSTed to /api/v2/alerts for these alerts, one object each:
+// One alert as /api/v2/alerts takes it:
 //   {"labels":{...},"annotations":{...},"startsAt":"2026-11-21T10:00:05.000Z",
 //    "endsAt":"...","generatorURL":"..."}
 // members in that order, labels and annotations sorted by name; times are
 // RFC 3339 UTC with milliseconds; endsAt is left out when ends_ms is 0 and
 // generatorURL when generator_url is "". Strings are repaired to UTF-8.
-std::string alertmanager_body(const std::vector<AmAlert>& alerts, const std::string& generator_url);
+// (The body of one delivery: request_builder.h makes the array.)
+std::string alertmanager_alert_body(const AmAlert& a);
+
+// The JSON array POSTed to /api/v2/alerts for these alerts, one object each.
+std::string alertmanager_body(const std::vector<AmAlert>& alerts);
 
 // The firing alerts of one Alertmanager destination, by rule and key.
 class FiringAlerts {
@@ -90,7 +81,9 @@ class FiringAlerts {
   // record for an alert not firing here (swthrottle restarted) is posted
   // all the same, startsAt = endsAt = its time: Alertmanager may still hold
   // the alert from before.
-  bool on_record(const engine::Record& r, int64_t now_ms, AmAlert& out);
+  // `fields`: record_fields() of r (annotations and generator_url are
+  // rendered from them).
+  bool on_record(const engine::Record& r, std::span<const std::string> fields, int64_t now_ms, AmAlert& out);
   // The alerts to post again at now (those whose last post is repost_ms
   // old), their endsAt moved on; alerts of rules without resolve whose
   // cooldown has passed (now >= the last alert record's time + cooldown)
@@ -104,8 +97,9 @@ class FiringAlerts {
     int64_t last_post_ms = 0;
     int64_t natural_end_ms = 0;  // rules without resolve: last alert record + cooldown (0: until resolved)
   };
-  // The labels and annotations of r's alert (times left to the caller).
-  AmAlert make_alert(const engine::Record& r) const;
+  // The labels, annotations and generator URL of r's alert (times left to
+  // the caller).
+  AmAlert make_alert(const engine::Record& r, std::span<const std::string> fields) const;
   // endsAt of a firing post at now: see the file comment.
   int64_t firing_end(int64_t starts_ms, int64_t now_ms) const;
   AlertmanagerOptions options_;

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "delivery/destination.h"
+
 namespace swthrottle::delivery {
 
 struct Delivery {
@@ -15,12 +17,17 @@ struct Delivery {
   // it): sent as the Idempotency-Key header and as "id" in the body, so that
   // a receiver can drop a duplicate after an at-least-once redelivery.
   std::string id;
-  // The destination's number: a digest of `target`, the same in every run,
-  // so that the outbox knows a delivery again after a restart.
+  // The destination's number (Destination::number()), the same in every
+  // run, so that the outbox knows a delivery again after a restart.
   uint32_t destination = 0;
-  // Where it goes, kept across restarts: "webhook URL" or "alertmanager URL"
-  // (a restart with other destinations still delivers what was decided).
-  std::string target;
+  // What the destination is, as the outbox keeps it: its preset and label,
+  // never its URL (delivery goes to the destination of that number that
+  // the run has).
+  Preset kind = Preset::Webhook;
+  std::string label;
+  // A request path of its own, after the destination's base URL ("" : the
+  // destination's endpoint): an Opsgenie close.
+  std::string path;
   std::string body;        // the JSON body to POST, as it will be sent
   int64_t created_ms = 0;  // wall clock when the record was decided
   uint32_t attempts = 0;   // attempts made so far (kept by the outbox)
@@ -29,7 +36,7 @@ struct Delivery {
   bool in_outbox = false;
 };
 
-// Delivery::destination for a target.
-uint32_t destination_number(std::string_view target);
+// A digest of `identity` (Destination::number()).
+uint32_t destination_number(std::string_view identity);
 
 }  // namespace swthrottle::delivery

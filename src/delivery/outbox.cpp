@@ -14,21 +14,14 @@
 #include <system_error>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
+#include "delivery/dead_letter.h"
+#include "delivery/outbox_journal.h"
 #include "util/atomic_file.h"
-#include "util/base64.h"
 #include "util/clock.h"
-#include "util/json.h"
-#include "util/json_bytes.h"
-#include "util/utf8.h"
 #include "util/write_all.h"
 
 namespace swthrottle::delivery {
 namespace {
-
-using nlohmann::json;          // reading: member order does not matter
-using nlohmann::ordered_json;  // writing: members in the documented order
 
 // Compaction waits for a journal of at least this size: below it, a rewrite
 // saves less than it costs (an fsync of the new file and of the directory).
@@ -37,168 +30,9 @@ constexpr uint64_t kCompactMinBytes = 64 * 1024;
 // strerror is not thread-safe; this is.
 std::string reason(int err) { return std::generic_category().message(err); }
 
-// ------------------------------------------------------------ the crash hook
-
-enum class CrashPhase { None, BeforeWrite, MidWrite, AfterWrite, AfterFsync, MidCompaction };
-
-struct CrashHook {
-  CrashPhase phase = CrashPhase::None;
-  uint64_t at = 1;  // the at-th add() write (or compaction) dies
-};
-
-// SWTHROTTLE_OUTBOX_CRASH=PHASE[:N] (see outbox.h). An unknown value is an
-// error at open: a test with a typo must not pass for the wrong reason.
-std::optional<CrashHook> crash_hook_from_env() {
-  CrashHook hook;
-  const char* env = std::getenv("SWTHROTTLE_OUTBOX_CRASH");
-  if (env == nullptr || *env == '\0') return hook;
-  std::string_view v(env);
-  if (auto colon = v.find(':'); colon != std::string_view::npos) {
-    std::string_view n = v.substr(colon + 1);
-    if (n.empty() || n.size() > 9 || n.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
-    hook.at = std::stoull(std::string(n));
-    if (hook.at == 0) return std::nullopt;
-    v = v.substr(0, colon);
-  }
-  if (v == "before-write") {
-    hook.phase = CrashPhase::BeforeWrite;
-  } else if (v == "mid-write") {
-    hook.phase = CrashPhase::MidWrite;
-  } else if (v == "after-write") {
-    hook.phase = CrashPhase::AfterWrite;
-  } else if (v == "after-fsync") {
-    hook.phase = CrashPhase::AfterFsync;
-  } else if (v == "mid-compaction") {
-    hook.phase = CrashPhase::MidCompaction;
-  } else {
-    return std::nullopt;
-  }
-  return hook;
-}
-
 [[noreturn]] void die() {
   ::raise(SIGKILL);
   ::_exit(137);  // not reached: SIGKILL cannot be caught or blocked
-}
-
-// ------------------------------------------------------------ the journal's lines
-
-// Compact, values as raw UTF-8. `strict` cannot throw: every string in an
-// entry passed is_valid_utf8 (the rest went to base64), which is exactly what
-// nlohmann's serializer accepts.
-std::string dump_line(const ordered_json& j) {
-  std::string s = j.dump(-1, ' ', false, ordered_json::error_handler_t::strict);
-  s += '\n';
-  return s;
-}
-
-bool read_u32(const json& j, const char* name, uint32_t& out) {
-  auto it = j.find(name);
-  if (it == j.end() || !it->is_number_unsigned()) return false;
-  const auto v = it->get<uint64_t>();
-  if (v > UINT32_MAX) return false;
-  out = static_cast<uint32_t>(v);
-  return true;
-}
-
-std::string add_line(const Delivery& d) {
-  ordered_json e = ordered_json::object();
-  e["id"] = json_bytes(d.id);
-  e["dest"] = d.destination;
-  e["to"] = json_bytes(d.target);
-  e["created"] = d.created_ms;
-  e["attempts"] = d.attempts;
-  e["body"] = json_bytes(d.body);
-  ordered_json j = ordered_json::object();
-  j["add"] = std::move(e);
-  return dump_line(j);
-}
-
-std::string done_line(const std::string& id, uint32_t dest) {
-  ordered_json e = ordered_json::object();
-  e["id"] = json_bytes(id);
-  e["dest"] = dest;
-  ordered_json j = ordered_json::object();
-  j["done"] = std::move(e);
-  return dump_line(j);
-}
-
-std::string try_line(const Delivery& d) {
-  ordered_json e = ordered_json::object();
-  e["id"] = json_bytes(d.id);
-  e["dest"] = d.destination;
-  e["attempts"] = d.attempts;
-  ordered_json j = ordered_json::object();
-  j["try"] = std::move(e);
-  return dump_line(j);
-}
-
-enum class EntryKind { Add, Done, Try };
-
-struct Entry {
-  EntryKind kind;
-  Delivery d;  // id and destination always; the rest as the kind has them
-};
-
-// One journal line (without its "\n"), or nullopt when it is not an entry:
-// not JSON, or not one of the three shapes with every member it needs.
-std::optional<Entry> parse_entry(std::string_view line) {
-  const json j = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || j.size() != 1) return std::nullopt;
-  const std::string& name = j.begin().key();
-  const json& e = j.begin().value();
-  Entry out{};
-  if (name == "add") {
-    out.kind = EntryKind::Add;
-  } else if (name == "done") {
-    out.kind = EntryKind::Done;
-  } else if (name == "try") {
-    out.kind = EntryKind::Try;
-  } else {
-    return std::nullopt;
-  }
-  if (!e.is_object()) return std::nullopt;
-  auto id = e.find("id");
-  if (id == e.end() || !read_json_bytes(*id, out.d.id) || !read_u32(e, "dest", out.d.destination)) return std::nullopt;
-  if (out.kind == EntryKind::Done) return out;
-  if (!read_u32(e, "attempts", out.d.attempts)) return std::nullopt;
-  if (out.kind == EntryKind::Try) return out;
-  auto created = e.find("created");
-  auto body = e.find("body");
-  if (created == e.end() || !created->is_number_integer() || body == e.end() || !read_json_bytes(*body, out.d.body))
-    return std::nullopt;
-  if (created->is_number_unsigned() && created->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-  // Where it goes ("webhook URL"): a restart with other destinations still delivers it.
-  if (auto to = e.find("to"); to != e.end() && !read_json_bytes(*to, out.d.target)) return std::nullopt;
-  out.d.created_ms = created->get<int64_t>();
-  return out;
-}
-
-// A dead letter: for people and tools, so every field is readable text. The
-// body is a string always, with invalid UTF-8 shown as U+FFFD (the `replace`
-// handler); when that changed it, "body_base64" also holds its exact bytes.
-std::string dead_line(const Delivery& d, const std::string& why, int64_t now_wall_ms) {
-  ordered_json j = ordered_json::object();
-  j["id"] = d.id;
-  j["dest"] = d.destination;
-  j["to"] = d.target;
-  std::string t;
-  append_rfc3339_ms(t, d.created_ms);
-  j["created"] = t;
-  j["attempts"] = d.attempts;
-  j["why"] = why;
-  t.clear();
-  append_rfc3339_ms(t, now_wall_ms);
-  j["time"] = t;
-  j["body"] = d.body;
-  if (!is_valid_utf8(d.body)) {
-    std::string b64;
-    append_base64(b64, d.body);
-    j["body_base64"] = std::move(b64);
-  }
-  std::string s = j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
-  s += '\n';
-  return s;
 }
 
 int open_append(const std::string& path, int extra_flags) {
@@ -230,7 +64,6 @@ struct Outbox::Impl {
   std::string journal_path;
   std::string dead_path;
   OutboxOptions options;
-  CrashHook crash;
 
   // |mu| guards everything below, the descriptors' writes included: one
   // writer at a time keeps every journal line whole, and the in-memory state
@@ -247,6 +80,11 @@ struct Outbox::Impl {
   bool closed = false;
   bool no_wait = false;  // stop_waiting(): add() past the bound, never waits
   bool broken = false;   // a failed write could not be cut back: appending would glue onto half a line
+  // Removals the journal could not take (outbox.h); a rewrite records them.
+  // The rewrite is tried once at the first such failure, then after every
+  // write that succeeds, never again while the disk refuses.
+  uint64_t unrecorded = 0;
+  bool rewrite_refused = false;
 
   // Pending records by add order (|seq|); |index| finds them by key.
   uint64_t next_seq = 0;
@@ -254,8 +92,8 @@ struct Outbox::Impl {
   std::map<uint64_t, Delivery> pending;
   std::map<Key, uint64_t> index;
 
-  uint64_t add_writes = 0;   // for the crash hook
-  uint64_t compactions = 0;  // for the crash hook
+  uint64_t add_writes = 0;   // for options.crash
+  uint64_t compactions = 0;  // for options.crash
 
   OutboxStats stats;
   std::string last_error;
@@ -264,7 +102,7 @@ struct Outbox::Impl {
 
   // The state change of one entry (replay and live alike). Returns whether it
   // changed anything.
-  bool apply(Entry&& e) {
+  bool apply(JournalEntry&& e) {
     Key key{e.d.id, e.d.destination};
     auto it = index.find(key);
     switch (e.kind) {
@@ -298,7 +136,34 @@ struct Outbox::Impl {
     }
     journal_bytes += text.size();
     unsynced = true;
+    rewrite_refused = false;  // the disk takes writes: a rewrite may go through
     return true;
+  }
+
+  void say(const std::string& what) const {
+    if (options.report) options.report(what);
+  }
+
+  // A done entry could not be written: the record stays listed in the
+  // journal. Said once per episode; the rewrite that records it is tried.
+  void unrecorded_removal() {
+    if (unrecorded++ == 0)
+      say("delivery: the outbox cannot record that records are done (" + last_error +
+          "): they stay listed in it, and a restart would send them again, until it can be rewritten");
+  }
+
+  // The journal rewritten with the pending records only, if removals wait
+  // for it and the disk may take it now.
+  void record_removals() {
+    if (unrecorded == 0 || rewrite_refused || broken) return;
+    const uint64_t n = unrecorded;
+    if (!maybe_compact(true)) {
+      rewrite_refused = true;
+      return;
+    }
+    unrecorded = 0;
+    say("delivery: the outbox is rewritten: the " + std::to_string(n) + " record" + (n == 1 ? "" : "s") +
+        " done meanwhile will not be sent again");
   }
 
   // The journal was unlinked under us (its directory removed, or the file
@@ -318,19 +183,19 @@ struct Outbox::Impl {
     }
   }
 
-  // add()'s write: append() with the crash hook's phases around it.
+  // add()'s write: append() with the phases of options.crash around it.
   bool append_durably(const std::string& text) {
     if (broken) return false;
     if (removed()) return false;
-    const bool crash_now =
-        crash.phase != CrashPhase::None && crash.phase != CrashPhase::MidCompaction && ++add_writes == crash.at;
-    if (crash_now && crash.phase == CrashPhase::BeforeWrite) die();
-    if (crash_now && crash.phase == CrashPhase::MidWrite) {
+    const bool crash_now = options.crash.phase != CrashPhase::None &&
+                           options.crash.phase != CrashPhase::MidCompaction && ++add_writes == options.crash.at;
+    if (crash_now && options.crash.phase == CrashPhase::BeforeWrite) die();
+    if (crash_now && options.crash.phase == CrashPhase::MidWrite) {
       (void)write_all(journal_fd, std::string_view(text).substr(0, text.size() / 2));
       die();
     }
     if (!append(text)) return false;
-    if (crash_now && crash.phase == CrashPhase::AfterWrite) die();
+    if (crash_now && options.crash.phase == CrashPhase::AfterWrite) die();
     if (::fsync(journal_fd) != 0) {
       // The records are not reported added, so they must not come back
       // after a restart either (they would, as duplicates, only if the cut
@@ -341,7 +206,7 @@ struct Outbox::Impl {
       return false;
     }
     unsynced = false;
-    if (crash_now && crash.phase == CrashPhase::AfterFsync) die();
+    if (crash_now && options.crash.phase == CrashPhase::AfterFsync) die();
     return true;
   }
 
@@ -355,7 +220,7 @@ struct Outbox::Impl {
       fail(dead_path, "cannot stat: " + reason(errno));
       return false;
     }
-    const std::string line = dead_line(d, why, now_wall_ms);
+    const std::string line = dead_letter_line(d, why, now_wall_ms);
     int e = write_all(dead_fd, line);
     if (e == 0 && ::fsync(dead_fd) != 0) e = errno;
     if (e != 0) {
@@ -373,10 +238,13 @@ struct Outbox::Impl {
   void remove(const std::string& id, uint32_t destination) {
     auto it = index.find(Key{id, destination});
     if (it == index.end()) return;
-    if (append(done_line(id, destination))) ++journal_lines;
+    const bool recorded = append(done_line(id, destination));
+    if (recorded) ++journal_lines;
     pending.erase(it->second);
     index.erase(it);
     room.notify_all();
+    if (!recorded) unrecorded_removal();
+    record_removals();
     maybe_compact();
   }
 
@@ -384,15 +252,20 @@ struct Outbox::Impl {
   // are done with (and it is big enough to be worth it). Amortized, each line
   // is rewritten O(1) times: the new file has only live lines, so it takes at
   // least as many new lines again before the next rewrite.
-  void maybe_compact() {
-    if (broken || journal_bytes < kCompactMinBytes || journal_lines < compact_min_lines) return;
-    const uint64_t obsolete = journal_lines - pending.size();
-    if (obsolete * 2 <= journal_lines) return;
+  // `force`: whatever its size and lines (a journal of an earlier version,
+  // whose lines held URLs; removals to record). Returns whether it rewrote.
+  bool maybe_compact(bool force = false) {
+    if (broken) return false;
+    if (!force) {
+      if (journal_bytes < kCompactMinBytes || journal_lines < compact_min_lines) return false;
+      const uint64_t obsolete = journal_lines - pending.size();
+      if (obsolete * 2 <= journal_lines) return false;
+    }
     std::string text;
     for (const auto& [seq, d] : pending) text += add_line(d);
     mode_t mode = 0600;
     if (struct stat st{}; ::fstat(journal_fd, &st) == 0) mode = st.st_mode & 07777;
-    if (crash.phase == CrashPhase::MidCompaction && ++compactions == crash.at) {
+    if (options.crash.phase == CrashPhase::MidCompaction && ++compactions == options.crash.at) {
       // What replace_file_atomically has done at that moment: the temporary
       // is written and fsync'd, and the rename has not happened.
       const std::string tmp = journal_path + ".tmp." + std::to_string(::getpid());
@@ -406,14 +279,14 @@ struct Outbox::Impl {
     if (int e = replace_file_atomically(journal_path, text, mode); e != 0) {
       fail(journal_path, "cannot compact: " + reason(e));
       compact_min_lines = journal_lines * 2;
-      return;
+      return false;
     }
     // The new file is in place; our descriptor still writes to the old one.
     const int fd = open_append(journal_path, 0);
     if (fd < 0) {
       broken = true;
       fail(journal_path, "cannot reopen after compaction: " + reason(errno));
-      return;
+      return false;
     }
     ::close(journal_fd);
     journal_fd = fd;
@@ -421,6 +294,7 @@ struct Outbox::Impl {
     journal_lines = pending.size();
     compact_min_lines = 0;
     unsynced = false;  // replace_file_atomically fsync'd the new file whole
+    return true;
   }
 };
 
@@ -428,12 +302,6 @@ struct Outbox::Impl {
 
 Result<std::unique_ptr<Outbox>> Outbox::open(const std::string& journal_path, const std::string& dead_path,
                                              const OutboxOptions& options) {
-  const std::optional<CrashHook> crash = crash_hook_from_env();
-  if (!crash) {
-    return Error{"", 0, 0,
-                 "SWTHROTTLE_OUTBOX_CRASH: expected before-write, mid-write, after-write, after-fsync or "
-                 "mid-compaction, optionally followed by :N"};
-  }
   std::unique_ptr<Outbox> box(new Outbox());
   box->impl_ = std::make_unique<Impl>();
   Impl& m = *box->impl_;
@@ -441,50 +309,26 @@ Result<std::unique_ptr<Outbox>> Outbox::open(const std::string& journal_path, co
   m.dead_path = dead_path;
   m.options = options;
   if (m.options.max_pending == 0) m.options.max_pending = 1;
-  m.crash = *crash;
 
   m.journal_fd = ::open(journal_path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (m.journal_fd < 0) return Error{journal_path, 0, 0, "cannot open: " + reason(errno)};
   std::string text;
   if (int e = read_all(m.journal_fd, text); e != 0) return Error{journal_path, 0, 0, "cannot read: " + reason(e)};
 
-  // Replay. Only lines that end in "\n" count; the last one is also dropped
-  // when it is not an entry (a crash cut it short, or a write that failed
-  // could not be cut back). A bad line in the middle cannot come from a
-  // crash: it is skipped, the rest kept, and last_error() says so.
-  std::size_t keep = 0;  // bytes up to the end of the last whole entry
-  std::size_t skipped = 0;
-  std::size_t first_skipped_line = 0;
-  std::size_t line_no = 0;
-  std::size_t bad_since_keep = 0;  // lines after `keep` that were not entries
-  for (std::size_t pos = 0; pos < text.size();) {
-    const std::size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) break;  // torn: no final newline
-    ++line_no;
-    const std::string_view line(text.data() + pos, nl - pos);
-    pos = nl + 1;
-    if (line.empty()) continue;
-    std::optional<Entry> e = parse_entry(line);
-    if (!e) {
-      if (bad_since_keep++ == 0 && first_skipped_line == 0) first_skipped_line = line_no;
-      continue;
-    }
-    skipped += bad_since_keep;
-    m.journal_lines += 1 + bad_since_keep;
-    bad_since_keep = 0;
-    keep = pos;
-    m.apply(std::move(*e));
-  }
-  if (keep < text.size()) {
+  JournalText journal = read_journal(text);
+  for (JournalEntry& e : journal.entries) m.apply(std::move(e));
+  m.journal_lines = journal.lines;
+  if (journal.keep_bytes < text.size()) {
     // Cut the torn tail off before anything is appended after it.
-    if (::ftruncate(m.journal_fd, static_cast<off_t>(keep)) != 0 || ::fsync(m.journal_fd) != 0)
+    if (::ftruncate(m.journal_fd, static_cast<off_t>(journal.keep_bytes)) != 0 || ::fsync(m.journal_fd) != 0)
       return Error{journal_path, 0, 0, "cannot cut off a torn last entry: " + reason(errno)};
   }
-  if (skipped > 0) {
-    m.fail(journal_path, std::to_string(skipped) + " line(s) that are not journal entries skipped, the first line " +
-                             std::to_string(first_skipped_line));
+  if (journal.skipped > 0) {
+    m.fail(journal_path, std::to_string(journal.skipped) +
+                             " line(s) that are not journal entries skipped, the first line " +
+                             std::to_string(journal.first_skipped_line));
   }
-  m.journal_bytes = keep;
+  m.journal_bytes = journal.keep_bytes;
   // A compaction killed before its rename left its temporary behind. One
   // process owns an outbox at a time (the state file's lock), so no live
   // writer's temporary can be removed here.
@@ -495,7 +339,9 @@ Result<std::unique_ptr<Outbox>> Outbox::open(const std::string& journal_path, co
 
   m.first_live_seq = m.next_seq;
   m.stats.recovered = m.pending.size();
-  m.maybe_compact();
+  // An earlier version kept the destination's URL in each add ("to"):
+  // rewritten at once with labels only, so no secret stays on disk.
+  m.maybe_compact(journal.legacy_to);
   return box;
 }
 
@@ -548,10 +394,11 @@ bool Outbox::add(std::span<const Delivery> records) {
   const uint64_t batch_seq = m.next_seq;
   for (const Delivery* d : fresh) {
     Delivery copy = *d;
-    m.apply(Entry{EntryKind::Add, std::move(copy)});
+    m.apply(JournalEntry{EntryKind::Add, std::move(copy)});
   }
   m.journal_lines += fresh.size();
   m.stats.added += fresh.size();
+  m.record_removals();
 
   // DropOldest: room is made after the new records are durable, so that a
   // crash in between leaves one record too many, never one too few. Only
@@ -573,6 +420,7 @@ void Outbox::tried(const Delivery& d) {
   if (it == m.index.end()) return;
   m.pending[it->second].attempts = d.attempts;
   if (m.append(try_line(d))) ++m.journal_lines;
+  m.record_removals();
   m.maybe_compact();
 }
 
@@ -614,7 +462,19 @@ OutboxStats Outbox::stats() const {
   std::lock_guard lock(m.mu);
   OutboxStats s = m.stats;
   s.pending = m.pending.size();
+  s.unrecorded = m.unrecorded;
   return s;
+}
+
+OutboxStats Outbox::flush() {
+  {
+    Impl& m = *impl_;
+    std::lock_guard lock(m.mu);
+    m.rewrite_refused = false;  // one last try
+    m.record_removals();
+    if (m.unsynced && m.journal_fd >= 0 && ::fsync(m.journal_fd) == 0) m.unsynced = false;
+  }
+  return stats();
 }
 
 std::string Outbox::last_error() const {

@@ -28,6 +28,11 @@
 // anything is appended; everything fsync'd before it is kept. A bad line in
 // the middle (no crash leaves one) is skipped, and last_error() says so. A
 // failed write is cut back too, so the next entry starts on a line of its own.
+// A done entry that cannot be written (a full disk) leaves the record
+// listed in the journal: it is counted as unrecorded (said once, by
+// OutboxOptions::report), and the journal is rewritten with the pending
+// records only as soon as the disk takes a write again (or at flush()), so
+// that a restart does not send again what was delivered.
 // A journal unlinked while open (its directory removed) takes no more adds:
 // add() fails and last_error() says so, rather than write where no restart
 // would find it.
@@ -57,19 +62,15 @@
 // guards everything, the file writes and add()'s fsync included. The outbox
 // starts no threads.
 //
-// Test hook: SWTHROTTLE_OUTBOX_CRASH=PHASE[:N], read once by open(), makes
-// the process raise SIGKILL on itself at the N-th (default: first) add()
-// write of this Outbox, or at its N-th compaction, at PHASE:
-//   before-write    nothing of the add's entries written
-//   mid-write       half of the entries' bytes written
-//   after-write     all written, not fsync'd
-//   after-fsync     fsync'd, add() not returned
-//   mid-compaction  the temporary written and fsync'd, not renamed over the journal
-// Any other value makes open() fail. Not for production use.
+// Test seam: OutboxOptions::crash makes the process raise SIGKILL on itself
+// at the N-th add() write (or compaction) of this Outbox, in a given phase,
+// so that a test can check what a crash there leaves. Off unless a test sets
+// it; nothing reads it from the environment.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -81,9 +82,26 @@
 
 namespace swthrottle::delivery {
 
+// Where OutboxCrash kills the process:
+//   BeforeWrite    nothing of the add's entries written
+//   MidWrite       half of the entries' bytes written
+//   AfterWrite     all written, not fsync'd
+//   AfterFsync     fsync'd, add() not returned
+//   MidCompaction  the temporary written and fsync'd, not renamed over the journal
+enum class CrashPhase { None, BeforeWrite, MidWrite, AfterWrite, AfterFsync, MidCompaction };
+
+struct OutboxCrash {
+  CrashPhase phase = CrashPhase::None;
+  uint64_t at = 1;  // the at-th add() write (or compaction) dies
+};
+
 struct OutboxOptions {
   std::size_t max_pending = 10'000;
   enum class Full { Block, DropOldest } full = Full::Block;
+  // One stderr line (without "swthrottle: "): removals the journal cannot
+  // record, and when it records them again. Null: said nowhere.
+  std::function<void(const std::string&)> report;
+  OutboxCrash crash;  // tests only
 };
 
 struct OutboxStats {
@@ -93,6 +111,10 @@ struct OutboxStats {
   uint64_t dropped = 0;       // dead-lettered by DropOldest
   uint64_t recovered = 0;     // pending at open (a previous run's)
   uint64_t pending = 0;       // now
+  // Done with (delivered or dead-lettered), but the journal could not
+  // record it (a full disk): still listed there, so a restart would send
+  // it again, until the journal is rewritten.
+  uint64_t unrecorded = 0;
 };
 
 class Outbox {
@@ -136,6 +158,9 @@ class Outbox {
   bool holds(const std::string& id, uint32_t destination) const;
 
   OutboxStats stats() const;
+  // End of the run: records what the journal could not (rewrites it, if
+  // removals were not recorded) and fsyncs it. Returns stats() then.
+  OutboxStats flush();
   // The last write error (or the bad lines skipped at open), or empty.
   std::string last_error() const;
 

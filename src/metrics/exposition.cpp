@@ -271,6 +271,10 @@ std::string prometheus_text(const Snapshot& s) {
            num(s.outbox_dead_letters));
     single(out, "swthrottle_outbox_dropped_total", "counter", "Records dropped from a full outbox, oldest first.",
            num(s.outbox_dropped));
+    single(
+        out, "swthrottle_outbox_unrecorded", "gauge",
+        "Records done but still listed in the outbox (its journal could not be written): a restart sends them again.",
+        num(s.outbox_unrecorded));
   }
 
   if (s.fleet) fleet_families(out, s);
@@ -346,8 +350,10 @@ std::string stats_json(const Snapshot& s) {
   j["destinations"] = std::move(destinations);
 
   if (s.outbox)
-    j["outbox"] = {
-        {"pending", s.outbox_pending}, {"dead_letters", s.outbox_dead_letters}, {"dropped", s.outbox_dropped}};
+    j["outbox"] = {{"pending", s.outbox_pending},
+                   {"dead_letters", s.outbox_dead_letters},
+                   {"dropped", s.outbox_dropped},
+                   {"unrecorded", s.outbox_unrecorded}};
   if (s.fleet) {
     j["fleet"] = {{"degraded", s.fleet_degraded},      {"asked", s.fleet_asked},       {"answered", s.fleet_answered},
                   {"unanswered", s.fleet_unanswered},  {"timeouts", s.fleet_timeouts}, {"errors", s.fleet_errors},

@@ -29,7 +29,7 @@ struct InputState {
 };
 
 struct DestinationCounters {
-  std::string destination;  // "webhook URL" | "alertmanager URL"
+  std::string destination;  // the destination's label: its name, or scheme://host:port (never the URL)
   uint64_t queued = 0, delivered = 0, attempts = 0, failed_attempts = 0, dead_letters = 0, reposts = 0;
   uint64_t pending = 0;
   bool circuit_open = false;
@@ -53,6 +53,7 @@ struct Snapshot {
   // the outbox (absent without --state and a destination)
   bool outbox = false;
   uint64_t outbox_pending = 0, outbox_dead_letters = 0, outbox_dropped = 0;
+  uint64_t outbox_unrecorded = 0;  // done, but still listed in a journal the disk would not let us rewrite
   // fleet (absent without fleet rules)
   bool fleet = false;
   bool fleet_degraded = false;

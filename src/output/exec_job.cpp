@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "output/record_id.h"
 #include "output/writer.h"
 #include "util/json.h"
 
@@ -10,7 +11,7 @@ namespace swthrottle::output {
 ExecJob exec_job_for(const engine::Record& r, const std::vector<std::string>& argv) {
   ExecJob job;
   job.argv = argv;
-  render(job.stdin_data, r, Format::Json);
+  render_with_id(job.stdin_data, r, record_id(r));
 
   const std::string_view type = engine::to_string(r.type);
   const std::string rule = r.rule != nullptr ? r.rule->name : std::string();

@@ -18,7 +18,8 @@ struct ExecJob {
   std::string label;                                     // names the job in reports: "alert ssh key=1.2.3.4"
 };
 
-// The job for one record: `argv`, the record as a JSON line on stdin, and
+// The job for one record: `argv`, the record as a JSON line on stdin (with
+// the "id" webhooks get first: output/record_id.h), and
 // SWTHROTTLE_TYPE (alert|resolved|summary|line), _RULE (the rule's name,
 // "" when none), _KEY, _COUNT (count for alert and resolved, suppressed
 // for summary, 0 for line) and _MESSAGE (the rendered message; for an

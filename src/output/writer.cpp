@@ -81,8 +81,14 @@ void json_shape(std::string& out, const Record& r, const config::Rule& rule) {
   }
 }
 
-void render_json(std::string& out, const Record& r) {
-  out += "{\"type\":\"";
+void render_json(std::string& out, const Record& r, std::string_view id) {
+  out += '{';
+  if (!id.empty()) {
+    out += "\"id\":";
+    append_json_string(out, id);
+    out += ',';
+  }
+  out += "\"type\":\"";
   out += to_string(r.type);
   out += '"';
   json_time(out, ",\"time\":", r.has_time, r.time_ms);
@@ -259,11 +265,13 @@ void render_text(std::string& out, const Record& r) {
 
 void render(std::string& out, const Record& r, Format f) {
   if (f == Format::Json) {
-    render_json(out, r);
+    render_json(out, r, {});
   } else {
     render_text(out, r);
   }
 }
+
+void render_with_id(std::string& out, const Record& r, std::string_view id) { render_json(out, r, id); }
 
 FdWriter::FdWriter(int fd, Format f) : fd_(fd), format_(f) {}
 

@@ -38,6 +38,9 @@ constexpr std::string_view to_string(Format f) { return f == Format::Text ? "tex
 // Appends one record as one line (ending "\n") to `out`. Allocates only to
 // grow `out`.
 void render(std::string& out, const engine::Record& r, Format f);
+// The record as JSON, as render() writes it, with "id" (output/record_id.h)
+// as its first member: what webhooks and exec actions get.
+void render_with_id(std::string& out, const engine::Record& r, std::string_view id);
 
 // Writes rendered records to a file descriptor it does not own: one write(2)
 // per record (looping on partial writes and EINTR, and waiting in poll(2)

@@ -15,7 +15,9 @@
 #include <thread>
 #include <vector>
 
+#include "config/delivery_fields.h"
 #include "delivery/alertmanager_alert.h"
+#include "delivery/record_fields.h"
 #include "support/alertmanager_server.h"
 #include "support/json.h"
 #include "support/rule_fixtures.h"
@@ -72,11 +74,26 @@ bool eventually(const std::function<bool()>& done) {
 }
 
 void post(const AlertmanagerServer& am, const std::vector<AmAlert>& alerts) {
-  const std::string body = alertmanager_body(alerts, kGenerator);
+  const std::string body = alertmanager_body(alerts);
   const HttpReply r = am.post_json("/api/v2/alerts", body);
   INFO("body: ", body);
   INFO("Alertmanager's log:\n", am.log_tail());
   REQUIRE_MESSAGE(r.status == 200, r.body);
+}
+
+// FiringAlerts::on_record with the record's delivery fields.
+bool on_record(FiringAlerts& firing, const Record& r, int64_t now_ms, AmAlert& out) {
+  return firing.on_record(r, swthrottle::delivery::record_fields(r, "id", "host"), now_ms, out);
+}
+
+// The rule's generator_url: a template over the delivery fields, rendered
+// to kGenerator for this rule.
+swthrottle::config::Template generator_template() {
+  auto t =
+      swthrottle::config::Template::parse("http://swthrottle.test/rules#{rule}", swthrottle::config::delivery_field,
+                                          swthrottle::config::delivery_field_names());
+  REQUIRE(t.ok());
+  return *t;
 }
 
 }  // namespace
@@ -85,6 +102,7 @@ TEST_CASE("alertmanager e2e: fire, post again, resolve against a real Alertmanag
   AlertmanagerServer am;
   Rule rule = swthrottle::test::make_ssh();
   rule.resolve = true;
+  rule.generator_url = generator_template();
   AlertmanagerOptions options;
   options.labels = {{"team", "ops"}};
   options.repost_ms = 60'000;
@@ -92,7 +110,7 @@ TEST_CASE("alertmanager e2e: fire, post again, resolve against a real Alertmanag
 
   const int64_t t0 = wall_ms() - 5'000;  // the record's (log) time, a little before now
   AmAlert fired;
-  REQUIRE(firing.on_record(record(rule, RecordType::Alert, t0, "10.0.0.1"), wall_ms(), fired));
+  REQUIRE(on_record(firing, record(rule, RecordType::Alert, t0, "10.0.0.1"), wall_ms(), fired));
   post(am, {fired});
 
   std::vector<nlohmann::json> seen;
@@ -134,14 +152,14 @@ TEST_CASE("alertmanager e2e: fire, post again, resolve against a real Alertmanag
 
     // Another key is another alert: the sameness above is by labels.
     AmAlert other;
-    REQUIRE(firing.on_record(record(rule, RecordType::Alert, t0, "10.0.0.2"), wall_ms(), other));
+    REQUIRE(on_record(firing, record(rule, RecordType::Alert, t0, "10.0.0.2"), wall_ms(), other));
     post(am, {other});
     CHECK(eventually([&] { return our_alerts(am, kAll).size() == 2; }));
   }
 
   SUBCASE("the resolved body ends the alert") {
     AmAlert resolved;
-    REQUIRE(firing.on_record(record(rule, RecordType::Resolved, wall_ms() - 1'000, "10.0.0.1"), wall_ms(), resolved));
+    REQUIRE(on_record(firing, record(rule, RecordType::Resolved, wall_ms() - 1'000, "10.0.0.1"), wall_ms(), resolved));
     post(am, {resolved});
     // Gone from every view: the API leaves out an alert whose endsAt has
     // passed before it even looks at its state.
@@ -155,7 +173,7 @@ TEST_CASE("alertmanager e2e: fire, post again, resolve against a real Alertmanag
     FiringAlerts restarted(options);  // swthrottle restarted: it knows no firing alert
     AmAlert resolved;
     const int64_t t = wall_ms() - 1'000;
-    REQUIRE(restarted.on_record(record(rule, RecordType::Resolved, t, "10.0.0.1"), wall_ms(), resolved));
+    REQUIRE(on_record(restarted, record(rule, RecordType::Resolved, t, "10.0.0.1"), wall_ms(), resolved));
     REQUIRE(resolved.starts_ms == resolved.ends_ms);
     post(am, {resolved});  // 200: equal times pass Alertmanager's check
     CHECK(eventually([&] { return our_alerts(am, kAll).empty(); }));
@@ -169,7 +187,7 @@ TEST_CASE("alertmanager e2e: endsAt before startsAt is refused, which the resolv
   a.labels = {{"alertname", "clock-check"}};
   a.starts_ms = wall_ms();
   a.ends_ms = a.starts_ms - 1;
-  const HttpReply r = am.post_json("/api/v2/alerts", alertmanager_body({a}, ""));
+  const HttpReply r = am.post_json("/api/v2/alerts", alertmanager_body({a}));
   CHECK(r.status == 400);
   CHECK(r.body.find("start time must be before end time") != std::string::npos);
 }

@@ -66,6 +66,9 @@ std::vector<json> records(const std::string& out, const std::set<std::string>& t
   return v;
 }
 
+// What messages, metrics and dead letters call an unnamed destination.
+std::string origin(const HttpReceiver& r) { return "http://127.0.0.1:" + std::to_string(r.port()); }
+
 // A delivered body without its "id": the record as stdout has it.
 json without_id(json j) {
   j.erase("id");
@@ -133,7 +136,9 @@ TEST_CASE("delivery: 5xx and 429 are retried (Retry-After honoured) until delive
   CHECK(reqs[1].body == reqs[2].body);
   // The Retry-After: the third attempt came at least a second after the second.
   CHECK(reqs[2].received_at - reqs[1].received_at >= std::chrono::milliseconds(950));
-  CHECK(r.err.find("delivery: webhook " + hook.url("/hook") + ": HTTP 503") != std::string::npos);
+  // Named by its origin: a URL's path may be a secret.
+  CHECK(r.err.find("delivery: " + origin(hook) + ": HTTP 503") != std::string::npos);
+  CHECK(r.err.find("/hook") == std::string::npos);
   CHECK(r.err.find("delivering again") != std::string::npos);
   CHECK(r.err.find("queued 1 delivered 1 attempts 3 failed 2 dead_letters 0") != std::string::npos);
 }
@@ -152,7 +157,8 @@ TEST_CASE("delivery: another 4xx is not retried: dead-lettered to STATE.dead, ex
   const std::string dead = swthrottle::test::read_file(state + ".dead");
   const json letter = json::parse(dead.substr(0, dead.find('\n')));
   CHECK(letter["why"] == "HTTP 400: no such hook");
-  CHECK(letter["to"] == "webhook " + hook.url("/hook"));
+  CHECK(letter["to"] == origin(hook));
+  CHECK(letter["kind"] == "webhook");
   CHECK(json::parse(letter["body"].get<std::string>())["type"] == "alert");
 }
 
@@ -359,25 +365,139 @@ TEST_CASE("delivery: SIGTERM ends a run whose decider waits for room, also after
   CHECK(r.exit_status == 0);
 }
 
-TEST_CASE("delivery: what the outbox holds is delivered by the next run even without --webhook") {
+TEST_CASE("delivery: what the outbox holds waits for a run that names its destination, which keeps no URL") {
   HttpReceiver hook;
   hook.otherwise(Reply(503));
   TempDir dir;
   const std::string rules = dir.write("rules.toml", rules_text("\n[delivery]\ndrain = \"1s\"\n"));
   const std::string state = dir.file("state.json");
+  const std::string url = hook.url("/hook/T0K3N");
   RunResult r = swthrottle::test::run_swthrottle(
-      {"-r", rules, "--webhook", hook.url("/hook"), "--state", state, dir.write("app.log", log_text({"alice"}))});
+      {"-r", rules, "--webhook", url, "--state", state, dir.write("app.log", log_text({"alice"}))});
   CHECK(r.exit_status == 0);
   CHECK(r.err.find("kept in the outbox for the next run") != std::string::npos);
-  // The destination is gone from the command line: what was decided for it still goes there.
+  // The journal names the destination by its origin: its path is no secret
+  // of the journal's to keep.
+  const std::string journal = swthrottle::test::read_file(state + ".outbox");
+  CHECK(journal.find("T0K3N") == std::string::npos);
+  CHECK(journal.find("\"to\":\"" + origin(hook) + "\",\"kind\":\"webhook\"") != std::string::npos);
+
+  // A run without the destination cannot send them (it has no URL): they
+  // stay, and it says so.
   hook.otherwise(Reply(200));
   const std::size_t before = hook.count();
   RunResult r2 =
       swthrottle::test::run_swthrottle({"-r", rules, "--state", state, "--stats", dir.write("empty.log", "")});
   CHECK(r2.exit_status == 0);
-  CHECK(r2.err.find("delivery: 2 records the last run did not deliver are sent first") != std::string::npos);
+  CHECK(r2.err.find("delivery: 2 records in the outbox for " + origin(hook) +
+                    ", which this run does not deliver to, stay there for a run that does") != std::string::npos);
+  CHECK(hook.count() == before);
+
+  // The next run with it sends them first.
+  RunResult r3 = swthrottle::test::run_swthrottle(
+      {"-r", rules, "--webhook", url, "--state", state, "--stats", dir.file("empty.log")});
+  CHECK(r3.exit_status == 0);
+  CHECK(r3.err.find("delivery: 2 records the last run did not deliver are sent first") != std::string::npos);
   std::set<std::string> ids;
   const auto reqs = hook.requests();
   for (std::size_t i = before; i < reqs.size(); ++i) ids.insert(json::parse(reqs[i].body)["id"].get<std::string>());
   CHECK(ids.size() == 2);
+}
+
+TEST_CASE("delivery: records neither delivered nor kept at exit make the exit status 3, and stderr counts them") {
+  HttpReceiver hook;
+  hook.otherwise(Reply(503));
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", rules_text("\n[delivery]\ndrain = \"200ms\"\n"));
+  const std::string log = dir.write("app.log", log_text({"alice", "bob"}));
+  RunResult r = swthrottle::test::run_swthrottle({"-r", rules, "--webhook", hook.url("/hook"), log});
+  CHECK(r.exit_status == 3);
+  CHECK(r.err.find("swthrottle: delivery: 4 records not delivered after 200ms ([delivery] drain); lost: no --state "
+                   "(exit 3)\n") != std::string::npos);
+}
+
+TEST_CASE("delivery: the count of records not delivered at exit is the stats' pending, a request in flight included") {
+  // Every answer comes after a second and a half: when the drain ends, the
+  // first record is still in flight; it is then delivered before the exit.
+  HttpReceiver hook;
+  hook.otherwise(Reply(200, "", "", std::chrono::milliseconds(1500)));
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", rules_text("\n[delivery]\ndrain = \"300ms\"\n"));
+  const std::string log = dir.write("app.log", log_text({"alice", "bob"}));
+  const std::string state = dir.file("state.json");
+  RunResult r =
+      swthrottle::test::run_swthrottle({"-r", rules, "--webhook", hook.url("/hook"), "--state", state, "--stats", log});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err.find("swthrottle: delivery: 3 records not delivered after 300ms ([delivery] drain); kept in the outbox "
+                   "for the next run\n") != std::string::npos);
+  CHECK(r.err.find(": queued 4 delivered 1 attempts 1 failed 0 dead_letters 0 reposts 0 pending 3\n") !=
+        std::string::npos);
+  CHECK(r.err.find("stats: outbox: added 4 delivered 1 dead_letters 0 dropped 0 recovered 0 pending 3\n") !=
+        std::string::npos);
+  // The next run sends those three, and the one delivered is not among them.
+  hook.otherwise(Reply(200));
+  const std::string first = json::parse(hook.requests().at(0).body)["id"];
+  RunResult r2 = swthrottle::test::run_swthrottle(
+      {"-r", rules, "--webhook", hook.url("/hook"), "--state", state, dir.write("empty.log", "")});
+  CHECK(r2.exit_status == 0);
+  CHECK(r2.err.find("delivery: 3 records the last run did not deliver are sent first") != std::string::npos);
+  const auto reqs = hook.requests();
+  REQUIRE(reqs.size() == 4);
+  for (std::size_t i = 1; i < reqs.size(); ++i) CHECK(json::parse(reqs[i].body)["id"] != first);
+}
+
+TEST_CASE("delivery: an exec action's record carries the id its webhook delivery has") {
+  HttpReceiver hook;
+  TempDir dir;
+  const std::string got = dir.file("exec.jsonl");
+  std::string text = rules_text();
+  text.insert(text.find("  [[rule.event]]"), "exec = [\"sh\", \"-c\", \"cat >> '" + got + "'\"]\n");
+  const std::string rules = dir.write("rules.toml", text);
+  const std::string log = dir.write("app.log", log_text({"alice"}));
+  RunResult r = swthrottle::test::run_swthrottle({"-r", rules, "--webhook", hook.url("/hook"), log});
+  CHECK(r.exit_status == 0);
+  REQUIRE(hook.wait_for(2));
+  std::set<std::string> webhook_ids, exec_ids;
+  for (const auto& q : hook.requests()) webhook_ids.insert(json::parse(q.body)["id"].get<std::string>());
+  const std::string lines = swthrottle::test::read_file(got);
+  for (std::size_t at = 0; at < lines.size();) {
+    const std::size_t nl = lines.find('\n', at);
+    const json j = json::parse(lines.substr(at, nl - at));
+    CHECK(lines.substr(at, 7) == "{\"id\":\"");  // first, as the webhook has it
+    exec_ids.insert(j["id"].get<std::string>());
+    at = nl + 1;
+  }
+  CHECK(exec_ids.size() == 2);
+  CHECK(exec_ids == webhook_ids);
+}
+
+TEST_CASE("delivery: a rule's labels, annotations and generator_url reach a real Alertmanager") {
+  AlertmanagerServer am;
+  TempDir dir;
+  std::string text = rules_text("\n[delivery]\nlabels = { team = \"ops\", env = \"prod\" }\n");
+  text.insert(text.find("  [[rule.event]]"),
+              "labels = { severity = \"page\", team = \"db\" }\n"
+              "annotations = { runbook_url = \"https://runbooks.example/{rule}\", summary = \"{key}: {count} in "
+              "{window}\" }\n"
+              "generator_url = \"https://logs.example/search?rule={rule}&key={key}\"\n");
+  const std::string rules = dir.write("rules.toml", text);
+  std::string log = log_text({"alice"});
+  log = log.substr(0, log.rfind("2026"));  // firing: no closing line
+  RunResult r = swthrottle::test::run_swthrottle({"-r", rules, "--alertmanager", am.url(), dir.write("f.log", log)});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  const json alerts = json::parse(am.alerts());
+  REQUIRE(alerts.size() == 1);
+  const json& a = alerts[0];
+  // The rule's labels over [delivery]'s; ours over both.
+  CHECK(a["labels"] == json({{"alertname", "login-failures"},
+                             {"env", "prod"},
+                             {"key", "alice"},
+                             {"kind", "alert"},
+                             {"severity", "page"},
+                             {"team", "db"}}));
+  CHECK(a["annotations"]["runbook_url"] == "https://runbooks.example/login-failures");
+  CHECK(a["annotations"]["summary"] == "alice: 3 in 1m");  // the rule's own, over the built-in one
+  CHECK(a["annotations"]["count"] == "3");
+  CHECK(a["generatorURL"] == "https://logs.example/search?rule=login-failures&key=alice");
 }

@@ -384,6 +384,32 @@ TEST_CASE("examples: every rules file passes --check, and every sample log is sm
   }
 }
 
+// The delivery examples have no sample log: a destination is the point of
+// them (delivery_examples_test.cpp runs the sendmail recipe and amtool).
+TEST_CASE("examples/delivery: every rules file passes --check") {
+  struct Case {
+    const char* file;
+    const char* verdict;
+  };
+  const std::vector<Case> cases = {
+      {"slack.toml", "1 rule OK"},
+      {"discord.toml", "1 rule OK"},
+      {"teams.toml", "1 rule OK"},
+      {"pagerduty.toml", "1 rule OK"},
+      {"opsgenie.toml", "1 rule OK"},
+      {"alertmanager.toml", "2 rules OK"},
+      {"webhook-template.toml", "1 rule OK"},
+      {"email-sendmail.toml", "1 rule OK"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.file);
+    RunResult r = swt({"--rule", example(std::string("delivery/") + c.file), "--check"});
+    CHECK(r.exit_status == 0);
+    CHECK(r.err == "");
+    CHECK(r.out.ends_with(std::string(c.verdict) + "\n"));
+  }
+}
+
 TEST_CASE("examples/sshd: brute force per source address, alert and resolved") {
   // 5 per 1m: 6 s buckets. Events per address (an invalid user's attempt is
   // two events: "Invalid user" and "Failed password for invalid user"):

@@ -265,8 +265,11 @@ TEST_CASE(
   CHECK(contains(r.err, state + ".outbox: cannot write: File too large"));
   const std::string end = "swthrottle: delivery: 40 records not delivered after 200ms ([delivery] drain); " +
                           std::to_string(kept.size()) + " kept in the outbox for the next run, " +
-                          std::to_string(40 - kept.size()) + " lost: the outbox did not take them\n";
+                          std::to_string(40 - kept.size()) + " lost: the outbox did not take them (exit 3)\n";
   CHECK(contains(r.err, end));
+  // Lost records would make it 3; the state file could not be saved on
+  // that disk either, and 2 wins.
+  CHECK(r.exit_status == 2);
 
   // Up again, no limit: exactly what the outbox took is delivered, once each.
   hook.otherwise(Reply(200));
@@ -283,5 +286,78 @@ TEST_CASE(
     CAPTURE(id);
     CHECK(kept.count(id) == 1);
     CHECK(n == 1);
+  }
+}
+
+TEST_CASE("fault: an outbox that cannot record removals says so once, keeps its stats true, and is rewritten") {
+  // A first run, its receiver down, leaves 12 records in the outbox. The
+  // next runs deliver them on a disk that takes no more journal lines
+  // (RLIMIT_FSIZE below the journal's size): every done entry is refused.
+  HttpReceiver hook;
+  hook.otherwise(Reply(503));
+  TempDir dir;
+  const std::string rules =
+      dir.write("rules.toml",
+                "[delivery]\ndrain = \"200ms\"\n\n[[rule]]\nname = \"a\"\nkind = \"alert\"\nthreshold = \"1 per 1h\"\n"
+                "key = \"{k}\"\n  [[rule.event]]\n  name = \"e\"\n  match = 'k=(?P<k>\\w+)'\n");
+  std::string input;
+  for (int i = 1; i <= 12; ++i) input += "k=u" + std::to_string(i) + "\n";
+  const std::string state = dir.file("state.json");
+  const std::string empty = dir.write("empty.log", "");
+  auto ids_sent = [&](std::size_t from) {
+    std::set<std::string> ids;
+    const auto reqs = hook.requests();
+    for (std::size_t i = from; i < reqs.size(); ++i)
+      if (reqs[i].body.starts_with("{")) ids.insert(json::parse(reqs[i].body)["id"].get<std::string>());
+    return ids;
+  };
+  auto first_run = [&] {
+    hook.otherwise(Reply(503));
+    std::filesystem::remove(state + ".outbox");
+    const RunResult r = run({"--rule", rules, "--state", state, "--webhook", hook.url("/hook")}, input);
+    REQUIRE(r.exit_status == 0);
+    REQUIRE(contains(r.err, "12 records not delivered after 200ms ([delivery] drain); kept in the outbox"));
+    REQUIRE(std::filesystem::file_size(state + ".outbox") > 4 * 512);
+  };
+
+  SUBCASE("all delivered: the journal is rewritten at exit, and the next run sends nothing again") {
+    first_run();
+    hook.otherwise(Reply(200));
+    const std::size_t before = hook.count();
+    const RunResult r = run({"--rule", rules, "--state", state, "--webhook", hook.url("/hook"), "--stats", empty}, "",
+                            Limits::file_size(4));
+    check_survived(r);
+    CHECK(ids_sent(before).size() == 12);
+    const std::string said = "swthrottle: delivery: the outbox cannot record that records are done (";
+    CHECK(r.err.find(said) != std::string::npos);
+    CHECK(r.err.find(said) == r.err.rfind(said));  // once
+    CHECK(contains(r.err,
+                   "swthrottle: delivery: the outbox is rewritten: the 12 records done meanwhile will not be "
+                   "sent again\n"));
+    CHECK(contains(r.err, "stats: outbox: added 0 delivered 12 dead_letters 0 dropped 0 recovered 12 pending 0\n"));
+    // The disk takes writes again: nothing is sent twice.
+    const std::size_t after = hook.count();
+    const RunResult again = run({"--rule", rules, "--state", state, "--webhook", hook.url("/hook"), empty});
+    CHECK(again.exit_status == 0);
+    CHECK(hook.count() == after);
+  }
+
+  SUBCASE("some delivered, the journal still too big to rewrite: the stats and the exit say how many, once") {
+    first_run();
+    // Four are taken, then the receiver is down again.
+    hook.respond({Reply(200), Reply(200), Reply(200), Reply(200)});
+    hook.otherwise(Reply(503));
+    const std::size_t before = hook.count();
+    const RunResult r = run({"--rule", rules, "--state", state, "--webhook", hook.url("/hook"), "--stats", empty}, "",
+                            Limits::file_size(4));
+    check_survived(r);
+    CHECK(contains(r.err, "swthrottle: delivery: 4 records done in this run are still listed in the outbox ("));
+    CHECK(contains(r.err, "): the next run sends them again\n"));
+    CHECK(contains(r.err,
+                   "stats: outbox: added 0 delivered 4 dead_letters 0 dropped 0 recovered 12 pending 8 "
+                   "unrecorded 4\n"));
+    // 8 not delivered, as the stats say (the 4 done are not counted again).
+    CHECK(contains(r.err, "swthrottle: delivery: 8 records not delivered after 200ms"));
+    CHECK(ids_sent(before).size() >= 5);  // the four taken, and those tried and refused since
   }
 }

@@ -665,12 +665,18 @@ std::string failed_line(int second, const std::string& ip) {
 
 // Appends one line per run to `out`: TAG|TYPE|RULE|KEY|COUNT|MESSAGE|stdin.
 // One printf is one write(2) with O_APPEND: concurrent jobs never mix lines.
+// The record on stdin is recorded without its "id" (32 hex digits, first:
+// what webhooks get too), so that it reads as the --format json line; the
+// field before it says whether the id was there.
 std::string recorder(const TempDir& dir, const std::string& out, const std::string& before = "") {
   return script(dir, "record.sh",
                 before +
                     "record=$(cat)\n"
-                    "printf '%s|%s|%s|%s|%s|%s|%s\\n' \"$1\" \"$SWTHROTTLE_TYPE\" \"$SWTHROTTLE_RULE\" "
-                    "\"$SWTHROTTLE_KEY\" \"$SWTHROTTLE_COUNT\" \"$SWTHROTTLE_MESSAGE\" \"$record\" >> '" +
+                    "id=no\n"
+                    "case \"$record\" in '{\"id\":\"'*) id=id ;; esac\n"
+                    "record=$(printf '%s' \"$record\" | sed -E 's/^[{]\"id\":\"[0-9a-f]{32}\",/{/')\n"
+                    "printf '%s|%s|%s|%s|%s|%s|%s|%s\\n' \"$1\" \"$SWTHROTTLE_TYPE\" \"$SWTHROTTLE_RULE\" "
+                    "\"$SWTHROTTLE_KEY\" \"$SWTHROTTLE_COUNT\" \"$SWTHROTTLE_MESSAGE\" \"$id\" \"$record\" >> '" +
                     out + "'\n");
 }
 
@@ -697,9 +703,9 @@ TEST_CASE("live: exec (rule exec and --exec): every record delivered once, with 
   std::vector<std::string> got = lines_of(read_file(delivered));
   std::sort(got.begin(), got.end());
   const std::vector<std::string> want{
-      "global|alert|ssh|203.0.113.9|2|2 failures from 203.0.113.9|" + out[0],
-      "global|summary|noise||1||" + out[2],
-      "rule|alert|ssh|203.0.113.9|2|2 failures from 203.0.113.9|" + out[0],
+      "global|alert|ssh|203.0.113.9|2|2 failures from 203.0.113.9|id|" + out[0],
+      "global|summary|noise||1||id|" + out[2],
+      "rule|alert|ssh|203.0.113.9|2|2 failures from 203.0.113.9|id|" + out[0],
   };
   CHECK(got == want);
 }
@@ -771,7 +777,7 @@ TEST_CASE("live: slow exec with --exec-jobs 1: every alert delivered, in order")
   REQUIRE(got.size() == ips.size());
   for (std::size_t i = 0; i < ips.size(); ++i) {
     CAPTURE(i);
-    CHECK(got[i] == "slow|alert|ssh|" + ips[i] + "|2|2 failures from " + ips[i] + "|" + out[i]);
+    CHECK(got[i] == "slow|alert|ssh|" + ips[i] + "|2|2 failures from " + ips[i] + "|id|" + out[i]);
   }
 }
 

@@ -248,7 +248,7 @@ TEST_CASE("man: every rules-file key the loader accepts is in the man page") {
   // The key lists of the loader, wherever in src/config/ they are defined.
   std::string rules_cpp;
   for (const char* f : {"settings_parser.h", "settings_parser.cpp", "rule_parser.h", "rule_parser.cpp",
-                        "event_parser.h", "event_parser.cpp", "delivery_parser.h"})
+                        "event_parser.h", "event_parser.cpp", "delivery_parser.h", "destination_parser.h"})
     rules_cpp += swthrottle::test::read_file(kSourceDir + "/src/config/" + f);
   const std::string page = swthrottle::test::read_file(kManPage);
   struct Table {
@@ -259,7 +259,8 @@ TEST_CASE("man: every rules-file key the loader accepts is in the man page") {
   for (const Table& t : std::vector<Table>{{"kSettingsKeys", ".SS \"[settings]\"", 7},
                                            {"kRuleKeys", ".SS \"[[rule]]\"", 15},
                                            {"kEventKeys", ".SS \"[[rule.event]]\"", 2},
-                                           {"kDeliveryKeys", ".SS \"[delivery]\"", 10}}) {
+                                           {"kDeliveryKeys", ".SS \"[delivery]\"", 10},
+                                           {"kDestinationKeys", ".SS \"[[delivery.destination]]\"", 8}}) {
     CAPTURE(t.array);
     const std::vector<std::string> keys = loader_keys(rules_cpp, t.array);
     CHECK(keys.size() >= t.at_least);

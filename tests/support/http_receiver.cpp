@@ -53,6 +53,11 @@ void HttpReceiver::respond(std::vector<Reply> script) {
   script_.assign(std::make_move_iterator(script.begin()), std::make_move_iterator(script.end()));
 }
 
+void HttpReceiver::judge(Judge j) {
+  std::lock_guard lock(mu_);
+  judge_ = std::move(j);
+}
+
 void HttpReceiver::otherwise(Reply reply) {
   std::lock_guard lock(mu_);
   otherwise_ = std::move(reply);
@@ -142,12 +147,17 @@ void HttpReceiver::handle(const httplib::Request& req, httplib::Response& res) {
     ReceivedRequest r;
     r.method = req.method;
     r.path = req.path;
+    for (const auto& [name, value] : req.params) r.query += (r.query.empty() ? "" : "&") + name + "=" + value;
     for (const auto& [name, value] : req.headers) r.headers.emplace_back(name, value);
     r.body = req.body;
     r.received_at = std::chrono::steady_clock::now();
     r.remote_port = req.remote_port;
+    std::optional<Reply> judged;
+    if (judge_) judged = judge_(r);
     requests_.push_back(std::move(r));
-    if (script_.empty()) {
+    if (judged) {
+      reply = std::move(*judged);
+    } else if (script_.empty()) {
       reply = otherwise_;
     } else {
       reply = std::move(script_.front());
@@ -169,7 +179,7 @@ void HttpReceiver::handle(const httplib::Request& req, httplib::Response& res) {
     if (colon == std::string_view::npos) continue;
     res.set_header(std::string(trim(line.substr(0, colon))), std::string(trim(line.substr(colon + 1))));
   }
-  res.set_content(reply.body, "text/plain");
+  res.set_content(reply.body, reply.body.starts_with("{") ? "application/json" : "text/plain");
 }
 
 }  // namespace swthrottle::test

@@ -24,6 +24,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -59,6 +60,7 @@ struct Reply {
 struct ReceivedRequest {
   std::string method;                                        // "POST"
   std::string path;                                          // "/hook" (without the query)
+  std::string query;                                         // "a=1&b=2" (decoded, sorted by name), "" : none
   std::vector<std::pair<std::string, std::string>> headers;  // names as written, sorted by name (httplib's order)
   std::string body;
   std::chrono::steady_clock::time_point received_at;  // when the whole request was in
@@ -90,6 +92,11 @@ class HttpReceiver {
   // `otherwise` (by default a plain 200).
   void respond(std::vector<Reply> script);
   void otherwise(Reply reply);
+  // A receiver that answers by what it got (a vendor's API: 2xx for a body
+  // its schema takes, its refusal else): `judge` gives the reply of each
+  // request when it returns one, before the script.
+  using Judge = std::function<std::optional<Reply>(const ReceivedRequest&)>;
+  void judge(Judge j);
 
   // Every request so far, in the order they arrived.
   std::vector<ReceivedRequest> requests() const;
@@ -119,6 +126,7 @@ class HttpReceiver {
   bool stopping_ = false;
   std::deque<Reply> script_;
   Reply otherwise_;
+  Judge judge_;
   std::vector<ReceivedRequest> requests_;
 };
 

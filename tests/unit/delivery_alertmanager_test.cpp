@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "delivery/alertmanager_alert.h"
+#include "delivery/record_fields.h"
 #include "support/json.h"
 #include "support/rule_fixtures.h"
 
@@ -53,6 +54,11 @@ nlohmann::json only_alert(const std::string& body) {
   return (*j)[0];
 }
 
+// FiringAlerts::on_record with the record's delivery fields.
+bool on_record(FiringAlerts& firing, const Record& r, int64_t now_ms, AmAlert& out) {
+  return firing.on_record(r, swthrottle::delivery::record_fields(r, "id", "host"), now_ms, out);
+}
+
 }  // namespace
 
 TEST_CASE("alertmanager body: exact text and shape") {
@@ -61,7 +67,8 @@ TEST_CASE("alertmanager body: exact text and shape") {
   a.annotations = {{"summary", "7 \"failures\""}, {"count", "7"}};
   a.starts_ms = kT0;
   a.ends_ms = kT0 + 180'000;
-  const std::string body = alertmanager_body({a}, "http://example.com/rules#ssh");
+  a.generator_url = "http://example.com/rules#ssh";
+  const std::string body = alertmanager_body({a});
   CHECK(body == R"([{"labels":{"alertname":"ssh-bruteforce","key":"10.0.0.1","kind":"alert"},)"
                 R"("annotations":{"count":"7","summary":"7 \"failures\""},)"
                 R"("startsAt":"2026-11-21T10:00:05.000Z","endsAt":"2026-11-21T10:03:05.000Z",)"
@@ -76,17 +83,18 @@ TEST_CASE("alertmanager body: exact text and shape") {
 
   SUBCASE("no endsAt when ends_ms is 0, no generatorURL when it is empty") {
     a.ends_ms = 0;
-    const nlohmann::json k = only_alert(alertmanager_body({a}, ""));
+    a.generator_url.clear();
+    const nlohmann::json k = only_alert(alertmanager_body({a}));
     CHECK(k.size() == 3);
     CHECK(!k.contains("endsAt"));
     CHECK(!k.contains("generatorURL"));
     CHECK(k["startsAt"] == "2026-11-21T10:00:05.000Z");
   }
   SUBCASE("several alerts, and none") {
-    auto j2 = parse_json(alertmanager_body({a, a}, ""));
+    auto j2 = parse_json(alertmanager_body({a, a}));
     REQUIRE(j2.has_value());
     CHECK(j2->size() == 2);
-    CHECK(alertmanager_body({}, "") == "[]");
+    CHECK(alertmanager_body({}) == "[]");
   }
 }
 
@@ -95,7 +103,7 @@ TEST_CASE("alertmanager alert: labels, annotations and times of an alert record"
   FiringAlerts firing(options());
   AmAlert a;
   const int64_t now = kT0 + 2'000;  // the wall clock, a little after the log time
-  REQUIRE(firing.on_record(record(rule, RecordType::Alert, kT0), now, a));
+  REQUIRE(on_record(firing, record(rule, RecordType::Alert, kT0), now, a));
 
   CHECK(a.labels ==
         std::map<std::string, std::string>{
@@ -110,7 +118,7 @@ TEST_CASE("alertmanager alert: labels, annotations and times of an alert record"
   CHECK(a.ends_ms == now + 3 * kRepost);
   CHECK(firing.size() == 1);
 
-  const nlohmann::json j = only_alert(alertmanager_body({a}, ""));
+  const nlohmann::json j = only_alert(alertmanager_body({a}));
   CHECK(j["startsAt"] == "2026-11-21T10:00:05.000Z");
   CHECK(j["endsAt"] == "2026-11-21T10:03:07.000Z");
   CHECK(j["labels"]["alertname"] == "ssh-bruteforce");
@@ -124,7 +132,7 @@ TEST_CASE("alertmanager alert: the message is the summary, a rule with when says
   r.message = "5xx ratio over 5%";
   r.has_message = true;
   AmAlert a;
-  REQUIRE(firing.on_record(r, kT0, a));
+  REQUIRE(on_record(firing, r, kT0, a));
   CHECK(a.annotations["summary"] == "5xx ratio over 5%");
   CHECK(a.annotations["when"] == "error / request > 0.05 and request >= 100");
   CHECK(a.annotations.count("threshold") == 0);
@@ -138,7 +146,7 @@ TEST_CASE("alertmanager alert: a rule of one event has no counts annotation") {
   Record r = record(rule, RecordType::Alert, kT0);
   r.counts = {7};
   AmAlert a;
-  REQUIRE(firing.on_record(r, kT0, a));
+  REQUIRE(on_record(firing, r, kT0, a));
   CHECK(a.annotations.count("counts") == 0);
   CHECK(a.annotations["count"] == "7");
 }
@@ -147,10 +155,10 @@ TEST_CASE("alertmanager alert: a resolved record closes the alert with the same 
   const Rule rule = ssh_rule();
   FiringAlerts firing(options());
   AmAlert fired, resolved;
-  REQUIRE(firing.on_record(record(rule, RecordType::Alert, kT0), kT0, fired));
+  REQUIRE(on_record(firing, record(rule, RecordType::Alert, kT0), kT0, fired));
   Record r = record(rule, RecordType::Resolved, kT0 + 90'000);
   r.count = 1;
-  REQUIRE(firing.on_record(r, kT0 + 91'000, resolved));
+  REQUIRE(on_record(firing, r, kT0 + 91'000, resolved));
   CHECK(resolved.labels == fired.labels);
   CHECK(resolved.starts_ms == kT0);
   CHECK(resolved.ends_ms == kT0 + 90'000);  // the record's time, not now
@@ -158,7 +166,7 @@ TEST_CASE("alertmanager alert: a resolved record closes the alert with the same 
   CHECK(firing.size() == 0);
   CHECK(firing.due(kT0 + 10 * kRepost).empty());
 
-  const nlohmann::json j = only_alert(alertmanager_body({resolved}, ""));
+  const nlohmann::json j = only_alert(alertmanager_body({resolved}));
   CHECK(j["endsAt"] == "2026-11-21T10:01:35.000Z");
 }
 
@@ -168,8 +176,8 @@ TEST_CASE("alertmanager alert: a resolved record dated before startsAt ends at s
   const Rule rule = ssh_rule();
   FiringAlerts firing(options());
   AmAlert fired, resolved;
-  REQUIRE(firing.on_record(record(rule, RecordType::Alert, kT0), kT0, fired));
-  REQUIRE(firing.on_record(record(rule, RecordType::Resolved, kT0 - 5'000), kT0, resolved));
+  REQUIRE(on_record(firing, record(rule, RecordType::Alert, kT0), kT0, fired));
+  REQUIRE(on_record(firing, record(rule, RecordType::Resolved, kT0 - 5'000), kT0, resolved));
   CHECK(resolved.starts_ms == kT0);
   CHECK(resolved.ends_ms == kT0);
 }
@@ -178,7 +186,7 @@ TEST_CASE("alertmanager alert: a resolved record for an alert not firing here is
   const Rule rule = ssh_rule();
   FiringAlerts firing(options());
   AmAlert resolved;
-  REQUIRE(firing.on_record(record(rule, RecordType::Resolved, kT0 + 1'000), kT0 + 2'000, resolved));
+  REQUIRE(on_record(firing, record(rule, RecordType::Resolved, kT0 + 1'000), kT0 + 2'000, resolved));
   CHECK(resolved.starts_ms == kT0 + 1'000);
   CHECK(resolved.ends_ms == kT0 + 1'000);
   CHECK(resolved.labels["key"] == "10.0.0.1");
@@ -192,10 +200,10 @@ TEST_CASE("alertmanager alert: a rule without key has no key label, even an extr
   o.labels.push_back({"alertname", "not the rule"});
   FiringAlerts firing(o);
   AmAlert a;
-  REQUIRE(firing.on_record(record(rule, RecordType::Alert, kT0, ""), kT0, a));
+  REQUIRE(on_record(firing, record(rule, RecordType::Alert, kT0, ""), kT0, a));
   CHECK(a.labels.count("key") == 0);
   CHECK(a.labels["alertname"] == "ssh-bruteforce");
-  const nlohmann::json j = only_alert(alertmanager_body({a}, ""));
+  const nlohmann::json j = only_alert(alertmanager_body({a}));
   CHECK(!j["labels"].contains("key"));
 }
 
@@ -206,15 +214,15 @@ TEST_CASE("alertmanager alert: invalid UTF-8 in the key and the message is repai
   r.message = "bad \xe2\x82 byte";
   r.has_message = true;
   AmAlert a;
-  REQUIRE(firing.on_record(r, kT0, a));
+  REQUIRE(on_record(firing, r, kT0, a));
   CHECK(a.labels["key"] == "user\xEF\xBF\xBD\xEF\xBF\xBD");
   CHECK(a.annotations["summary"] == "bad \xEF\xBF\xBD byte");
   // nlohmann-json refuses ill-formed UTF-8: this parses only when repaired.
-  const nlohmann::json j = only_alert(alertmanager_body({a}, ""));
+  const nlohmann::json j = only_alert(alertmanager_body({a}));
   CHECK(j["labels"]["key"] == "user\xEF\xBF\xBD\xEF\xBF\xBD");
   // The repaired key is the identity: the resolved record finds the alert.
   AmAlert resolved;
-  REQUIRE(firing.on_record(record(rule, RecordType::Resolved, kT0 + 1'000, "user\xff\xc3"), kT0, resolved));
+  REQUIRE(on_record(firing, record(rule, RecordType::Resolved, kT0 + 1'000, "user\xff\xc3"), kT0, resolved));
   CHECK(resolved.labels == a.labels);
   CHECK(firing.size() == 0);
 }
@@ -223,11 +231,11 @@ TEST_CASE("alertmanager alert: only alert and resolved records are posted") {
   const Rule rule = ssh_rule();
   FiringAlerts firing(options());
   AmAlert a;
-  CHECK(!firing.on_record(record(rule, RecordType::Summary, kT0), kT0, a));
-  CHECK(!firing.on_record(record(rule, RecordType::Line, kT0), kT0, a));
+  CHECK(!on_record(firing, record(rule, RecordType::Summary, kT0), kT0, a));
+  CHECK(!on_record(firing, record(rule, RecordType::Line, kT0), kT0, a));
   Record no_rule = record(rule, RecordType::Alert, kT0);
   no_rule.rule = nullptr;
-  CHECK(!firing.on_record(no_rule, kT0, a));
+  CHECK(!on_record(firing, no_rule, kT0, a));
   CHECK(firing.size() == 0);
 }
 
@@ -236,14 +244,14 @@ TEST_CASE("alertmanager alert: times when the clocks disagree") {
   FiringAlerts firing(options());
   AmAlert a;
   SUBCASE("a log time ahead of the wall clock: endsAt stays after startsAt") {
-    REQUIRE(firing.on_record(record(rule, RecordType::Alert, kT0 + 3'600'000), kT0, a));
+    REQUIRE(on_record(firing, record(rule, RecordType::Alert, kT0 + 3'600'000), kT0, a));
     CHECK(a.starts_ms == kT0 + 3'600'000);
     CHECK(a.ends_ms == kT0 + 3'600'000 + 3 * kRepost);
   }
   SUBCASE("a record written before any log time: startsAt is now") {
     Record r = record(rule, RecordType::Alert, 0);
     r.has_time = false;
-    REQUIRE(firing.on_record(r, kT0, a));
+    REQUIRE(on_record(firing, r, kT0, a));
     CHECK(a.starts_ms == kT0);
   }
 }
@@ -252,7 +260,7 @@ TEST_CASE("alertmanager firing alerts: posted again every repost interval while 
   const Rule rule = ssh_rule();
   FiringAlerts firing(options());
   AmAlert a;
-  REQUIRE(firing.on_record(record(rule, RecordType::Alert, kT0), kT0, a));
+  REQUIRE(on_record(firing, record(rule, RecordType::Alert, kT0), kT0, a));
 
   CHECK(firing.due(kT0).empty());
   CHECK(firing.due(kT0 + kRepost - 1).empty());
@@ -272,14 +280,14 @@ TEST_CASE("alertmanager firing alerts: posted again every repost interval while 
   // A refresh keeps startsAt and counts as a post.
   Record refresh = record(rule, RecordType::Alert, kT0 + 2 * kRepost + 10);
   refresh.count = 9;
-  REQUIRE(firing.on_record(refresh, kT0 + 2 * kRepost + 10, a));
+  REQUIRE(on_record(firing, refresh, kT0 + 2 * kRepost + 10, a));
   CHECK(a.starts_ms == kT0);
   CHECK(a.annotations["count"] == "9");
   CHECK(firing.size() == 1);
   CHECK(firing.due(kT0 + 3 * kRepost).empty());
 
   AmAlert resolved;
-  REQUIRE(firing.on_record(record(rule, RecordType::Resolved, kT0 + 3 * kRepost), kT0 + 3 * kRepost, resolved));
+  REQUIRE(on_record(firing, record(rule, RecordType::Resolved, kT0 + 3 * kRepost), kT0 + 3 * kRepost, resolved));
   CHECK(firing.size() == 0);
   CHECK(firing.due(kT0 + 100 * kRepost).empty());
 }
@@ -288,9 +296,9 @@ TEST_CASE("alertmanager firing alerts: one per rule and key, in that order") {
   const Rule rule = ssh_rule();
   FiringAlerts firing(options());
   AmAlert a;
-  REQUIRE(firing.on_record(record(rule, RecordType::Alert, kT0, "b"), kT0, a));
-  REQUIRE(firing.on_record(record(rule, RecordType::Alert, kT0, "a"), kT0, a));
-  REQUIRE(firing.on_record(record(rule, RecordType::Alert, kT0, "b"), kT0, a));
+  REQUIRE(on_record(firing, record(rule, RecordType::Alert, kT0, "b"), kT0, a));
+  REQUIRE(on_record(firing, record(rule, RecordType::Alert, kT0, "a"), kT0, a));
+  REQUIRE(on_record(firing, record(rule, RecordType::Alert, kT0, "b"), kT0, a));
   CHECK(firing.size() == 2);
   std::vector<AmAlert> due = firing.due(kT0 + kRepost);
   REQUIRE(due.size() == 2);
@@ -304,7 +312,7 @@ TEST_CASE("alertmanager firing alerts: a rule without resolve ends its alert aft
   rule.cooldown_ms = 100'000;  // longer than one repost interval, shorter than two
   FiringAlerts firing(options());
   AmAlert a;
-  REQUIRE(firing.on_record(record(rule, RecordType::Alert, kT0), kT0 + 500, a));
+  REQUIRE(on_record(firing, record(rule, RecordType::Alert, kT0), kT0 + 500, a));
   CHECK(a.ends_ms == kT0 + 500 + 3 * kRepost);
 
   std::vector<AmAlert> due = firing.due(kT0 + 500 + kRepost);
@@ -321,8 +329,8 @@ TEST_CASE("alertmanager firing alerts: a rule without resolve ends its alert aft
   CHECK(firing.due(kT0 + 100'000 + 10 * kRepost).empty());
 
   SUBCASE("a new alert record counts the cooldown again from itself") {
-    REQUIRE(firing.on_record(record(rule, RecordType::Alert, kT0 + 200'000), kT0 + 200'000, a));
-    REQUIRE(firing.on_record(record(rule, RecordType::Alert, kT0 + 250'000), kT0 + 250'000, a));
+    REQUIRE(on_record(firing, record(rule, RecordType::Alert, kT0 + 200'000), kT0 + 200'000, a));
+    REQUIRE(on_record(firing, record(rule, RecordType::Alert, kT0 + 250'000), kT0 + 250'000, a));
     CHECK(a.starts_ms == kT0 + 200'000);
     CHECK(firing.due(kT0 + 300'000).empty());  // the first one's end: not ended
     CHECK(firing.size() == 1);

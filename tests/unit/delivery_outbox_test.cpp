@@ -28,6 +28,7 @@
 #include "support/temp_dir.h"
 #include "util/base64.h"
 
+using swthrottle::delivery::CrashPhase;
 using swthrottle::delivery::Delivery;
 using swthrottle::delivery::Outbox;
 using swthrottle::delivery::OutboxOptions;
@@ -686,7 +687,7 @@ TEST_CASE("outbox: open fails with the file's name when it cannot be opened") {
 // and a half lines.
 TEST_CASE("outbox: killed in every phase of an add, the journal keeps every returned add and no partial record") {
   struct Case {
-    const char* phase;
+    CrashPhase phase;
     std::size_t min_batch;  // how many of r3..r5 must be recovered (those that fully reached the file)
     std::size_t max_batch;
   };
@@ -694,21 +695,22 @@ TEST_CASE("outbox: killed in every phase of an add, the journal keeps every retu
   // after-write keeps the batch too; only a power cut could lose it, and its
   // add() never returned.
   const std::vector<Case> cases = {
-      {"before-write", 0, 0},
-      {"mid-write", 1, 1},
-      {"after-write", 3, 3},
-      {"after-fsync", 3, 3},
+      {CrashPhase::BeforeWrite, 0, 0},
+      {CrashPhase::MidWrite, 1, 1},
+      {CrashPhase::AfterWrite, 3, 3},
+      {CrashPhase::AfterFsync, 3, 3},
   };
   for (const Case& c : cases) {
-    CAPTURE(c.phase);
+    CAPTURE(static_cast<int>(c.phase));
     TempDir dir;
     Paths p(dir);
     const std::string body(300, 'x');
     std::vector<Delivery> records;
     for (int i = 1; i <= 5; ++i) records.push_back(rec("r" + std::to_string(i), 0, body, i));
     Child child = fork_child([&](int fd) {
-      ::setenv("SWTHROTTLE_OUTBOX_CRASH", (c.phase + ":3"s).c_str(), 1);
-      auto r = Outbox::open(p.journal, p.dead, {});
+      OutboxOptions o;
+      o.crash = {c.phase, 3};
+      auto r = Outbox::open(p.journal, p.dead, o);
       if (!r.ok()) return 10;
       Outbox& box = **r;
       for (int i = 0; i < 2; ++i) {
@@ -754,8 +756,9 @@ TEST_CASE("outbox: killed mid-compaction, the old journal is whole, the temporar
   std::vector<Delivery> records;
   for (int i = 0; i < 12; ++i) records.push_back(rec("r" + std::to_string(i), 0, big, i));
   Child child = fork_child([&](int fd) {
-    ::setenv("SWTHROTTLE_OUTBOX_CRASH", "mid-compaction", 1);
-    auto r = Outbox::open(p.journal, p.dead, {});
+    OutboxOptions o;
+    o.crash.phase = CrashPhase::MidCompaction;
+    auto r = Outbox::open(p.journal, p.dead, o);
     if (!r.ok()) return 10;
     Outbox& box = **r;
     if (!box.add(records)) return 11;
@@ -871,4 +874,59 @@ TEST_CASE("outbox: a journal removed while open takes no more adds, and last_err
   CHECK(s.pending == 1);  // a: still delivered by this run, and done() still works
   box.done("a", 0);
   CHECK(box.stats().pending == 0);
+}
+
+// ---------------------------------------------------------------- earlier versions
+
+TEST_CASE("outbox: a journal of an earlier version, whose \"to\" held the URL, is read and rewritten without it") {
+  TempDir dir;
+  Paths p(dir);
+  // What versions before destination labels wrote: "to" = "PRESET URL", no "kind".
+  append_file(p.journal,
+              R"({"add":{"id":"a1","dest":7,"to":"webhook http://hooks.example:8080/T0K3N?k=SECRET","created":1,)"
+              R"("attempts":2,"body":"{}"}})"
+              "\n"
+              R"({"add":{"id":"a2","dest":9,"to":"alertmanager https://am.example/","created":2,"attempts":0,)"
+              R"("body":"[]"}})"
+              "\n");
+  auto box = open_box(p);
+  const std::vector<Delivery> back = box->recovered();
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].kind == swthrottle::delivery::Preset::Webhook);
+  CHECK(back[0].label == "http://hooks.example:8080");
+  CHECK(back[0].destination == 7);
+  CHECK(back[0].attempts == 2);
+  CHECK(back[1].kind == swthrottle::delivery::Preset::Alertmanager);
+  CHECK(back[1].label == "https://am.example:443");
+  // Rewritten at open: no secret of the URL stays on disk.
+  const std::string journal = read_file(p.journal);
+  CHECK(journal.find("T0K3N") == std::string::npos);
+  CHECK(journal.find("SECRET") == std::string::npos);
+  CHECK(journal.find(R"("to":"http://hooks.example:8080","kind":"webhook")") != std::string::npos);
+  box.reset();
+  CHECK(ids_of(open_box(p)->recovered()) == std::vector<std::string>{"a1", "a2"});
+}
+
+TEST_CASE("outbox: an add keeps its destination's label, preset and path, and a dead letter names the label") {
+  TempDir dir;
+  Paths p(dir);
+  Delivery d = rec("c1", 3);
+  d.kind = swthrottle::delivery::Preset::Opsgenie;
+  d.label = "ops-genie";
+  d.path = "/v2/alerts/abc/close?identifierType=alias";
+  {
+    auto box = open_box(p);
+    REQUIRE(add_one(*box, d));
+  }
+  auto box = open_box(p);
+  const std::vector<Delivery> back = box->recovered();
+  REQUIRE(back.size() == 1);
+  CHECK(back[0].kind == swthrottle::delivery::Preset::Opsgenie);
+  CHECK(back[0].label == "ops-genie");
+  CHECK(back[0].path == d.path);
+  box->dead_letter(back[0], "HTTP 422", 0);
+  const auto letter = parse_json(complete_lines(read_file(p.dead)).at(0));
+  REQUIRE(letter.has_value());
+  CHECK((*letter)["to"] == "ops-genie");
+  CHECK((*letter)["kind"] == "opsgenie");
 }

@@ -1,12 +1,15 @@
 // DeliveryPool against real receivers on 127.0.0.1 (support/http_receiver.h):
 // its contract (delivery_pool.h) checked directly, not through the binary.
 //
-// Nothing sleeps for a fixed time to let something happen: the tests wait for
-// a condition with a deadline (receiver.wait_for, poll_until). Where a test
-// shows that something does NOT happen (a submit() that stays blocked, a
-// record a destination does not get), it either waits for a later event that
-// would come after it (order per destination), or gives it a bounded chance
-// to happen and checks that it did not.
+// The pool's clock is a FakeClock: its retry waits, Retry-After, the report
+// interval and retry_for move only when a test advances it, so a 2 s
+// Retry-After takes one advance(2000), not two seconds. Nothing sleeps for a
+// fixed time to let something happen: the tests wait for a condition with a
+// deadline (receiver.wait_for, poll_until). Where a test shows that something
+// does NOT happen (a submit() that stays blocked, a record a destination does
+// not get), it either waits for a later event that would come after it
+// (order per destination), or gives it a bounded chance to happen and checks
+// that it did not.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "delivery/delivery_pool.h"
+#include "support/fake_clock.h"
 #include "support/http_receiver.h"
 #include "support/json.h"
 #include "support/process.h"
@@ -30,11 +34,12 @@
 using swthrottle::delivery::DeliveryOptions;
 using swthrottle::delivery::DeliveryPool;
 using swthrottle::delivery::Destination;
-using swthrottle::delivery::DestinationKind;
 using swthrottle::delivery::DestinationStats;
+using swthrottle::delivery::Preset;
 using swthrottle::engine::Record;
 using swthrottle::engine::RecordType;
 using swthrottle::test::delivery_record;
+using swthrottle::test::FakeClock;
 using swthrottle::test::HttpReceiver;
 using swthrottle::test::kT0;
 using swthrottle::test::parse_json;
@@ -44,13 +49,16 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// The wall clock of a pool: moves only when the test says so.
-struct WallClock {
-  std::atomic<int64_t> ms{kT0};
-  std::function<int64_t()> fn() {
-    return [this] { return ms.load(); };
-  }
-};
+// Moves `clock` on by `step_ms` whenever a worker waits on it (a retry's
+// backoff), until `done()` holds; false when it does not within the real
+// time poll_until allows.
+bool advance_until(FakeClock& clock, int64_t step_ms, const std::function<bool()>& done) {
+  return poll_until([&] {
+    if (done()) return true;
+    if (clock.waiting() > 0) clock.advance(step_ms);
+    return false;
+  });
+}
 
 // The Report lines of a pool (said on a worker's thread).
 class Reports {
@@ -79,7 +87,7 @@ class Reports {
 
 Destination webhook(const std::string& url, bool every_rule = true) {
   Destination d;
-  d.kind = DestinationKind::Webhook;
+  d.preset = Preset::Webhook;
   d.url = url;
   d.every_rule = every_rule;
   return d;
@@ -87,13 +95,12 @@ Destination webhook(const std::string& url, bool every_rule = true) {
 
 // One webhook destination, retries quick (10 ms at most) unless a test says
 // otherwise, the jitter seeded.
-DeliveryOptions one_webhook(const std::string& url, WallClock& clock) {
+DeliveryOptions one_webhook(const std::string& url) {
   DeliveryOptions o;
   o.destinations = {webhook(url)};
   o.retry.first_delay_ms = 10;
   o.retry.max_delay_ms = 10;
   o.timeout = 10s;
-  o.wall_ms = clock.fn();
   o.seed = 1;
   return o;
 }
@@ -129,13 +136,13 @@ TEST_CASE("delivery_pool: a full queue blocks submit() until unblock(), and drai
   // Every request is held (until the receiver stops): the first delivery
   // stays in flight, and the queue behind it fills.
   receiver.otherwise(Reply(200, "", "", 60s));
-  WallClock clock;
+  FakeClock clock(kT0);
   Reports reports;
-  DeliveryOptions o = one_webhook(receiver.url("/hook"), clock);
+  DeliveryOptions o = one_webhook(receiver.url("/hook"));
   o.timeout = 60s;
   constexpr std::size_t kCapacity = 3;
   o.queue_capacity = kCapacity;
-  DeliveryPool pool(o, nullptr, reports.sink());
+  DeliveryPool pool(o, nullptr, reports.sink(), clock);
   const auto rule = swthrottle::test::make_ssh();
 
   // The first is taken and posted: it is still in the queue while in flight.
@@ -160,9 +167,9 @@ TEST_CASE("delivery_pool: a full queue blocks submit() until unblock(), and drai
   CHECK(stats_of(pool).queued == kCapacity + 1);
   CHECK(stats_of(pool).delivered == 0);
 
-  // Nothing gets through in 50 ms: all of them are pending, and with no
-  // outbox, lost.
-  const DeliveryPool::Pending left = pool.drain(50ms);
+  // Nothing gets through while the clock stands: all of them are pending,
+  // and with no outbox, lost.
+  const DeliveryPool::Pending left = pool.drain(0ms);
   CHECK(left.kept == 0);
   CHECK(left.lost == kCapacity + 1);
   CHECK(left.total() == kCapacity + 1);
@@ -174,9 +181,9 @@ TEST_CASE("delivery_pool: a full queue blocks submit() until unblock(), and drai
 
 TEST_CASE("delivery_pool: one destination gets its records in submit order, one per POST with batch 1") {
   HttpReceiver receiver;
-  WallClock clock;
+  FakeClock clock(kT0);
   Reports reports;
-  DeliveryPool pool(one_webhook(receiver.url("/hook"), clock), nullptr, reports.sink());
+  DeliveryPool pool(one_webhook(receiver.url("/hook")), nullptr, reports.sink(), clock);
   const auto rule = swthrottle::test::make_ssh();
 
   // In several submit() calls, and several records in one.
@@ -185,8 +192,8 @@ TEST_CASE("delivery_pool: one destination gets its records in submit order, one 
   pool.submit(alerts(rule, 1, 5));
   pool.submit(alerts(rule, 5, 6));
   pool.submit(alerts(rule, 6, kRecords));
-  // drain() waits until all of them are acknowledged.
-  const DeliveryPool::Pending left = pool.drain(10s);
+  REQUIRE(poll_until([&] { return stats_of(pool).delivered == kRecords; }));
+  const DeliveryPool::Pending left = pool.drain(0ms);
   CHECK(left.total() == 0);
   CHECK(stats_of(pool).delivered == kRecords);
 
@@ -212,17 +219,24 @@ TEST_CASE("delivery_pool: with batch 3, records go as JSON arrays of up to 3, in
   // The first POST is refused with Retry-After: 2, so that what is submitted
   // meanwhile waits behind it and forms full batches.
   receiver.respond({Reply(503, "Retry-After: 2")});
-  WallClock clock;
+  FakeClock clock(kT0);
   Reports reports;
-  DeliveryOptions o = one_webhook(receiver.url("/hook"), clock);
+  DeliveryOptions o = one_webhook(receiver.url("/hook"));
   o.batch = 3;
-  DeliveryPool pool(o, nullptr, reports.sink());
+  DeliveryPool pool(o, nullptr, reports.sink(), clock);
   const auto rule = swthrottle::test::make_ssh();
 
   pool.submit(alerts(rule, 0, 1));
   REQUIRE(receiver.wait_for(1));
   constexpr int kRecords = 7;
   pool.submit(alerts(rule, 1, kRecords));
+  // The worker waits out the Retry-After: 2 s of its clock, not of ours.
+  REQUIRE(poll_until([&] { return clock.waiting() > 0 && stats_of(pool).failed_attempts == 1; }));
+  CHECK(receiver.count() == 1);
+  clock.advance(1'999);
+  // A bounded chance to go early: it must not take it.
+  CHECK_FALSE(receiver.wait_for(2, 50ms));
+  clock.advance(1);
   REQUIRE(poll_until([&] { return stats_of(pool).delivered == kRecords; }));
 
   const auto got = receiver.requests();
@@ -255,9 +269,9 @@ TEST_CASE("delivery_pool: with batch 3, records go as JSON arrays of up to 3, in
 TEST_CASE("delivery_pool: a 400 is dead-lettered at once with one report line, and is not retried") {
   HttpReceiver receiver;
   receiver.respond({Reply(400, "", "no such hook")});
-  WallClock clock;
+  FakeClock clock(kT0);
   Reports reports;
-  DeliveryPool pool(one_webhook(receiver.url("/hook"), clock), nullptr, reports.sink());
+  DeliveryPool pool(one_webhook(receiver.url("/hook")), nullptr, reports.sink(), clock);
   const auto rule = swthrottle::test::make_ssh();
 
   pool.submit(alerts(rule, 0, 1));
@@ -279,7 +293,9 @@ TEST_CASE("delivery_pool: a 400 is dead-lettered at once with one report line, a
   // One line, naming the destination and what it said.
   const std::vector<std::string> lines = reports.lines();
   REQUIRE(lines.size() == 1);
-  CHECK(lines[0].find("webhook " + receiver.url("/hook")) != std::string::npos);
+  // Named by its origin, never by its URL.
+  CHECK(lines[0].starts_with("delivery: http://127.0.0.1:" + std::to_string(receiver.port()) + ": "));
+  CHECK(lines[0].find("/hook") == std::string::npos);
   CHECK(lines[0].find("HTTP 400: no such hook") != std::string::npos);
   CHECK(lines[0].find("1 record dead-lettered") != std::string::npos);
 }
@@ -287,13 +303,14 @@ TEST_CASE("delivery_pool: a 400 is dead-lettered at once with one report line, a
 TEST_CASE("delivery_pool: a 503 is retried until a 200, with one report line while the wall clock stands") {
   HttpReceiver receiver;
   receiver.respond({Reply(503), Reply(503), Reply(503)});  // then 200
-  WallClock clock;
+  FakeClock clock(kT0);
   Reports reports;
-  DeliveryPool pool(one_webhook(receiver.url("/hook"), clock), nullptr, reports.sink());
+  DeliveryPool pool(one_webhook(receiver.url("/hook")), nullptr, reports.sink(), clock);
   const auto rule = swthrottle::test::make_ssh();
 
   pool.submit(alerts(rule, 0, 1));
-  REQUIRE(poll_until([&] { return stats_of(pool).delivered == 1; }));
+  // Each retry waits its backoff (10 ms at most) on the clock.
+  REQUIRE(advance_until(clock, 10, [&] { return stats_of(pool).delivered == 1; }));
   const DestinationStats s = stats_of(pool);
   CHECK(s.attempts == 4);
   CHECK(s.failed_attempts == 3);
@@ -313,42 +330,43 @@ TEST_CASE("delivery_pool: a 503 is retried until a 200, with one report line whi
 TEST_CASE("delivery_pool: a destination still failing says so again once a minute of the wall clock has passed") {
   HttpReceiver receiver;
   receiver.otherwise(Reply(503));
-  WallClock clock;
+  FakeClock clock(kT0);
   Reports reports;
-  DeliveryPool pool(one_webhook(receiver.url("/hook"), clock), nullptr, reports.sink());
+  DeliveryPool pool(one_webhook(receiver.url("/hook")), nullptr, reports.sink(), clock);
   const auto rule = swthrottle::test::make_ssh();
 
   pool.submit(alerts(rule, 0, 1));
-  REQUIRE(receiver.wait_for(3));
+  REQUIRE(advance_until(clock, 10, [&] { return receiver.count() >= 3; }));
   CHECK(reports.containing("retrying in") == 1);
   CHECK(reports.containing("(1 failed attempt so far)") == 1);
-  clock.ms += 60'000;
-  REQUIRE(poll_until([&] { return reports.containing("retrying in") == 2; }));
+  clock.advance(60'000);
+  REQUIRE(advance_until(clock, 10, [&] { return reports.containing("retrying in") == 2; }));
   // The second line counts the failures since the first.
   const std::vector<std::string> lines = reports.lines();
   REQUIRE(lines.size() == 2);
   CHECK(lines[1].find("failed attempts so far") != std::string::npos);
   CHECK(lines[1].find("without --state, a restart loses what waits") != std::string::npos);
   CHECK(pool.dead_letters() == 0);
-  receiver.stop();
+  // The pool goes first, closing its keep-alive connection: the receiver
+  // then stops at once instead of waiting for it to idle out.
 }
 
 TEST_CASE("delivery_pool: a delivery still failing after retry_for on the wall clock is dead-lettered") {
   HttpReceiver receiver;
   receiver.otherwise(Reply(503));
-  WallClock clock;
+  FakeClock clock(kT0);
   Reports reports;
-  DeliveryOptions o = one_webhook(receiver.url("/hook"), clock);
+  DeliveryOptions o = one_webhook(receiver.url("/hook"));
   o.retry.give_up_after_ms = 60'000;
-  DeliveryPool pool(o, nullptr, reports.sink());
+  DeliveryPool pool(o, nullptr, reports.sink(), clock);
   const auto rule = swthrottle::test::make_ssh();
 
   pool.submit(alerts(rule, 0, 1));
-  // Retried while the clock stands.
-  REQUIRE(receiver.wait_for(3));
+  // Retried, short of retry_for.
+  REQUIRE(advance_until(clock, 10, [&] { return receiver.count() >= 3; }));
   CHECK(pool.dead_letters() == 0);
-  clock.ms += 60'000;
-  REQUIRE(poll_until([&] { return pool.dead_letters() == 1; }));
+  clock.advance(60'000);
+  REQUIRE(advance_until(clock, 10, [&] { return pool.dead_letters() == 1; }));
   const DestinationStats s = stats_of(pool);
   CHECK(s.dead_letters == 1);
   CHECK(s.delivered == 0);
@@ -361,15 +379,15 @@ TEST_CASE("delivery_pool: a delivery still failing after retry_for on the wall c
 TEST_CASE("delivery_pool: a destination named by one rule gets that rule's records only") {
   HttpReceiver own_receiver;    // named by rule "ssh-bruteforce" only
   HttpReceiver every_receiver;  // every rule's
-  WallClock clock;
+  FakeClock clock(kT0);
   Reports reports;
   auto ssh = swthrottle::test::make_ssh();
   auto ratio = swthrottle::test::make_ratio();
   ssh.webhooks = {own_receiver.url("/ssh")};
 
-  DeliveryOptions o = one_webhook(every_receiver.url("/all"), clock);
+  DeliveryOptions o = one_webhook(every_receiver.url("/all"));
   o.destinations.push_back(webhook(own_receiver.url("/ssh"), /*every_rule=*/false));
-  DeliveryPool pool(o, nullptr, reports.sink());
+  DeliveryPool pool(o, nullptr, reports.sink(), clock);
 
   std::vector<Record> records;
   records.push_back(delivery_record(ssh, RecordType::Alert, kT0, "ssh-alert"));
@@ -399,23 +417,23 @@ TEST_CASE("delivery_pool: a destination named by one rule gets that rule's recor
                                                             "ratio-last", "ssh-last"});
   const std::vector<DestinationStats> s = pool.stats();
   REQUIRE(s.size() == 2);
-  CHECK(s[0].url == "webhook " + every_receiver.url("/all"));
+  CHECK(s[0].label == "http://127.0.0.1:" + std::to_string(every_receiver.port()));
   CHECK(s[0].queued == 6);
-  CHECK(s[1].url == "webhook " + own_receiver.url("/ssh"));
+  CHECK(s[1].label == "http://127.0.0.1:" + std::to_string(own_receiver.port()));
   CHECK(s[1].queued == 3);
 }
 
 TEST_CASE("delivery_pool: stop() is idempotent, ends a retry wait at once, and the destructor after it is fine") {
   HttpReceiver receiver;
   receiver.stop();  // connection refused: the delivery waits for its retry
-  WallClock clock;
+  FakeClock clock(kT0);
   Reports reports;
-  DeliveryOptions o = one_webhook(receiver.url("/hook"), clock);
+  DeliveryOptions o = one_webhook(receiver.url("/hook"));
   o.retry.first_delay_ms = 600'000;  // a retry wait stop() must cut short
   o.retry.max_delay_ms = 600'000;
   o.queue_capacity = 1;
   // Leaked, not destroyed, if stop() hangs: the test then fails instead of hanging.
-  auto* pool = new DeliveryPool(o, nullptr, reports.sink());
+  auto* pool = new DeliveryPool(o, nullptr, reports.sink(), clock);
   const auto rule = swthrottle::test::make_ssh();
   pool->submit(alerts(rule, 0, 1));
   REQUIRE(poll_until([&] { return stats_of(*pool).failed_attempts == 1; }));
@@ -438,8 +456,62 @@ TEST_CASE("delivery_pool: stop() is idempotent, ends a retry wait at once, and t
   pool->submit(alerts(rule, 1, 3));
   CHECK(stats_of(*pool).queued == 1);
   CHECK(stats_of(*pool).pending == 1);
+  // The one queued, and the two no queue took any more: without an outbox,
+  // all three are lost, and said so.
   const DeliveryPool::Pending left = pool->drain(0ms);
-  CHECK(left.lost == 1);
+  CHECK(left.lost == 3);
+  CHECK(left.kept == 0);
   pool->stop();
   delete pool;  // stop() once more, nothing to join
+}
+
+TEST_CASE("delivery_pool: an open circuit waits on the clock for its reopening, then lets one trial through") {
+  HttpReceiver receiver;
+  receiver.otherwise(Reply(503));
+  FakeClock clock(kT0);
+  Reports reports;
+  DeliveryOptions o = one_webhook(receiver.url("/hook"));
+  o.circuit_failures = 2;
+  o.circuit_open_ms = 10'000;
+  DeliveryPool pool(o, nullptr, reports.sink(), clock);
+  const auto rule = swthrottle::test::make_ssh();
+  pool.submit(alerts(rule, 0, 1));
+  REQUIRE(advance_until(clock, 10, [&] { return stats_of(pool).circuit_open; }));
+  CHECK(receiver.count() == 2);
+  clock.advance(5'000);
+  CHECK_FALSE(receiver.wait_for(3, 50ms));  // still open: a bounded chance to go early
+  clock.advance(5'000);
+  REQUIRE(receiver.wait_for(3));  // the trial, once the circuit's 10 s have passed on the clock
+}
+
+TEST_CASE("delivery_pool: a firing alert is posted to Alertmanager again every repost interval of the clock") {
+  HttpReceiver am;
+  FakeClock clock(kT0);
+  Reports reports;
+  DeliveryOptions o;
+  Destination d;
+  d.preset = Preset::Alertmanager;
+  d.url = am.url("");
+  d.every_rule = true;
+  d.headers = {"X-Scope-OrgID: team-a"};  // a named one behind a multi-tenant proxy
+  o.destinations = {d};
+  o.alertmanager.repost_ms = 60'000;
+  o.seed = 1;
+  DeliveryPool pool(o, nullptr, reports.sink(), clock);
+  auto rule = swthrottle::test::make_ssh();
+  rule.resolve = true;
+  pool.submit(alerts(rule, 0, 1));
+  REQUIRE(am.wait_for(1));
+  CHECK(am.requests()[0].path == "/api/v2/alerts");
+  CHECK_FALSE(am.wait_for(2, 50ms));  // nothing more while the clock stands
+  clock.advance(60'000);
+  REQUIRE(am.wait_for(2));
+  CHECK(poll_until([&] { return stats_of(pool).reposts == 1; }));
+  const auto first = parse_json(am.requests()[0].body);
+  const auto again = parse_json(am.requests()[1].body);
+  REQUIRE(first.has_value());
+  REQUIRE(again.has_value());
+  CHECK((*again)[0]["labels"] == (*first)[0]["labels"]);
+  CHECK((*again)[0]["endsAt"] != (*first)[0]["endsAt"]);  // moved on by the repost
+  for (const auto& r : am.requests()) CHECK(r.header("X-Scope-OrgID") == "team-a");
 }

@@ -26,6 +26,7 @@
 #include "config/rules.h"
 #include "engine/record.h"
 #include "output/exec.h"
+#include "output/record_id.h"
 #include "output/writer.h"
 #include "support/rule_fixtures.h"
 #include "support/temp_dir.h"
@@ -70,10 +71,12 @@ Record ssh_alert(std::string key) {
   return r;
 }
 
+// What an action's stdin holds: the JSON record with the id webhooks get
+// first ({"id":"...","type":...}).
 std::string json_of(const Record& r) {
   std::string out;
   swthrottle::output::render(out, r, Format::Json);
-  return out;
+  return "{\"id\":\"" + swthrottle::output::record_id(r) + "\"," + out.substr(1);
 }
 
 // Runs `script` with /bin/sh; inside it, $1 is `dir`.
