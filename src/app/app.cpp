@@ -423,7 +423,7 @@ void App::reload() {
     metrics::SystemdNotify& n;
     ~ReadyAgain() { n.ready(); }
   } ready_again{notify_};
-  auto next = load_generation(options_);
+  auto next = load_generation(options_, current());
   if (!next) {
     print_message("SIGHUP: keeping the current rules: " + next.error().str());
     reload_failures_.fetch_add(1, std::memory_order_relaxed);

@@ -44,6 +44,7 @@
 #include "match/matcher.h"
 #include "pipeline/batch.h"
 #include "pipeline/generation.h"
+#include "pipeline/ignored_stamps.h"
 #include "pipeline/line_time.h"
 #include "pipeline/order_lock.h"
 #include "pipeline/stamp_watch.h"
@@ -149,7 +150,11 @@ class Decider {
   std::vector<engine::Record> records_;
   std::vector<engine::ExplainEntry> explain_;
   LineTime time_;
-  StampWatch watch_;           // time = log: says so when the lines give no timestamp
+  StampWatch watch_;  // time = log: says so when the lines give no timestamp
+  // Arrival time by default: says so when the lines carry timestamps. Made
+  // with the first generation that has no `time`, once per input.
+  std::optional<IgnoredStamps> ignored_;
+  bool ignored_made_ = false;
   uint64_t line_no_ = 0;       // the first line of what is being decided
   uint64_t next_line_no_ = 1;  // the line after it
   uint32_t more_lines_ = 0;    // the lines after the first of what is decided next (a multi-line event)
