@@ -179,7 +179,8 @@ bool App::start() {
 
 int App::run(std::vector<InputSpec> inputs) {
   inputs_ = inputs.size();
-  followed_ = std::any_of(inputs.begin(), inputs.end(), [](const InputSpec& in) { return in.follow; });
+  live_ = std::any_of(inputs.begin(), inputs.end(),
+                      [](const InputSpec& in) { return pace_of(in) != pipeline::StampWatch::Pace::Replay; });
   {
     std::lock_guard lock(mu_);  // /metrics may be reading them already
     for (const InputSpec& in : inputs) {

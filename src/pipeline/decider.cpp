@@ -22,7 +22,8 @@ Decider::Decider(std::string name, DeciderHost& host, const Options& options, in
       host_(host),
       options_(options),
       time_(resumed_log_ms),
-      watch_(name_, [&host](const std::string& m) { host.warn(m); }),
+      watch_(
+          name_, [&host, this](const std::string& m) { host.no_timestamp(name_, m); }, options.pace, host.clock()),
       fold_(!options.passthrough && !options.explain),
       wall_ms_(host.clock().wall_ms()) {
   refresh();
@@ -36,6 +37,7 @@ Decider::~Decider() {
 }
 
 void DeciderHost::warn(const std::string& message) { print_message(message); }
+void DeciderHost::no_timestamp(const std::string&, const std::string& message) { warn(message); }
 void DeciderHost::progressed(const std::string&, uint64_t, int64_t) {}
 
 // The rules changed (or this is the start): a matcher and a timestamp reader
