@@ -15,6 +15,7 @@
 #include "cli/explain.h"
 #include "cli/report.h"
 #include "config/duration.h"
+#include "fleet/credentials.h"
 #include "fleet/rule_fleet.h"
 #include "metrics/exposition.h"
 #include "state/clamp_future.h"
@@ -49,7 +50,9 @@ bool App::attach_fleet(pipeline::Generation& g, std::string* why) {
   if (!fleet_) {
     fleet::FleetClientOptions fo;
     fo.endpoint = *fleet::parse_endpoint(f.redis);  // checked by load_generation
-    if (const char* pw = std::getenv("SWTHROTTLE_REDIS_PASSWORD")) fo.password = pw;
+    fo.credentials = fleet::credentials_from_environment("SWTHROTTLE_REDIS");
+    fo.sentinel_credentials = fleet::credentials_from_environment("SWTHROTTLE_SENTINEL");
+    fo.allow_eviction = f.allow_eviction;
     fo.timeout = std::chrono::milliseconds(f.timeout_ms);
     fo.sync = std::chrono::milliseconds(f.sync_ms);
     fo.fallback = std::string(to_string(f.on_unreachable));
@@ -57,9 +60,9 @@ bool App::attach_fleet(pipeline::Generation& g, std::string* why) {
     for (const auto& r : rules.rules)
       if (r.fleet != config::FleetMode::Off) narrowest = std::min(narrowest, r.window_ms / r.buckets);
     fo.skew_warn_ms = narrowest / 4;
-    fo.wall_ms = [this] { return clock_.wall_ms(); };
     started_ms_ = clock_.wall_ms();
-    fleet_ = std::make_unique<fleet::FleetClient>(std::move(fo), [](const std::string& m) { print_message(m); });
+    fleet_ =
+        std::make_unique<fleet::FleetClient>(clock_, std::move(fo), [](const std::string& m) { print_message(m); });
   } else if (f.redis != fleet_->options().endpoint.text || f.timeout_ms != fleet_->options().timeout.count()) {
     // One connection for the run; a SIGHUP does not move it.
     *why = "[fleet] redis and timeout changed; they take effect at a restart";
@@ -292,6 +295,7 @@ void App::request_stop(int sig) {
 void App::stop_followers() {
   std::lock_guard lock(mu_);
   for (auto* f : followers_) f->stop();
+  for (auto* g : globs_) g->stop();
 }
 
 bool App::save_state(pipeline::Generation& g) {
@@ -322,7 +326,7 @@ void App::finish() {
   if (fleet_) {
     // Batched fleet rules: what this host counted goes to the fleet before
     // it exits, and the alerts that flush claims are written.
-    fleet_->flush_now(2 * fleet_->options().timeout + fleet_->options().sync);
+    fleet_->finish(2 * fleet_->options().timeout + fleet_->options().sync);
     write_fleet_alerts();
   }
   if (state_) {

@@ -52,6 +52,25 @@ void App::no_timestamp(const std::string& input, const std::string& message) {
   print_message(message);
 }
 
+namespace {
+
+// The fleet client's counters, as a scrape sees them.
+void fleet_counters(const fleet::FleetStats& f, metrics::Snapshot& s) {
+  s.fleet = true;
+  s.fleet_degraded = f.degraded_now.load(std::memory_order_acquire);
+  s.fleet_asked = f.asked.load(std::memory_order_relaxed);
+  s.fleet_answered = f.answered.load(std::memory_order_relaxed);
+  s.fleet_unanswered = f.unanswered.load(std::memory_order_relaxed);
+  s.fleet_timeouts = f.timeouts.load(std::memory_order_relaxed);
+  s.fleet_errors = f.errors.load(std::memory_order_relaxed);
+  s.fleet_reconnects = f.reconnects.load(std::memory_order_relaxed);
+  s.fleet_evicted = f.evicted.load(std::memory_order_relaxed);
+  s.fleet_failovers = f.failovers.load(std::memory_order_relaxed);
+  s.fleet_unconfirmed = f.unconfirmed.load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
 metrics::Snapshot App::snapshot() {
   metrics::Snapshot s;
   s.wall_ms = clock_.wall_ms();
@@ -139,17 +158,7 @@ metrics::Snapshot App::snapshot() {
     s.outbox_dead_letters = o.dead_letters;
     s.outbox_dropped = o.dropped;
   }
-  if (fleet_) {
-    const fleet::FleetStats& f = fleet_->stats();
-    s.fleet = true;
-    s.fleet_degraded = f.degraded_now.load(std::memory_order_acquire);
-    s.fleet_asked = f.asked.load(std::memory_order_relaxed);
-    s.fleet_answered = f.answered.load(std::memory_order_relaxed);
-    s.fleet_unanswered = f.unanswered.load(std::memory_order_relaxed);
-    s.fleet_timeouts = f.timeouts.load(std::memory_order_relaxed);
-    s.fleet_errors = f.errors.load(std::memory_order_relaxed);
-    s.fleet_reconnects = f.reconnects.load(std::memory_order_relaxed);
-  }
+  if (fleet_) fleet_counters(fleet_->stats(), s);
   return s;
 }
 

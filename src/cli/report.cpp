@@ -149,11 +149,12 @@ std::string fleet_stats_report(const fleet::FleetStats& s, const config::FleetSe
   auto n = [](const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); };
   return fmt::format(
       "swthrottle: stats: fleet: redis {} namespace {} host {} state {} asked {} answered {} unanswered {} "
-      "timeouts {} errors {} degraded {} reconnects {} reloads {} resets {} evicted {} flushes {} late_flushed {} "
-      "dropped {} local_alerts {} duplicates {}\n",
+      "timeouts {} errors {} degraded {} reconnects {} reloads {} resets {} evicted {} failovers {} unconfirmed {} "
+      "flushes {} late_flushed {} dropped {} local_alerts {} duplicates {}\n",
       fleet.redis, fleet.namespace_name, fleet.host, s.degraded_now.load() ? "degraded" : "ok", n(s.asked),
       n(s.answered), n(s.unanswered), n(s.timeouts), n(s.errors), n(s.degraded), n(s.reconnects), n(s.reloads),
-      n(s.resets), n(s.evicted), n(s.flushes), n(s.late_flushed), n(s.dropped), n(s.local_alerts), n(s.duplicates));
+      n(s.resets), n(s.evicted), n(s.failovers), n(s.unconfirmed), n(s.flushes), n(s.late_flushed), n(s.dropped),
+      n(s.local_alerts), n(s.duplicates));
 }
 
 }  // namespace swthrottle::cli

@@ -53,6 +53,10 @@ MaybeError parse_fleet(const TomlReader& in, const toml::node& node, FleetSettin
       if (key == "timeout" && *d > 60'000)
         return in.err(*v, "fleet timeout must be at most 1m: a line waits that long");
       (key == "sync" ? f.sync_ms : f.timeout_ms) = *d;
+    } else if (key == "allow_eviction") {
+      if (!v->is_boolean())
+        return in.err(*v, fmt::format("fleet allow_eviction must be true or false, not {}", describe(*v)));
+      f.allow_eviction = v->as_boolean()->get();
     } else if (key == "on_unreachable") {
       auto u =
           in.choose(*v, "fleet on_unreachable", std::array{Unreachable::Local, Unreachable::Open, Unreachable::Closed});

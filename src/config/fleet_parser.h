@@ -13,7 +13,8 @@
 
 namespace swthrottle::config {
 
-inline const std::vector<std::string> kFleetKeys{"redis", "namespace", "host", "sync", "timeout", "on_unreachable"};
+inline const std::vector<std::string> kFleetKeys{"redis",   "namespace",      "host",          "sync",
+                                                 "timeout", "on_unreachable", "allow_eviction"};
 
 // The table t of one file into f (f.given set, f.file/line/col where it is).
 MaybeError parse_fleet(const TomlReader& in, const toml::node& t, FleetSettings& f);

@@ -136,7 +136,8 @@ struct FleetSettings {
   int64_t sync_ms = 250;     // fleet = "batched": the flush interval
   int64_t timeout_ms = 200;  // the longest a line waits for Redis
   Unreachable on_unreachable = Unreachable::Local;
-  std::string file;  // where [fleet] was written, for errors found later
+  bool allow_eviction = false;  // use a Redis whose maxmemory-policy can evict windows (refused by default)
+  std::string file;             // where [fleet] was written, for errors found later
   int line = 0;
   int col = 0;
 };
@@ -294,6 +295,7 @@ Result<RuleSet> parse_rules(std::string_view toml_text, std::string_view file_na
 inline constexpr std::size_t kMaxRulesFileBytes = std::size_t{16} << 20;
 
 // Reads and parses every file and merges them: rules are appended in order,
+// a directory standing for its *.toml files in name order (rules_dir.h),
 // rule names must stay unique across files, and a setting given in more than
 // one file must have the same value everywhere. A file larger than
 // kMaxRulesFileBytes, or that is a device or a socket rather than a regular

@@ -173,6 +173,8 @@ class Engine {
   // --state: a key's window as the rule's own (a rider's: its alert state on the counts it rides on).
   static window::WindowState saved_window(const RuleState& rs, const Slot& slot);
   static void load_rider(const RuleState& rs, const Slot& slot, const window::WindowState& st);
+  // What a rule's windows held back, as records: they go (their rule was removed or changed).
+  static void take_all_pending(RuleState& rs, int64_t then, std::vector<Record>& flushed);
 
   const config::RuleSet& rules_;
   EngineOptions options_;

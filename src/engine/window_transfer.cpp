@@ -58,8 +58,26 @@ std::vector<std::string> Engine::load_state(const EngineState& st) {
   return fresh;
 }
 
+// Reported now because the windows go: their rule was removed or changed
+// beyond keeping (DESIGN.md §3: what was held back is said, at the latest at exit).
+void Engine::take_all_pending(RuleState& prev, int64_t then, std::vector<Record>& flushed) {
+  if (!prev.logic->keeps_pending()) return;
+  if (prev.single) {
+    prev.logic->take_pending(prev, *prev.single, "", then, flushed);
+    return;
+  }
+  for (const auto& slot : prev.keys->by_age())
+    prev.logic->take_pending(prev, window_of(prev, *slot), slot->key(), then, flushed);
+}
+
 std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& flushed) {
   flushed.clear();
+  // A rule the reload removed: its windows go with it, its summaries do not.
+  for (const auto& o : old.states_) {
+    const bool kept =
+        std::any_of(states_.begin(), states_.end(), [&](const auto& rs) { return rs->rule->name == o->rule->name; });
+    if (!kept) take_all_pending(*o, old.now_.load(), flushed);
+  }
   atomic_max(now_, old.now_.load());
   stats_ = old.stats_;
   std::vector<std::string> fresh;
@@ -72,13 +90,7 @@ std::vector<std::string> Engine::adopt(const Engine& old, std::vector<Record>& f
       // Its windows go, but what they held back is still reported (DESIGN.md §3:
       // at the latest at exit), as at the end of input.
       fresh.push_back(rs->rule->name);
-      if (prev->logic->keeps_pending()) {
-        const int64_t then = old.now_.load();
-        if (prev->single) prev->logic->take_pending(*prev, *prev->single, "", then, flushed);
-        else
-          for (const auto& slot : prev->keys->by_age())
-            prev->logic->take_pending(*prev, window_of(*prev, *slot), slot->key(), then, flushed);
-      }
+      take_all_pending(*prev, old.now_.load(), flushed);
       continue;
     }
     rs->stats_ptr = prev->stats_ptr;

@@ -3,13 +3,19 @@
 // request, the fleet thread sends everything queued as one pipeline, and the
 // asker waits for its reply at most `timeout`.
 //
-// When Redis cannot be reached (refused, timed out, closed, SIGSTOPped), the
-// client is degraded: ask() answers false at once, without waiting, until
-// the fleet thread has connected again (backoff 100 ms doubling to 5 s, with
-// jitter). Entering and leaving that state is one stderr line each, and
-// counted. After every connect: the scripts are loaded, a changed run_id
-// (Redis restarted: its windows may be gone) and an eviction policy that can
-// drop windows are reported, and the host's clock is compared with Redis's.
+// Redis is a FleetServer (fleet_server.h): one server, the primary Sentinel
+// names, or a Cluster's primaries. When it cannot be reached (refused, timed
+// out, closed, SIGSTOPped, made a replica), the client is degraded: ask()
+// answers false at once, without waiting, until the fleet thread has
+// connected again (backoff 100 ms doubling to 5 s, 1 s on a cluster, with
+// jitter; at once on Sentinel's +switch-master). Entering and leaving that
+// state is one stderr line each, and counted: a failover is one such
+// episode. After every connect: the scripts are loaded; a server whose
+// maxmemory-policy can evict windows is refused (as unreachable) unless
+// allow_eviction; a changed run_id (Redis restarted: its windows may be
+// gone), a failover (with the counts it may have lost) and evictions are
+// reported; the host's clock is compared with Redis's. Evictions are read
+// again every 10 s, after every error answer, and at finish().
 //
 // A request whose asker stopped waiting is not sent if it has not been yet;
 // one already sent may still count in Redis while its line was decided
@@ -22,30 +28,21 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "fleet/endpoint.h"
+#include "fleet/fleet_options.h"
+#include "fleet/fleet_server.h"
 #include "fleet/request.h"
+#include "util/clock.h"
 
 namespace swthrottle::fleet {
-
-struct FleetClientOptions {
-  Endpoint endpoint;
-  std::string password;  // SWTHROTTLE_REDIS_PASSWORD ("" : none)
-  std::chrono::milliseconds timeout{200};
-  std::chrono::milliseconds sync{250};  // fleet = "batched": how often the batch sources are flushed
-  std::string fallback = "local";       // on_unreachable, for the messages
-  // Warn when this host's wall clock and Redis's differ by more than this
-  // (a quarter of the narrowest fleet bucket). 0: never.
-  int64_t skew_warn_ms = 0;
-  // The wall clock, in ms since the epoch (tests skew it).
-  std::function<int64_t()> wall_ms;
-};
 
 // Counters for --stats. Relaxed: reports, not synchronization.
 struct FleetStats {
@@ -54,11 +51,13 @@ struct FleetStats {
   std::atomic<uint64_t> unanswered{0};    // degraded, timed out, or refused: decided locally
   std::atomic<uint64_t> timeouts{0};      // waited the whole timeout
   std::atomic<uint64_t> errors{0};        // Redis or a script refused a request
-  std::atomic<uint64_t> degraded{0};      // times Redis became unreachable
+  std::atomic<uint64_t> degraded{0};      // times Redis became unreachable (or was refused)
   std::atomic<uint64_t> reconnects{0};    // times it became reachable again
   std::atomic<uint64_t> reloads{0};       // NOSCRIPT answers (script cache lost), each a reload
   std::atomic<uint64_t> resets{0};        // run_id changes: Redis restarted
   std::atomic<uint64_t> evicted{0};       // keys Redis evicted while we were connected
+  std::atomic<uint64_t> failovers{0};     // primaries replaced by a replica (Sentinel, Cluster)
+  std::atomic<uint64_t> unconfirmed{0};   // counts those primaries had not replicated: what failovers may have lost
   std::atomic<uint64_t> flushes{0};       // batched: windows flushed
   std::atomic<uint64_t> late_flushed{0};  // batched: flushed counts older than the fleet window
   std::atomic<uint64_t> dropped{0};       // batched: counts dropped, too many windows waiting (long outage)
@@ -87,8 +86,12 @@ class FleetClient {
   using Report = std::function<void(const std::string&)>;  // one stderr line, without "swthrottle: "
 
   // Connects once before returning (a start with Redis down is degraded, not
-  // an error), then starts the fleet thread.
-  FleetClient(FleetClientOptions options, Report report);
+  // an error), then starts the fleet thread. Every wait and every time the
+  // client reads (the sync interval, reconnect backoff, the server check every
+  // 10 s, an asker's timeout, the clock skew check) is `clock`'s, which
+  // outlives this: a test's FakeClock drives them without sleeping. The
+  // socket timeouts inside hiredis stay real.
+  FleetClient(const Clock& clock, FleetClientOptions options, Report report);
   ~FleetClient();  // stops the thread; pending askers get false
   FleetClient(const FleetClient&) = delete;
   FleetClient& operator=(const FleetClient&) = delete;
@@ -105,6 +108,9 @@ class FleetClient {
   void flush_soon();
   // Flush them now and wait for it, at most `within` (end of input).
   bool flush_now(std::chrono::milliseconds within);
+  // The end of a run: flush_now(within), then the servers' eviction counters
+  // read once more, so that --stats counts what a short run had evicted.
+  bool finish(std::chrono::milliseconds within);
 
   const FleetStats& stats() const { return stats_; }
   FleetStats& stats() { return stats_; }
@@ -115,12 +121,18 @@ class FleetClient {
  private:
   struct Pending;
   void loop();
-  bool connect_now();  // on the fleet thread (and in the constructor)
-  void check_server(bool first);
+  void loop_degraded(int64_t& backoff_ms, std::minstd_rand& jitter);
+  bool connect_now();  // on the fleet thread (and in the constructor); false: degrade with connect_error_
+  // INFO of the servers: restarts, evictions, clock skew; at a connect, the
+  // eviction policy. False: refused, or the connection failed (connect_error_).
+  bool check_server(bool first);
+  void send(std::vector<std::shared_ptr<Pending>>& batch);
   void go_degraded(const std::string& why);
   void fail_queued();
   void flush_batches();  // on the fleet thread
+  void on_timers();      // the server check, the look at replication, a move Sentinel announced
 
+  const Clock& clock_;
   FleetClientOptions options_;
   Report report_;
   FleetStats stats_;
@@ -135,16 +147,21 @@ class FleetClient {
   uint64_t flushes_started_ = 0;       // guarded by mu_
   bool flushing_ = false;              // guarded by mu_: a flush is using the sources
   uint64_t flushes_done_ = 0;          // guarded by mu_
-  std::chrono::steady_clock::time_point next_flush_{};
+  bool check_asked_ = false;           // guarded by mu_: finish() wants the servers read
+  uint64_t checks_done_ = 0;           // guarded by mu_
+  bool moved_ = false;                 // guarded by mu_: the servers moved (Sentinel's +switch-master)
+  int64_t next_flush_ms_ = 0;          // steady ms of the clock
 
   // The fleet thread's own (and the constructor's, before it starts).
-  struct Conn;
-  std::unique_ptr<Conn> conn_;
-  std::string run_id_;
-  int64_t evicted_base_ = -1;
-  std::chrono::steady_clock::time_point degraded_since_{};
-  std::chrono::steady_clock::time_point next_check_{};
-  std::chrono::steady_clock::time_point last_error_report_{};
+  std::unique_ptr<FleetServer> server_;  // after mu_ and wake_: its watcher's callback uses them
+  std::string connect_error_;
+  std::map<std::string, std::string> run_ids_;  // by server
+  std::map<std::string, int64_t> evicted_base_;
+  uint64_t reloads_seen_ = 0;
+  int64_t degraded_since_ms_ = 0;  // steady ms of the clock, as the ones below
+  int64_t next_check_ms_ = 0;
+  int64_t next_replication_ms_ = 0;
+  int64_t last_error_report_ms_ = -1;  // -1: none yet
   std::thread thread_;
 };
 

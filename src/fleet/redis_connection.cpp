@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -60,13 +61,6 @@ timeval to_timeval(std::chrono::milliseconds ms) {
   return tv;
 }
 
-// "127.0.0.1:6379" or "unix:/run/redis.sock": the server, for messages.
-std::string label(const Endpoint& e) {
-  if (!e.unix_path.empty()) return "unix:" + e.unix_path;
-  if (e.host.find(':') != std::string::npos) return "[" + e.host + "]:" + std::to_string(e.port);
-  return e.host + ":" + std::to_string(e.port);
-}
-
 // The value of `name:` in an INFO section's text ("k:v\r\n" lines).
 std::string info_field(std::string_view text, std::string_view name) {
   std::size_t pos = 0;
@@ -112,14 +106,16 @@ void RedisConnection::close() {
   }
 }
 
-bool RedisConnection::connect(const Endpoint& endpoint, std::chrono::milliseconds timeout, std::string_view password) {
+bool RedisConnection::connect(const Address& address, int db, std::chrono::milliseconds timeout,
+                              const Credentials& credentials) {
   close();
   error_.clear();
-  label_ = label(endpoint);
+  label_ = address.label();
   timeout_ = timeout;
+  credentials_source_ = credentials.source;
   const timeval tv = to_timeval(timeout);
-  ctx_ = endpoint.unix_path.empty() ? redisConnectWithTimeout(endpoint.host.c_str(), endpoint.port, tv)
-                                    : redisConnectUnixWithTimeout(endpoint.unix_path.c_str(), tv);
+  ctx_ = address.unix_path.empty() ? redisConnectWithTimeout(address.host.c_str(), address.port, tv)
+                                   : redisConnectUnixWithTimeout(address.unix_path.c_str(), tv);
   if (ctx_ == nullptr) {
     error_ = "redis " + label_ + ": cannot allocate a connection";
     return false;
@@ -134,28 +130,43 @@ bool RedisConnection::connect(const Endpoint& endpoint, std::chrono::millisecond
     fail_with_context();
     return false;
   }
-  if (!password.empty()) {
-    const std::string_view argv[] = {"AUTH", password};
+  auto refused = [&](std::string_view what, const redisReply& r) {
+    error_ = "redis " + label_ + ": " + std::string(what) + ": " + explain({r.str, r.len});
+    close();
+    return false;
+  };
+  if (credentials.given()) {
+    // AUTH user password (Redis 6 ACL users), or AUTH password for the
+    // default user; the password is never part of a message.
+    std::vector<std::string_view> argv = {"AUTH"};
+    if (!credentials.user.empty()) argv.push_back(credentials.user);
+    argv.push_back(credentials.password);
     ReplyPtr r = command(argv);
     if (!r) return false;
-    if (r->type == REDIS_REPLY_ERROR) {
-      error_ = "redis " + label_ + ": AUTH: " + std::string(r->str, r->len);
-      close();
-      return false;
-    }
+    if (r->type == REDIS_REPLY_ERROR) return refused("AUTH", *r);
   }
-  if (endpoint.db != 0) {
-    const std::string db = std::to_string(endpoint.db);
-    const std::string_view argv[] = {"SELECT", db};
+  if (db != 0) {
+    const std::string db_text = std::to_string(db);
+    const std::string_view argv[] = {"SELECT", db_text};
     ReplyPtr r = command(argv);
     if (!r) return false;
-    if (r->type == REDIS_REPLY_ERROR) {
-      error_ = "redis " + label_ + ": SELECT " + db + ": " + std::string(r->str, r->len);
-      close();
-      return false;
-    }
+    if (r->type == REDIS_REPLY_ERROR) return refused("SELECT " + db_text, *r);
   }
   return true;
+}
+
+std::string RedisConnection::explain(std::string_view redis_error) const {
+  const std::string& env = credentials_source_;
+  if (redis_error.starts_with("NOAUTH")) return "NOAUTH: the server wants a password (" + env + "_PASSWORD)";
+  if (redis_error.starts_with("WRONGPASS"))
+    return "WRONGPASS: the server refused the user name or password (" + env + "_USER, " + env + "_PASSWORD)";
+  if (redis_error.starts_with("NOPERM"))
+    return std::string(redis_error) + " (the ACL of the user " + env + "_USER names)";
+  return std::string(redis_error);
+}
+
+bool policy_evicts(std::string_view policy) {
+  return policy.starts_with("allkeys-") || policy.starts_with("volatile-");
 }
 
 void RedisConnection::fail_with_context() {
@@ -210,6 +221,25 @@ ReplyPtr RedisConnection::command(std::span<const std::string_view> argv) {
   return read_reply();
 }
 
+int RedisConnection::fd() const { return ctx_ != nullptr ? ctx_->fd : -1; }
+
+bool RedisConnection::read_pushed(std::vector<ReplyPtr>& out) {
+  if (ctx_ == nullptr) return false;
+  if (redisBufferRead(ctx_) != REDIS_OK) {
+    fail_with_context();
+    return false;
+  }
+  for (;;) {
+    void* reply = nullptr;
+    if (redisGetReplyFromReader(ctx_, &reply) != REDIS_OK) {
+      fail_with_context();
+      return false;
+    }
+    if (reply == nullptr) return true;
+    out.emplace_back(static_cast<redisReply*>(reply));
+  }
+}
+
 std::optional<ServerInfo> RedisConnection::server_info() {
   const std::string_view server_argv[] = {"INFO", "server"};
   const std::string_view memory_argv[] = {"INFO", "memory"};
@@ -238,9 +268,36 @@ std::optional<ServerInfo> RedisConnection::server_info() {
     info.time_ms = sec * 1000 + usec / 1000;
   if (info.run_id.empty() || time->type != REDIS_REPLY_ARRAY) {
     error_ = "redis " + label_ + ": unexpected answer to INFO or TIME";
+    if (server->type == REDIS_REPLY_ERROR) error_ += ": " + explain({server->str, server->len});
     return std::nullopt;
   }
   return info;
+}
+
+std::optional<Role> RedisConnection::role() {
+  const std::string_view argv[] = {"ROLE"};
+  ReplyPtr r = command(argv);
+  if (!r) return std::nullopt;
+  // A primary: ["master", offset, [[ip, port, offset], ...]]; a replica or a
+  // sentinel: ["slave", ...] or ["sentinel", ...].
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 || r->element[0]->type != REDIS_REPLY_STRING) {
+    error_ = "redis " + label_ + ": unexpected answer to ROLE";
+    if (r->type == REDIS_REPLY_ERROR) error_ += ": " + explain({r->str, r->len});
+    return std::nullopt;
+  }
+  Role role;
+  role.primary = std::string_view(r->element[0]->str, r->element[0]->len) == "master";
+  if (!role.primary || r->elements < 3) return role;
+  to_int64(r->element[1], role.offset);
+  const redisReply* replicas = r->element[2];
+  if (replicas->type != REDIS_REPLY_ARRAY) return role;
+  for (std::size_t i = 0; i < replicas->elements; ++i) {
+    const redisReply* one = replicas->element[i];
+    int64_t acked = 0;
+    if (one->type == REDIS_REPLY_ARRAY && one->elements >= 3 && to_int64(one->element[2], acked))
+      role.replica_offset = std::max(role.replica_offset, acked);
+  }
+  return role;
 }
 
 }  // namespace swthrottle::fleet

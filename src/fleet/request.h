@@ -30,7 +30,7 @@ struct WindowShape {
   int64_t ttl_ms = 0;     // PEXPIRE after every write: max(2X, cooldown) + 10 s
   // Every op sends the whole shape (Claim and Resolve write too, so they
   // need ttl_ms): the scripts refuse B, E or ttl_ms out of range (ttl_ms 0
-  // included) and every number outside 0..10^14-1 (scripts.cpp).
+  // included) and every number outside 0..10^14-1 (lua/prelude.lua).
 };
 
 enum class Op : uint8_t {
@@ -61,8 +61,9 @@ enum class Op : uint8_t {
   Flush,
   // Lease (fleet = "batched", throttles): advance to `bucket` (the host's
   // now); first give back `return_n` unused permits of `return_bucket` if it
-  // is still in the window; then grant min(want, Y - sum) permits, counted in
-  // `bucket` at once (in nb when `bucket` is late).
+  // is still in the window; then grant min(want, Y - sum, max(1, (Y - sum) /
+  // (2 H_active))) permits, counted in `bucket` at once (in nb when `bucket`
+  // is late). H_active: the hosts (by `host`) that took a lease in the window.
   Lease,
 };
 inline constexpr std::size_t kOps = 7;
@@ -87,7 +88,7 @@ struct Request {
   int64_t cooldown_ms = 0;    // Alert (claim), Claim
   std::string episode;        // Alert (claim), Claim, Flush: the id a claim writes; Resolve: the id to end
   std::vector<Delta> deltas;  // Flush: at most 4096
-  std::string host;           // Flush: this process (host name and start time)
+  std::string host;           // Flush, Lease: this process (host name and start time)
   uint64_t seq = 0;           // Flush: above every earlier flush of this host
   uint64_t want = 0;          // Lease: permits asked for (>= 1)
   int64_t return_bucket = 0;  // Lease: the bucket of the permits given back
@@ -108,6 +109,7 @@ struct Reply {
   uint64_t sum = 0;           // Throttle, Lease: the window's count after the step
   uint64_t granted = 0;       // Lease: permits granted
   int64_t room_bucket = 0;    // Lease, none granted: the first bucket with room, as the window stands
+  uint64_t active_hosts = 0;  // Lease: H_active, this host included
   uint64_t late_count = 0;    // Flush: counts older than the window, not added
   bool duplicate = false;     // Flush: a seq already applied: nothing added
   uint32_t ncounts = 0;       // Alert, Read: per-event sums in counts[0..ncounts)

@@ -449,10 +449,13 @@ Request RuleFleet::lease_request(uint32_t rule, std::string_view key, int64_t bu
   const RuleInfo& info = rules_[rule];
   Request r = request(Op::Lease, rule, key);
   r.bucket = bucket;
+  r.host = host_id_;
   // At most k = Y/8: a host holds at most k unused permits, so up to 8
   // hosts can hold leases before one is refused while the fleet has room.
   // Half the room the fleet had at the last answer, so that a rare rule
-  // does not ask per line, and a nearly full window is not taken by one host.
+  // does not ask per line. Redis grants no more than (Y - sum) / (2 H_active)
+  // (lua/lease.lua), so that a nearly full window is not taken by one host:
+  // the bound stays, however fast a replay moves the buckets.
   const uint64_t k_max = std::max<uint64_t>(1, info.limit / 8);
   const uint64_t room = info.limit > l.last_sum ? info.limit - l.last_sum : 0;
   r.want = std::clamp<uint64_t>(std::max(room / 2, l.bucket == bucket ? l.used + 1 : l.used), 1, k_max);

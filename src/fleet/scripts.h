@@ -1,6 +1,7 @@
 // The Lua scripts of fleet windows (DESIGN.md §8.3-8.7): one script per
-// Op (request.h), sent as EVALSHA. Redis runs a script atomically, so each
-// is one linearizable advance-add-sum-decide on one window's hash.
+// Op (request.h), in src/fleet/lua/, sent as EVALSHA. Redis runs a script
+// atomically, so each is one linearizable advance-add-sum-decide on one
+// window's hash.
 //
 // Script hygiene (DESIGN.md §8.3): every script checks its ARGV count
 // and ranges and answers a refusal as data, never loops more than B times
@@ -37,6 +38,22 @@ class Scripts {
   // SCRIPT LOAD of every script (also done by run() on NOSCRIPT). False: the
   // connection failed, or Redis refused a script (error() says which).
   bool load(RedisConnection& conn);
+  bool loaded() const { return !shas_.empty(); }
+
+  // The pieces of run(), for a caller that sends to several servers at once
+  // (a cluster): append() one request's EVALSHA (after an ASKING when
+  // `asking`: one ASK redirect), then, in the same order, read() its answer.
+  // Needs loaded().
+  enum class Answer {
+    Done,        // `out` holds the answer: ok, or refused (out.error)
+    NoScript,    // not run: load() and send again
+    Redirected,  // not run: out.error is Redis's MOVED or ASK
+    Lost,        // the connection failed (out.error); connect again
+  };
+  void append(RedisConnection& conn, const Request& request, bool asking) const;
+  Answer read(RedisConnection& conn, const Request& request, bool asking, Reply& out) const;
+  // A reload run() did not do (a caller of load() after NoScript): counted.
+  void count_reload() { ++reloads_; }
 
   // Reloads done because of NOSCRIPT: one per run() that got any NOSCRIPT
   // answer (however many of its requests got one), before sending those again.

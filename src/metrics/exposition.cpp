@@ -135,6 +135,26 @@ std::string repaired(std::string_view s) {
   return out;
 }
 
+// The fleet client's counters (present with fleet rules only).
+void fleet_families(std::string& out, const Snapshot& s) {
+  single(out, "swthrottle_fleet_degraded", "gauge", "1 while fleet rules decide alone (fleet unreachable), else 0.",
+         s.fleet_degraded ? "1" : "0");
+  single(out, "swthrottle_fleet_asked_total", "counter", "Questions sent to the fleet.", num(s.fleet_asked));
+  single(out, "swthrottle_fleet_answered_total", "counter", "Questions the fleet answered.", num(s.fleet_answered));
+  single(out, "swthrottle_fleet_unanswered_total", "counter", "Questions decided alone, unanswered.",
+         num(s.fleet_unanswered));
+  single(out, "swthrottle_fleet_timeouts_total", "counter", "Fleet requests that timed out.", num(s.fleet_timeouts));
+  single(out, "swthrottle_fleet_errors_total", "counter", "Fleet requests that failed.", num(s.fleet_errors));
+  single(out, "swthrottle_fleet_reconnects_total", "counter", "Reconnections to the fleet.", num(s.fleet_reconnects));
+  single(out, "swthrottle_fleet_evicted_keys_total", "counter",
+         "Keys the fleet's Redis evicted (fleet windows among them start over).", num(s.fleet_evicted));
+  single(out, "swthrottle_fleet_failovers_total", "counter", "Fleet primaries replaced by a replica.",
+         num(s.fleet_failovers));
+  single(out, "swthrottle_fleet_unconfirmed_total", "counter",
+         "Counts no replica had acknowledged when their primary failed over: what failovers may have lost.",
+         num(s.fleet_unconfirmed));
+}
+
 }  // namespace
 
 std::string prometheus_text(const Snapshot& s) {
@@ -253,17 +273,7 @@ std::string prometheus_text(const Snapshot& s) {
            num(s.outbox_dropped));
   }
 
-  if (s.fleet) {
-    single(out, "swthrottle_fleet_degraded", "gauge", "1 while fleet rules decide alone (fleet unreachable), else 0.",
-           s.fleet_degraded ? "1" : "0");
-    single(out, "swthrottle_fleet_asked_total", "counter", "Questions sent to the fleet.", num(s.fleet_asked));
-    single(out, "swthrottle_fleet_answered_total", "counter", "Questions the fleet answered.", num(s.fleet_answered));
-    single(out, "swthrottle_fleet_unanswered_total", "counter", "Questions decided alone, unanswered.",
-           num(s.fleet_unanswered));
-    single(out, "swthrottle_fleet_timeouts_total", "counter", "Fleet requests that timed out.", num(s.fleet_timeouts));
-    single(out, "swthrottle_fleet_errors_total", "counter", "Fleet requests that failed.", num(s.fleet_errors));
-    single(out, "swthrottle_fleet_reconnects_total", "counter", "Reconnections to the fleet.", num(s.fleet_reconnects));
-  }
+  if (s.fleet) fleet_families(out, s);
   return out;
 }
 
@@ -339,9 +349,10 @@ std::string stats_json(const Snapshot& s) {
     j["outbox"] = {
         {"pending", s.outbox_pending}, {"dead_letters", s.outbox_dead_letters}, {"dropped", s.outbox_dropped}};
   if (s.fleet) {
-    j["fleet"] = {{"degraded", s.fleet_degraded},     {"asked", s.fleet_asked},       {"answered", s.fleet_answered},
-                  {"unanswered", s.fleet_unanswered}, {"timeouts", s.fleet_timeouts}, {"errors", s.fleet_errors},
-                  {"reconnects", s.fleet_reconnects}};
+    j["fleet"] = {{"degraded", s.fleet_degraded},      {"asked", s.fleet_asked},       {"answered", s.fleet_answered},
+                  {"unanswered", s.fleet_unanswered},  {"timeouts", s.fleet_timeouts}, {"errors", s.fleet_errors},
+                  {"reconnects", s.fleet_reconnects},  {"evicted", s.fleet_evicted},   {"failovers", s.fleet_failovers},
+                  {"unconfirmed", s.fleet_unconfirmed}};
   }
   // replace: a repair missed above must not throw in the middle of --stats.
   return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);

@@ -66,6 +66,9 @@
 //   swthrottle_fleet_timeouts_total                   counter
 //   swthrottle_fleet_errors_total                     counter
 //   swthrottle_fleet_reconnects_total                 counter
+//   swthrottle_fleet_evicted_keys_total               counter
+//   swthrottle_fleet_failovers_total                  counter
+//   swthrottle_fleet_unconfirmed_total                counter                      what failovers may have lost
 //
 // `kind` is the rule's kind ("alert" | "throttle") on every rule sample, so
 // that sum by (kind) needs no join. Seconds are exact decimals of the

@@ -60,6 +60,9 @@ struct Snapshot {
   bool fleet_degraded = false;
   uint64_t fleet_asked = 0, fleet_answered = 0, fleet_unanswered = 0, fleet_timeouts = 0, fleet_errors = 0,
            fleet_reconnects = 0;
+  uint64_t fleet_evicted = 0;      // keys Redis evicted (fleet windows among them start over)
+  uint64_t fleet_failovers = 0;    // primaries replaced by a replica (Sentinel, Cluster)
+  uint64_t fleet_unconfirmed = 0;  // counts those primaries had not replicated: what failovers may have lost
 };
 
 }  // namespace swthrottle::metrics

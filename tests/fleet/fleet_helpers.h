@@ -1,19 +1,26 @@
 // Helpers the fleet tests share: requests built in one line, a connection
-// to a test redis-server, and HGETALL as a map.
+// to a test redis-server, HGETALL as a map, a FleetClient's options and the
+// lines it reports, and a FakeClock's waiting fleet thread.
 #pragma once
 
 #include <doctest/doctest.h>
 
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "fleet/credentials.h"
 #include "fleet/endpoint.h"
+#include "fleet/fleet_client.h"
 #include "fleet/redis_connection.h"
 #include "fleet/request.h"
 #include "fleet/scripts.h"
+#include "support/fake_clock.h"
+#include "support/process.h"
 #include "support/redis_server.h"
 
 namespace swthrottle::test::fleet {
@@ -22,13 +29,24 @@ using swthrottle::fleet::Op;
 using swthrottle::fleet::Reply;
 using swthrottle::fleet::Request;
 
-inline constexpr std::chrono::milliseconds kTimeout{2000};
+// A test's reply timeout: only a broken server reaches it, so it is generous
+// (the largest scripts, 600 buckets of 64 events, under a sanitizer on two
+// busy cores, once took over 2 s).
+inline constexpr std::chrono::milliseconds kTimeout{10000};
 inline constexpr int64_t kTtl = 60'000;
 
-inline swthrottle::fleet::Endpoint endpoint_of(const RedisServer& server) {
+inline swthrottle::fleet::Address address_of(const RedisServer& server) {
   auto e = swthrottle::fleet::parse_endpoint(server.url());
   REQUIRE(e);
-  return *e;
+  REQUIRE(e->servers.size() == 1);
+  return e->servers[0];
+}
+
+// The default user's password ("": none).
+inline swthrottle::fleet::Credentials password(std::string p) {
+  swthrottle::fleet::Credentials c;
+  c.password = std::move(p);
+  return c;
 }
 
 // One "host": a connection and its Scripts.
@@ -36,8 +54,8 @@ struct Host {
   swthrottle::fleet::RedisConnection conn;
   swthrottle::fleet::Scripts scripts;
 
-  explicit Host(const RedisServer& server, const std::string& password = "") {
-    REQUIRE_MESSAGE(conn.connect(endpoint_of(server), kTimeout, password), conn.error());
+  explicit Host(const RedisServer& server, const std::string& pw = "") {
+    REQUIRE_MESSAGE(conn.connect(address_of(server), 0, kTimeout, password(pw)), conn.error());
   }
   Reply run(const Request& r) {
     std::vector<Reply> replies;
@@ -117,6 +135,51 @@ inline Fields hgetall(RedisServer& server, const std::string& key) {
 
 inline std::vector<uint64_t> counts(const Reply& r) {
   return std::vector<uint64_t>(r.counts.begin(), r.counts.begin() + r.ncounts);
+}
+
+// A FleetClient's options for `url`, with a request timeout (also hiredis's
+// socket timeout) of `timeout`.
+inline swthrottle::fleet::FleetClientOptions client_options(const std::string& url,
+                                                            std::chrono::milliseconds timeout = kTimeout) {
+  swthrottle::fleet::FleetClientOptions o;
+  auto e = swthrottle::fleet::parse_endpoint(url);
+  REQUIRE(e);
+  o.endpoint = *e;
+  o.timeout = timeout;
+  return o;
+}
+
+// A Throttle of window swt:{test:<key>} (B = 10, 1 s buckets), Y = `limit`.
+inline Request throttle_of(const std::string& key, uint64_t limit = 1000) {
+  Request r = throttle("swt:{test:" + key + "}", 10, 5, 5, limit);
+  r.shape.ttl_ms = 600'000;
+  return r;
+}
+
+// The lines a FleetClient reports, kept for the test's thread to look at.
+struct ReportedLines {
+  std::mutex mu;
+  std::vector<std::string> all;
+  swthrottle::fleet::FleetClient::Report sink() {
+    return [this](const std::string& line) {
+      std::lock_guard lock(mu);
+      all.push_back(line);
+    };
+  }
+  bool any(const std::string& part) {
+    std::lock_guard lock(mu);
+    for (const auto& l : all)
+      if (l.find(part) != std::string::npos) return true;
+    return false;
+  }
+};
+
+// Lets the fleet thread run until it waits on the clock again, so that a
+// step the test then takes is the one it means (FakeClock::waiting()); the
+// short real pause is for a look at "nothing happened", a negative.
+inline void settle(const FakeClock& clock) {
+  REQUIRE(poll_until([&] { return clock.waiting() > 0; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
 }  // namespace swthrottle::test::fleet

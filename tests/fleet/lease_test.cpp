@@ -54,7 +54,7 @@ match = 'x'
     swthrottle::fleet::FleetClientOptions o;
     o.endpoint = *swthrottle::fleet::parse_endpoint(redis.url());
     o.timeout = std::chrono::milliseconds(2000);
-    hosts[h].client = std::make_unique<FleetClient>(o, [](const std::string&) {});
+    hosts[h].client = std::make_unique<FleetClient>(swthrottle::system_clock(), o, [](const std::string&) {});
     hosts[h].fleet = std::make_unique<RuleFleet>(*hosts[h].client, *rules, "h" + std::to_string(h), 1);
   }
   const uint64_t seed = swthrottle::test::base_seed(20261126);
@@ -104,7 +104,7 @@ match = 'x'
   o.endpoint = *swthrottle::fleet::parse_endpoint(redis.url());
   o.timeout = std::chrono::milliseconds(2000);
   o.sync = std::chrono::milliseconds(20);
-  FleetClient client(o, [](const std::string&) {});
+  FleetClient client(swthrottle::system_clock(), o, [](const std::string&) {});
   RuleFleet fleet(client, *rules, "h", 1);
   swthrottle::engine::FleetAnswer a;
   int passed = 0;

@@ -16,7 +16,7 @@
 #include "fleet_helpers.h"
 
 using namespace swthrottle::test::fleet;
-using swthrottle::fleet::Endpoint;
+using swthrottle::fleet::Address;
 using swthrottle::fleet::RedisConnection;
 using swthrottle::fleet::ReplyPtr;
 using swthrottle::fleet::Scripts;
@@ -78,7 +78,7 @@ TEST_CASE("fleet redis connection: unix socket and TCP") {
     CAPTURE(tcp);
     RedisServer server(tcp_options(tcp));
     RedisConnection conn;
-    REQUIRE_MESSAGE(conn.connect(endpoint_of(server), kTimeout, ""), conn.error());
+    REQUIRE_MESSAGE(conn.connect(address_of(server), 0, kTimeout, {}), conn.error());
     CHECK(conn.connected());
     CHECK(ping(conn) == "PONG");
     const std::string_view set[] = {"SET", "a key with spaces\r\n", std::string_view("v\0x", 3)};
@@ -95,27 +95,26 @@ TEST_CASE("fleet redis connection: SELECT of the endpoint's database") {
   auto e = swthrottle::fleet::parse_endpoint(server.url() + "?db=3");
   REQUIRE(e);
   RedisConnection conn;
-  REQUIRE_MESSAGE(conn.connect(*e, kTimeout, ""), conn.error());
+  REQUIRE_MESSAGE(conn.connect(e->servers[0], e->db, kTimeout, {}), conn.error());
   const std::string_view set[] = {"SET", "in3", "x"};
   REQUIRE(conn.command(set));
   CHECK(server.cli({"EXISTS", "in3"}) == "0");
   CHECK(server.cli({"DBSIZE"}) == "0");
   auto e99 = swthrottle::fleet::parse_endpoint(server.url() + "?db=99");
   REQUIRE(e99);
-  CHECK_FALSE(conn.connect(*e99, kTimeout, ""));
+  CHECK_FALSE(conn.connect(e99->servers[0], e99->db, kTimeout, {}));
   CHECK(conn.error().find("SELECT 99") != std::string::npos);
   CHECK_FALSE(conn.connected());
 }
 
 TEST_CASE("fleet redis connection: a refused connection fails at once, with the endpoint in the message") {
   const int port = closed_port();
-  Endpoint e;
+  Address e;
   e.host = "127.0.0.1";
   e.port = static_cast<uint16_t>(port);
-  e.text = "redis://127.0.0.1:" + std::to_string(port);
   RedisConnection conn;
   const auto start = Clock::now();
-  CHECK_FALSE(conn.connect(e, kTimeout, ""));
+  CHECK_FALSE(conn.connect(e, 0, kTimeout, {}));
   const auto took = Clock::now() - start;
   CHECK(conn.error() == "redis 127.0.0.1:" + std::to_string(port) + ": Connection refused");
   CHECK(took < kTimeout);
@@ -123,9 +122,9 @@ TEST_CASE("fleet redis connection: a refused connection fails at once, with the 
   // Commands on a closed connection fail without touching anything.
   CHECK(ping(conn).starts_with("(failed"));
 
-  Endpoint u;
+  Address u;
   u.unix_path = "/nonexistent/r.sock";
-  CHECK_FALSE(conn.connect(u, kTimeout, ""));
+  CHECK_FALSE(conn.connect(u, 0, kTimeout, {}));
   CHECK(conn.error().starts_with("redis unix:/nonexistent/r.sock: "));
   MESSAGE("unix error: " << conn.error());
 }
@@ -133,16 +132,16 @@ TEST_CASE("fleet redis connection: a refused connection fails at once, with the 
 TEST_CASE("fleet redis connection: AUTH with the right password, and a wrong one") {
   RedisServer server(password_options("s3cret pass"));
   RedisConnection conn;
-  REQUIRE_MESSAGE(conn.connect(endpoint_of(server), kTimeout, "s3cret pass"), conn.error());
+  REQUIRE_MESSAGE(conn.connect(address_of(server), 0, kTimeout, password("s3cret pass")), conn.error());
   CHECK(ping(conn) == "PONG");
 
-  CHECK_FALSE(conn.connect(endpoint_of(server), kTimeout, "wrong"));
+  CHECK_FALSE(conn.connect(address_of(server), 0, kTimeout, password("wrong")));
   CHECK(conn.error().find(": AUTH: ") != std::string::npos);
   CHECK_FALSE(conn.connected());
   MESSAGE("wrong password: " << conn.error());
 
   // Without a password the connection stands, and commands answer NOAUTH.
-  REQUIRE(conn.connect(endpoint_of(server), kTimeout, ""));
+  REQUIRE(conn.connect(address_of(server), 0, kTimeout, {}));
   CHECK(ping(conn).starts_with("NOAUTH"));
 }
 
@@ -150,7 +149,7 @@ TEST_CASE("fleet redis connection: a stopped server fails a command after about 
   RedisServer server;
   const auto timeout = std::chrono::milliseconds(200);
   RedisConnection conn;
-  REQUIRE(conn.connect(endpoint_of(server), timeout, ""));
+  REQUIRE(conn.connect(address_of(server), 0, timeout, {}));
   REQUIRE(ping(conn) == "PONG");
   {
     Resume resume{server};
@@ -167,7 +166,7 @@ TEST_CASE("fleet redis connection: a stopped server fails a command after about 
     // The next command fails at once, without blocking.
     CHECK(ping(conn).starts_with("(failed"));
   }
-  REQUIRE_MESSAGE(conn.connect(endpoint_of(server), timeout, ""), conn.error());
+  REQUIRE_MESSAGE(conn.connect(address_of(server), 0, timeout, {}), conn.error());
   CHECK(ping(conn) == "PONG");
 
   // Scripts::run on a stopped server: false after about the timeout, every
@@ -191,7 +190,7 @@ TEST_CASE("fleet redis connection: a stopped server fails a command after about 
     }
     CHECK_FALSE(conn.connected());
   }
-  REQUIRE(conn.connect(endpoint_of(server), timeout, ""));
+  REQUIRE(conn.connect(address_of(server), 0, timeout, {}));
   CHECK(scripts.run(conn, batch, replies));
   CHECK(replies.back().ok);
   CHECK(scripts.reloads() == 0);
@@ -219,7 +218,7 @@ TEST_CASE("fleet redis connection: kill -9 and restart: the old connection fails
     CHECK_FALSE(replies[0].error.empty());
 
     server.restart();
-    REQUIRE_MESSAGE(host.conn.connect(endpoint_of(server), kTimeout, ""), host.conn.error());
+    REQUIRE_MESSAGE(host.conn.connect(address_of(server), 0, kTimeout, {}), host.conn.error());
     const Reply after = host.run(throttle(key, 10, 5, 5, 100));
     CHECK(after.ok);
     CHECK(after.passed);
@@ -269,7 +268,7 @@ TEST_CASE("fleet redis connection: a pipeline of 1000 requests answers all, in o
 TEST_CASE("fleet redis connection: server_info: run_id (new after a restart), maxmemory_policy, TIME") {
   RedisServer server(args_options({"--maxmemory-policy", "allkeys-lru"}));
   RedisConnection conn;
-  REQUIRE(conn.connect(endpoint_of(server), kTimeout, ""));
+  REQUIRE(conn.connect(address_of(server), 0, kTimeout, {}));
   const auto info = conn.server_info();
   REQUIRE(info);
   CHECK(info->run_id.size() == 40);
@@ -281,14 +280,14 @@ TEST_CASE("fleet redis connection: server_info: run_id (new after a restart), ma
   CHECK(info->time_ms < now_ms + 60'000);
 
   server.restart();
-  REQUIRE(conn.connect(endpoint_of(server), kTimeout, ""));
+  REQUIRE(conn.connect(address_of(server), 0, kTimeout, {}));
   const auto again = conn.server_info();
   REQUIRE(again);
   CHECK(again->run_id.size() == 40);
   CHECK(again->run_id != info->run_id);
 
   RedisServer plain;
-  REQUIRE(conn.connect(endpoint_of(plain), kTimeout, ""));
+  REQUIRE(conn.connect(address_of(plain), 0, kTimeout, {}));
   const auto defaults = conn.server_info();
   REQUIRE(defaults);
   CHECK(defaults->maxmemory_policy == "noeviction");
@@ -382,4 +381,32 @@ TEST_CASE("fleet redis connection: SCRIPT FLUSH racing long pipelines: every req
   CHECK(expected == 41 * 500);
   CHECK(hgetall(server, key)["s:0"] == std::to_string(41 * 500));
   CHECK(host.scripts.reloads() == 4);
+}
+
+TEST_CASE("fleet redis connection: an ACL user (AUTH user password), a wrong password, and a key it may not touch") {
+  RedisServerOptions o;
+  o.extra_args = {"--user", "swt", "on", ">hunter2", "~swt:*", "+@all"};
+  RedisServer server(o);
+  RedisConnection conn;
+  const swthrottle::fleet::Credentials user{"swt", "hunter2", "SWTHROTTLE_REDIS"};
+  REQUIRE_MESSAGE(conn.connect(address_of(server), 0, kTimeout, user), conn.error());
+  const std::string_view whoami[] = {"ACL", "WHOAMI"};
+  ReplyPtr r = conn.command(whoami);
+  REQUIRE(r);
+  CHECK(std::string(r->str, r->len) == "swt");
+  // Its ACL allows swt:* keys only: what Redis says, and where to look.
+  const std::string_view other[] = {"SET", "other", "1"};
+  r = conn.command(other);
+  REQUIRE(r);
+  REQUIRE(r->type == REDIS_REPLY_ERROR);
+  const std::string refusal = conn.explain({r->str, r->len});
+  CHECK(refusal.starts_with("NOPERM"));
+  CHECK(refusal.ends_with(" (the ACL of the user SWTHROTTLE_REDIS_USER names)"));
+
+  const swthrottle::fleet::Credentials wrong{"swt", "hunter3", "SWTHROTTLE_REDIS"};
+  CHECK_FALSE(conn.connect(address_of(server), 0, kTimeout, wrong));
+  CHECK(conn.error() == "redis " + address_of(server).label() +
+                            ": AUTH: WRONGPASS: the server refused the user name or password (SWTHROTTLE_REDIS_USER, "
+                            "SWTHROTTLE_REDIS_PASSWORD)");
+  CHECK(conn.error().find("hunter") == std::string::npos);
 }

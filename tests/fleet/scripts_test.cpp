@@ -466,7 +466,7 @@ TEST_CASE("fleet scripts: concurrent hosts on one window pass exactly Y in total
   for (const Case c : {Case{8, 5000, 1000}, Case{16, 2000, 777}}) {
     CAPTURE(c.threads);
     const std::string key = key_for("concurrent-" + std::to_string(c.threads));
-    const auto endpoint = endpoint_of(server());  // on this thread: REQUIRE throws
+    const auto address = address_of(server());  // on this thread: REQUIRE throws
     std::atomic<uint64_t> passed{0};
     std::atomic<uint64_t> errors{0};
     std::vector<std::thread> threads;
@@ -474,7 +474,7 @@ TEST_CASE("fleet scripts: concurrent hosts on one window pass exactly Y in total
       threads.emplace_back([&] {
         swthrottle::fleet::RedisConnection conn;
         Scripts scripts;
-        if (!conn.connect(endpoint, kTimeout, "")) {
+        if (!conn.connect(address, 0, kTimeout, {})) {
           errors += static_cast<uint64_t>(c.per_thread);
           return;
         }
@@ -560,10 +560,12 @@ Request flush(const std::string& key, uint32_t B, uint32_t E, int64_t now, const
   return r;
 }
 
-Request lease(const std::string& key, int64_t bucket, uint64_t want, uint64_t limit, int64_t rb = 0, uint64_t rn = 0) {
+Request lease(const std::string& key, int64_t bucket, uint64_t want, uint64_t limit, int64_t rb = 0, uint64_t rn = 0,
+              const std::string& host = "h1") {
   Request r;
   r.op = swthrottle::fleet::Op::Lease;
   r.hash_key = key;
+  r.host = host;
   r.shape = {5, 1000, 1, kTtl};
   r.bucket = bucket;
   r.want = want;
@@ -636,31 +638,72 @@ TEST_CASE("fleet scripts: Flush claims at the limit, its retry answers claimed a
 TEST_CASE("fleet scripts: Lease grants at most Y - sum, takes back unused permits, counts late at nb") {
   Host host(server());
   const std::string key = key_for("lease");
-  Reply r = host.run(lease(key, 10, 4, 10));
+  // One host: at most (Y - sum) / 2 at a time (H_active = 1).
+  Reply r = host.run(lease(key, 10, 4, 20));
   CHECK(r.granted == 4);
-  r = host.run(lease(key, 10, 4, 10));
-  CHECK(r.granted == 4);
-  r = host.run(lease(key, 10, 4, 10));
-  CHECK(r.granted == 2);  // Y - sum
-  r = host.run(lease(key, 10, 4, 10));
+  CHECK(r.active_hosts == 1);
+  r = host.run(lease(key, 10, 9, 20));
+  CHECK(r.granted == 8);  // (20 - 4) / 2
+  r = host.run(lease(key, 10, 9, 20));
+  CHECK(r.granted == 4);  // (20 - 12) / 2
+  r = host.run(lease(key, 10, 9, 20));
+  CHECK(r.granted == 2);
+  r = host.run(lease(key, 10, 9, 20));
+  CHECK(r.granted == 1);
+  r = host.run(lease(key, 10, 9, 20));
+  CHECK(r.granted == 1);  // the last permit: at least 1 while there is room
+  r = host.run(lease(key, 10, 4, 20));
   CHECK(r.granted == 0);
-  CHECK(r.sum == 10);
-  CHECK(r.room_bucket == 15);  // all 10 are in bucket 10: room once it leaves (window 11..15)
+  CHECK(r.sum == 20);
+  CHECK(r.room_bucket == 15);  // all 20 are in bucket 10: room once it leaves (window 11..15)
   // Next bucket: 3 permits of bucket 10 were not used: given back, then granted again.
-  r = host.run(lease(key, 11, 4, 10, 10, 3));
-  CHECK(r.granted == 3);
-  CHECK(hgetall(server(), key).at("10:0") == "7");
-  CHECK(hgetall(server(), key).at("11:0") == "3");
+  r = host.run(lease(key, 11, 4, 20, 10, 3));
+  CHECK(r.granted == 1);  // 3 left: (20 - 17) / 2
+  CHECK(hgetall(server(), key).at("10:0") == "17");
+  CHECK(hgetall(server(), key).at("11:0") == "1");
   // Late (older than the window at nb = 11): counted at nb.
   r = host.run(lease(key, 2, 1, 100));
   CHECK(r.late);
-  CHECK(hgetall(server(), key).at("11:0") == "4");
+  CHECK(hgetall(server(), key).at("11:0") == "2");
   // Giving back more than the bucket holds never goes below zero.
   r = host.run(lease(key, 11, 1, 0, 11, 99));
   CHECK(r.granted == 0);
   CHECK(hgetall(server(), key).count("11:0") == 0);
-  CHECK(hgetall(server(), key).at("s:0") == "7");
+  CHECK(hgetall(server(), key).at("s:0") == "17");
   check_pttl(key);
+}
+
+TEST_CASE("fleet scripts: Lease grants at most (Y - sum) / (2 H_active), H_active the hosts of the window") {
+  Host host(server());
+  const std::string key = key_for("lease-hosts");
+  const uint64_t Y = 1000;
+  // Table: (bucket, host) -> (granted, H_active); every host wants 1000.
+  struct Row {
+    int64_t bucket;
+    const char* host;
+    uint64_t granted;
+    uint64_t active;
+  };
+  const Row rows[] = {
+      {10, "a", 500, 1},  // alone: half of 1000
+      {10, "b", 125, 2},  // 500 left, two hosts: 500 / 4
+      {10, "c", 62, 3},   // 375 left: 375 / 6
+      {10, "a", 52, 3},   // 313 left: 313 / 6; a is counted once
+      {14, "d", 32, 4},   // 261 left: 261 / 8 (window 10..14: a, b, c still in it)
+      {15, "d", 484, 1},  // bucket 10 left the window, its 739 and its hosts: 968 / 2
+  };
+  uint64_t total = 0;
+  for (const Row& row : rows) {
+    CAPTURE(row.bucket);
+    CAPTURE(row.host);
+    const Reply r = host.run(lease(key, row.bucket, 1000, Y, 0, 0, row.host));
+    REQUIRE(r.ok);
+    CHECK(r.active_hosts == row.active);
+    CHECK(r.granted == row.granted);
+    total += r.granted;
+  }
+  CHECK(hgetall(server(), key).at("ha") == "15:d");
+  CHECK(total == 500 + 125 + 62 + 52 + 32 + 484);
 }
 
 TEST_CASE("fleet scripts: Flush and Lease refuse bad arguments") {
@@ -674,5 +717,10 @@ TEST_CASE("fleet scripts: Flush and Lease refuse bad arguments") {
   CHECK_FALSE(r.ok);
   r = host.run(lease(key, 10, 0, 10));  // want 0
   CHECK_FALSE(r.ok);
+  r = host.run(lease(key, 10, 1, 10, 0, 0, ""));  // no host
+  CHECK_FALSE(r.ok);
+  r = host.run(lease(key, 10, 1, 10, 0, 0, "a\nb"));  // a newline would split ha's lines
+  CHECK_FALSE(r.ok);
+  CHECK(r.error.find("host (ARGV[10]) holds a newline") != std::string::npos);
   CHECK(server().cli({"EXISTS", key}) == "0");
 }

@@ -123,12 +123,21 @@ void RedisServer::start() {
     std::vector<std::string> args = {binary, "--port", std::to_string(options_.tcp ? port_ : 0)};
     if (options_.tcp) {
       args.insert(args.end(), {"--bind", "127.0.0.1"});
+      // The bus port is not PORT + 10000, which may pass 65535.
+      if (options_.cluster)
+        args.insert(args.end(), {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port",
+                                 std::to_string(free_port())});
     } else {
       args.insert(args.end(), {"--unixsocket", socket_path_});
     }
+    // A replica's first sync starts at once, not after the default 5 s
+    // a primary waits to serve several replicas with one transfer.
+    args.insert(args.end(), {"--repl-diskless-sync-delay", "0"});
     args.insert(args.end(), {"--save", "", "--appendonly", options_.appendonly ? "yes" : "no", "--dir", dir_.path(),
                              "--logfile", dir_.file("redis.log"), "--daemonize", "no"});
-    if (!options_.password.empty()) args.insert(args.end(), {"--requirepass", options_.password});
+    // The same password for the replicas of a group to reach their primary.
+    if (!options_.password.empty())
+      args.insert(args.end(), {"--requirepass", options_.password, "--masterauth", options_.password});
     args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
 
     pid_ = spawn_daemon(args, "");  // its log is --logfile's
@@ -155,15 +164,38 @@ void RedisServer::start() {
 }
 
 std::string RedisServer::cli(const std::vector<std::string>& args) {
-  ContextPtr c(open_context(socket_path_, port_, std::chrono::milliseconds(5000)));
-  if (!c) throw std::runtime_error("cannot connect to the test redis-server at " + url());
-  if (!options_.password.empty()) {
-    ReplyHolder auth = command(c.get(), {"AUTH", options_.password});
-    if (!auth) throw std::runtime_error("AUTH to the test redis-server failed: " + std::string(c->errstr));
+  return redis_command(socket_path_, port_, args, options_.password);
+}
+
+std::vector<std::string> RedisServer::cli_all(const std::vector<std::vector<std::string>>& commands) {
+  return redis_commands(socket_path_, port_, commands, options_.password);
+}
+
+std::string redis_command(const std::string& socket_path, int port, const std::vector<std::string>& args,
+                          const std::string& password, const std::string& user) {
+  return redis_commands(socket_path, port, {args}, password, user)[0];
+}
+
+std::vector<std::string> redis_commands(const std::string& socket_path, int port,
+                                        const std::vector<std::vector<std::string>>& commands,
+                                        const std::string& password, const std::string& user) {
+  const std::string where = socket_path.empty() ? "127.0.0.1:" + std::to_string(port) : socket_path;
+  ContextPtr c(open_context(socket_path, port, std::chrono::milliseconds(5000)));
+  if (!c) throw std::runtime_error("cannot connect to the test redis at " + where);
+  if (!password.empty()) {
+    std::vector<std::string> auth_args = {"AUTH"};
+    if (!user.empty()) auth_args.push_back(user);
+    auth_args.push_back(password);
+    ReplyHolder auth = command(c.get(), auth_args);
+    if (!auth) throw std::runtime_error("AUTH to the test redis at " + where + " failed: " + std::string(c->errstr));
   }
-  ReplyHolder r = command(c.get(), args);
-  if (!r) throw std::runtime_error("the test redis-server did not answer: " + std::string(c->errstr));
-  return to_text(r.get());
+  std::vector<std::string> out;
+  for (const auto& args : commands) {
+    ReplyHolder r = command(c.get(), args);
+    if (!r) throw std::runtime_error("the test redis at " + where + " did not answer: " + std::string(c->errstr));
+    out.push_back(to_text(r.get()));
+  }
+  return out;
 }
 
 }  // namespace swthrottle::test

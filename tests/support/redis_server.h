@@ -18,9 +18,20 @@ namespace swthrottle::test {
 struct RedisServerOptions {
   bool tcp = false;         // a free port on 127.0.0.1 instead of a unix socket
   bool appendonly = false;  // AOF on (kept across restart())
-  std::string password;     // --requirepass
+  std::string password;     // --requirepass (and --masterauth, for a replica)
+  bool cluster = false;     // cluster-enabled (tcp), its bus on a free port of its own
   std::vector<std::string> extra_args;
 };
+
+// One command to the Redis server (or sentinel) at `socket_path` (when not
+// empty) or 127.0.0.1:port, over a short-lived connection, after AUTH
+// [user] password when a password is given. The reply as RedisServer::cli
+// gives it. Throws std::runtime_error when it cannot connect.
+std::string redis_command(const std::string& socket_path, int port, const std::vector<std::string>& args,
+                          const std::string& password = "", const std::string& user = "");
+std::vector<std::string> redis_commands(const std::string& socket_path, int port,
+                                        const std::vector<std::vector<std::string>>& commands,
+                                        const std::string& password = "", const std::string& user = "");
 
 class RedisServer {
  public:
@@ -48,6 +59,9 @@ class RedisServer {
   // digits, nil as "(nil)", arrays as their elements joined by "\n", errors
   // as "ERR: <message>". Throws std::runtime_error when it cannot connect.
   std::string cli(const std::vector<std::string>& args);
+  // Several commands, one after the other on one connection (WAIT counts
+  // the writes of its own connection), and their replies.
+  std::vector<std::string> cli_all(const std::vector<std::vector<std::string>>& commands);
 
  private:
   void start();

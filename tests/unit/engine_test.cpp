@@ -573,6 +573,37 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("engine SIGHUP: a removed rule's held-back lines are reported as at the end of input") {
+  const std::string kept = R"toml(
+[[rule]]
+name = "other"
+kind = "throttle"
+threshold = "5 per 10s"
+  [[rule.event]]
+  name = "x"
+  match = 'XYZ'
+)toml";
+  const std::string both = std::string(kNetThrottle) + kept;
+  for (const std::string& mode : kModes) {
+    INFO("mode=" << mode);
+    // Two runs over the same lines: one ends, the other is reloaded without "net".
+    Harness ended(both, mode);
+    Harness reloaded(both, mode);
+    for (Harness* h : {&ended, &reloaded}) {
+      h->offer("db1: connect timed out", 0);
+      h->offer("db1: connect timed out", 100);
+      h->offer("db1: connect refused", 200);
+      h->offer("db2: connect refused", 300);
+    }
+    Harness after(kept, mode);
+    std::vector<Record> flushed;
+    CHECK(after.engine().adopt(reloaded.engine(), flushed).empty());
+    const std::string at_end = ended.finish();
+    CHECK(at_end == "summary t=300 net key=db1 suppressed=1 counts=[0,1] first=200 last=200\n");
+    CHECK(describe(flushed) == at_end);
+  }
+}
+
 TEST_CASE("engine alert: a boundary check never raises an alert") {
   const char* const rules = R"toml(
 [[rule]]

@@ -40,6 +40,7 @@ namespace = "prod"
 host = "web-7"
 timeout = "150ms"
 on_unreachable = "closed"
+allow_eviction = true
 )toml") + kRule,
                        "rules.toml");
   REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().str()));
@@ -51,6 +52,7 @@ on_unreachable = "closed"
   CHECK(f.timeout_ms == 150);
   CHECK(f.sync_ms == 250);
   CHECK(f.on_unreachable == Unreachable::Closed);
+  CHECK(f.allow_eviction);
   CHECK(f.line == 2);
   CHECK(r->rules[0].fleet == FleetMode::Exact);
 }
@@ -71,6 +73,7 @@ match = 'x'
   CHECK(r->settings.fleet.namespace_name == "default");
   CHECK(r->settings.fleet.timeout_ms == 200);
   CHECK(r->settings.fleet.on_unreachable == Unreachable::Local);
+  CHECK_FALSE(r->settings.fleet.allow_eviction);  // a Redis that can evict windows is refused
   CHECK(r->rules[0].fleet == FleetMode::Off);
 }
 
@@ -83,6 +86,8 @@ TEST_CASE("fleet config: errors point at the value") {
   CHECK(error_of("[fleet]\nnamespace = \"a:b\"\n") ==
         "rules.toml:2:13: fleet namespace \"a:b\" must be 1 to 64 printable characters without spaces, ':', '{' "
         "or '}'");
+  CHECK(error_of("[fleet]\nallow_eviction = \"yes\"\n") ==
+        "rules.toml:2:18: fleet allow_eviction must be true or false, not \"yes\"");
   CHECK(error_of("[fleet]\ntimeout = \"2m\"\n") ==
         "rules.toml:2:11: fleet timeout must be at most 1m: a line waits that long");
   CHECK(error_of(R"toml(

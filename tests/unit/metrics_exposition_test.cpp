@@ -102,6 +102,9 @@ Snapshot full() {
   s.fleet_asked = 5;
   s.fleet_answered = 4;
   s.fleet_unanswered = 1;
+  s.fleet_evicted = 42742;
+  s.fleet_failovers = 1;
+  s.fleet_unconfirmed = 17;
   return s;
 }
 
@@ -237,6 +240,10 @@ TEST_CASE("metrics: prometheus_text: exec, delivery, outbox and fleet when prese
         std::string::npos);
   CHECK(text.find("swthrottle_outbox_pending 1\n") != std::string::npos);
   CHECK(text.find("swthrottle_fleet_degraded 1\n") != std::string::npos);
+  CHECK(text.find("# TYPE swthrottle_fleet_evicted_keys_total counter\nswthrottle_fleet_evicted_keys_total 42742\n") !=
+        std::string::npos);
+  CHECK(text.find("swthrottle_fleet_failovers_total 1\n") != std::string::npos);
+  CHECK(text.find("swthrottle_fleet_unconfirmed_total 17\n") != std::string::npos);
   CHECK(text.find("swthrottle_input_behind_bytes{input=\"/var/log/auth.log\"} 4096\n") != std::string::npos);
   CHECK(text.find("swthrottle_rule_suppressed_total{rule=\"noisy\",kind=\"throttle\"} 6\n") != std::string::npos);
   // The input without a log time or progress has its lines only.
@@ -290,6 +297,9 @@ TEST_CASE("metrics: stats_json: one JSON object with the same figures") {
   CHECK(j["outbox"]["pending"] == 1);
   CHECK(j["fleet"]["degraded"] == true);
   CHECK(j["fleet"]["unanswered"] == 1);
+  CHECK(j["fleet"]["evicted"] == 42742);
+  CHECK(j["fleet"]["failovers"] == 1);
+  CHECK(j["fleet"]["unconfirmed"] == 17);
 
   const nlohmann::json b = nlohmann::json::parse(stats_json(bare()));
   CHECK_FALSE(b.contains("exec"));
