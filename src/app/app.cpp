@@ -183,7 +183,8 @@ bool App::start() {
 
 int App::run(std::vector<InputSpec> inputs) {
   inputs_ = inputs.size();
-  followed_ = std::any_of(inputs.begin(), inputs.end(), [](const InputSpec& in) { return in.follow; });
+  live_ = std::any_of(inputs.begin(), inputs.end(),
+                      [](const InputSpec& in) { return pace_of(in) != pipeline::StampWatch::Pace::Replay; });
   {
     std::lock_guard lock(mu_);  // /metrics may be reading them already
     for (const InputSpec& in : inputs) {
@@ -417,7 +418,7 @@ void App::reload() {
     metrics::SystemdNotify& n;
     ~ReadyAgain() { n.ready(); }
   } ready_again{notify_};
-  auto next = load_generation(options_);
+  auto next = load_generation(options_, current());
   if (!next) {
     print_message("SIGHUP: keeping the current rules: " + next.error().str());
     reload_failures_.fetch_add(1, std::memory_order_relaxed);

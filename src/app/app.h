@@ -90,6 +90,7 @@ class App final : private pipeline::DeciderHost {
   const Clock& clock() override { return clock_; }
   int64_t arrival_ms() override { return arrival_.now_ms(); }
   void progressed(const std::string& input, uint64_t lines, int64_t newest_log_ms) override;
+  void no_timestamp(const std::string& input, const std::string& message) override;
 
   // Metrics (app_metrics.cpp): one input's figures, made by run() before
   // any input thread starts (then only read: atomics, and `follower` under mu_).
@@ -97,8 +98,9 @@ class App final : private pipeline::DeciderHost {
     std::string name;
     std::atomic<uint64_t> lines{0};
     std::atomic<int64_t> newest_log_ms{INT64_MIN};
-    std::atomic<int64_t> progress_ms{0};  // wall clock of the last decided line
-    input::Follower* follower = nullptr;  // guarded by mu_: while it is followed
+    std::atomic<int64_t> progress_ms{0};    // wall clock of the last decided line
+    std::atomic<bool> no_timestamp{false};  // reported without a timestamp (stamp_watch.h), none since
+    input::Follower* follower = nullptr;    // guarded by mu_: while it is followed
   };
   InputMeter* meter_of(const std::string& input);
   metrics::Snapshot snapshot();
@@ -122,6 +124,7 @@ class App final : private pipeline::DeciderHost {
   // (pipeline/time_merge.h); each is read and matched on threads of its own.
   void read_merged(const std::vector<const InputSpec*>& inputs);
   int workers_for(const InputSpec& in) const;
+  static pipeline::StampWatch::Pace pace_of(const InputSpec& in);
   int threads() const;
   pipeline::Decider::Options decider_options() const;
   int64_t resumed_log_ms() const;
@@ -129,6 +132,10 @@ class App final : private pipeline::DeciderHost {
 
   bool needs_timer() const;
   void timer_loop();
+  // The stamp watch of an input read live (a followed file, a pipe), for
+  // the timer's minute: watched while `on`, from before its first line
+  // until before its decider goes.
+  void watch_stamps(pipeline::StampWatch& watch, bool on);
   int64_t quiet_reached(const pipeline::Generation& g);
   void stop_followers();
   bool save_state(pipeline::Generation& g);  // false: failed, and said so
@@ -169,12 +176,13 @@ class App final : private pipeline::DeciderHost {
   int start_status_ = 2;
 
   pipeline::OrderLock order_;
-  std::mutex mu_;  // guards followers_, globs_, quiet_, timer_done_, finished_, generations_
+  std::mutex mu_;  // guards followers_, globs_, quiet_, stamp_watches_, timer_done_, finished_, generations_
   std::condition_variable cv_;
   std::vector<input::Follower*> followers_;
-  std::vector<input::GlobWatcher*> globs_;         // of the followed patterns: stopped with the followers
-  std::vector<const pipeline::QuietTime*> quiet_;  // of the followed inputs
-  bool followed_ = false;                          // some input is followed (set by run())
+  std::vector<input::GlobWatcher*> globs_;            // of the followed patterns: stopped with the followers
+  std::vector<const pipeline::QuietTime*> quiet_;     // of the followed inputs
+  std::vector<pipeline::StampWatch*> stamp_watches_;  // of the inputs read live
+  bool live_ = false;                                 // some input is followed, or a pipe (set by run())
   bool timer_done_ = false;
   std::vector<std::unique_ptr<InputMeter>> meters_;  // made by run()
   metrics::SystemdNotify notify_;

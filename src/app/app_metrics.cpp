@@ -38,11 +38,18 @@ void App::progressed(const std::string& input, uint64_t lines, int64_t newest_lo
   if (m == nullptr) return;
   m->lines.fetch_add(lines, std::memory_order_relaxed);
   if (newest_log_ms != pipeline::kNoStamp) {
+    m->no_timestamp.store(false, std::memory_order_relaxed);
     int64_t cur = m->newest_log_ms.load(std::memory_order_relaxed);
     while (newest_log_ms > cur && !m->newest_log_ms.compare_exchange_weak(cur, newest_log_ms)) {
     }
   }
   m->progress_ms.store(clock_.wall_ms(), std::memory_order_relaxed);
+}
+
+// A timestamp since clears it (progressed()): the gauge says what is true now.
+void App::no_timestamp(const std::string& input, const std::string& message) {
+  if (InputMeter* m = meter_of(input)) m->no_timestamp.store(true, std::memory_order_relaxed);
+  print_message(message);
 }
 
 namespace {
@@ -113,6 +120,7 @@ metrics::Snapshot App::snapshot() {
       const int64_t newest = m->newest_log_ms.load(std::memory_order_relaxed);
       if (newest != INT64_MIN) in.newest_log_ms = newest;
       in.last_progress_ms = m->progress_ms.load(std::memory_order_relaxed);
+      in.no_timestamp = m->no_timestamp.load(std::memory_order_relaxed);
       if (m->follower != nullptr) in.bytes_behind = m->follower->bytes_behind();
       s.inputs.push_back(std::move(in));
     }

@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "app/default_time.h"
 #include "fleet/endpoint.h"
+#include "util/clock.h"
 
 namespace swthrottle::app {
 
@@ -62,16 +64,32 @@ std::optional<Error> check_fleet(const cli::Options& options, config::RuleSet& r
   return std::nullopt;
 }
 
+// Neither the rules nor --time set `time`: the default (app/default_time.h),
+// or the one the generation in force took by default.
+void choose_time(const cli::Options& options, const pipeline::Generation* previous, pipeline::Generation& g) {
+  config::Settings& s = g.rules->settings;
+  DefaultTime d;
+  if (previous != nullptr && !previous->rules->settings.time_set)
+    d = {previous->rules->settings.time, previous->arrival_by_default};
+  else d = default_time(s, options.inputs, options.follow, options.max_line, system_clock().wall_ms());
+  s.time = d.time;
+  g.arrival_by_default = std::move(d.why);
+}
+
 }  // namespace
 
-Result<std::unique_ptr<pipeline::Generation>> load_generation(const cli::Options& options) {
+Result<std::unique_ptr<pipeline::Generation>> load_generation(const cli::Options& options,
+                                                              const pipeline::Generation* previous) {
   auto loaded = config::load_rules(options.rule_files);
   if (!loaded) return loaded.error();
   auto g = std::make_unique<pipeline::Generation>();
   g->rules = std::make_unique<config::RuleSet>(std::move(*loaded));
   config::RuleSet& rules = *g->rules;
   if (auto e = check_fleet(options, rules)) return *e;
-  if (options.time) rules.settings.time = *options.time;
+  if (options.time) {
+    rules.settings.time = *options.time;
+    rules.settings.time_set = true;
+  }
   if (options.mode)
     for (auto& r : rules.rules)
       if (!r.mode_set) {
@@ -100,6 +118,8 @@ Result<std::unique_ptr<pipeline::Generation>> load_generation(const cli::Options
       g->journal = true;
     }
   }
+  // After --input, which may change how the inputs' stamps are read.
+  if (!rules.settings.time_set) choose_time(options, previous, *g);
   if (rules.settings.time == config::TimeSource::Log) {
     // A reader of one timestamp setting; its errors point where it is written.
     auto make = [&](const config::TimestampSpec& spec, const config::TimezoneSpec& tz) -> Result<match::LogTime> {

@@ -1,6 +1,8 @@
 // The sources of one input: a followed file, a file or pipe read in batches
 // on the decider's own thread, or one matched by -j workers. All three feed
 // one pipeline::Decider.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <functional>
 #include <optional>
@@ -65,11 +67,25 @@ class FramedLines {
 
 void App::read_input(const InputSpec& in) {
   if (in.glob) return read_glob(in);
-  pipeline::Decider decider(in.name, *this, decider_options(), resumed_log_ms());
+  pipeline::Decider::Options options = decider_options();
+  options.pace = pace_of(in);
+  pipeline::Decider decider(in.name, *this, options, resumed_log_ms());
   if (!decider.ready()) return;
+  const bool live = options.pace != pipeline::StampWatch::Pace::Replay;
+  if (live) watch_stamps(decider.stamp_watch(), true);
   if (in.follow) read_followed(decider, in);
   else if (const int workers = workers_for(in); workers > 1) read_parallel(decider, in, workers);
   else read_batches(decider, in);
+  if (live) watch_stamps(decider.stamp_watch(), false);
+}
+
+// A followed file; standard input or a file that is not a regular one (a
+// FIFO, a process substitution): a pipe, which may be live; else a replay.
+pipeline::StampWatch::Pace App::pace_of(const InputSpec& in) {
+  if (in.follow) return pipeline::StampWatch::Pace::Followed;
+  struct stat st {};
+  if (in.fd >= 0 && ::fstat(in.fd, &st) == 0 && S_ISREG(st.st_mode)) return pipeline::StampWatch::Pace::Replay;
+  return pipeline::StampWatch::Pace::Pipe;
 }
 
 // Matching threads for an input: parallel matching pays off on a backlog

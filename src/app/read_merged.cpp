@@ -53,21 +53,27 @@ void App::read_merged(const std::vector<const InputSpec*>& inputs) {
   std::vector<std::shared_ptr<pipeline::ParallelMatch>> pipes;
   std::vector<std::unique_ptr<MergedInput>> merged;
   std::vector<pipeline::MergeInput*> order;
-  pipeline::DeciderHost& host = *this;  // a private base: converted here, not in make_unique
+  pipeline::DeciderHost& host = *this;      // a private base: converted here, not in make_unique
+  std::vector<pipeline::StampWatch*> live;  // pipes among them: the timer's minute
   for (const InputSpec* in : inputs) {
-    deciders.push_back(std::make_unique<pipeline::Decider>(in->name, host, decider_options(), resumed_log_ms()));
+    pipeline::Decider::Options options = decider_options();
+    options.pace = pace_of(*in);
+    deciders.push_back(std::make_unique<pipeline::Decider>(in->name, host, options, resumed_log_ms()));
     if (!deciders.back()->ready()) break;  // reported; the same rules fail for every input
+    if (options.pace != pipeline::StampWatch::Pace::Replay) live.push_back(&deciders.back()->stamp_watch());
     pipes.push_back(pipeline::ParallelMatch::start(
         in->fd, match_options(*in, workers), [this] { return current(); }, clock_));
     merged.push_back(std::make_unique<MergedInput>(in->name, pipes.back(), *deciders.back(),
                                                    [this](const std::string& m) { fail(m); }));
     order.push_back(merged.back().get());
   }
+  for (pipeline::StampWatch* w : live) watch_stamps(*w, true);
   if (order.size() == inputs.size()) {
     const config::Settings& set = current()->rules->settings;
     (void)pipeline::merge_by_time(order, {{set.max_future_ms, set.max_jump_ms}, clock_.wall_ms()});
   }
   for (auto& p : pipes) p->stop();
+  for (pipeline::StampWatch* w : live) watch_stamps(*w, false);
 }
 
 }  // namespace swthrottle::app

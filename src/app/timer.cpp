@@ -1,9 +1,10 @@
 // The timer thread: boundary checks at every bucket boundary under arrival
 // time, even when no line comes (DESIGN.md §3); under log time, those a quiet
-// followed log has reached (pipeline/quiet_time.h); with --state, a save
-// every state_save_every_ms (DESIGN.md §6), so a crash of a long run loses at
-// most that; with fleet rules, the alerts the fleet thread claimed for
-// batched rules, within 200 ms of the claim.
+// followed log has reached (pipeline/quiet_time.h), and the report of a live
+// input that has gone a minute without a timestamp (pipeline/stamp_watch.h);
+// with --state, a save every state_save_every_ms (DESIGN.md §6), so a crash
+// of a long run loses at most that; with fleet rules, the alerts the fleet
+// thread claimed for batched rules, within 200 ms of the claim.
 #include <algorithm>
 #include <chrono>
 
@@ -12,8 +13,14 @@
 namespace swthrottle::app {
 
 bool App::needs_timer() const {
-  return current_.load()->rules->settings.time == config::TimeSource::Arrival || state_ != nullptr || followed_ ||
+  return current_.load()->rules->settings.time == config::TimeSource::Arrival || state_ != nullptr || live_ ||
          fleet_ != nullptr;
+}
+
+void App::watch_stamps(pipeline::StampWatch& watch, bool on) {
+  std::lock_guard lock(mu_);
+  if (on) stamp_watches_.push_back(&watch);
+  else stamp_watches_.erase(std::remove(stamp_watches_.begin(), stamp_watches_.end(), &watch), stamp_watches_.end());
 }
 
 // The newest log time a quiet followed input has reached (kNoStamp: none).
@@ -42,6 +49,8 @@ void App::timer_loop() {
     if (state_) wait = std::clamp<int64_t>(next_save - clock_.steady_ms(), 0, wait);
     clock_.wait_for(cv_, lock, wait, [this] { return timer_done_; });
     if (timer_done_) break;
+    // Under mu_: a watch is not unregistered (nor its decider gone) meanwhile.
+    for (pipeline::StampWatch* w : stamp_watches_) w->due(clock_.steady_ms());
     lock.unlock();
     {
       // Exclusive: a tick's records and a decider's line never interleave

@@ -108,7 +108,9 @@ Parsed parse_options(int argc, const char* const* argv) {
                "Validate the rules, print a summary, exit 0 (2 when invalid); with FILEs, also what the timestamp\n"
                "setting reads of their first 1000 lines (exit 2 when none, with time = log)")
       ->group("Rules");
-  app.add_option("--time", time, "Time source, overrides [settings]")
+  app.add_option("--time", time,
+                 "Time source, overrides [settings]; default: log for replayed files whose\n"
+                 "first lines carry timestamps, else arrival (stdin, --follow)")
       ->type_name("arrival|log")
       ->check(CLI::IsMember(names_of({config::TimeSource::Arrival, config::TimeSource::Log})).description(""))
       ->group("Rules");

@@ -170,8 +170,10 @@ Result<std::string> read_file(const std::string& path) {
 void copy_setting(Settings& dst, const Settings& src, const std::string& key) {
   if (key == "mode") dst.mode = src.mode;
   else if (key == "buckets") dst.buckets = src.buckets;
-  else if (key == "time") dst.time = src.time;
-  else if (key == "timestamp") dst.timestamp = src.timestamp;
+  else if (key == "time") {
+    dst.time = src.time;
+    dst.time_set = src.time_set;
+  } else if (key == "timestamp") dst.timestamp = src.timestamp;
   else if (key == "timezone") dst.timezone = src.timezone;
   else if (key == "year") dst.year = src.year;
   else if (key == "max_keys") dst.max_keys = src.max_keys;

@@ -197,6 +197,9 @@ struct Settings {
   Mode mode = Mode::Efficient;
   uint32_t buckets = 10;
   TimeSource time = TimeSource::Arrival;
+  // `time` was given (a rules file, or --time): else the run chooses it
+  // (app/default_time.h, DESIGN.md §4).
+  bool time_set = false;
   TimestampSpec timestamp;
   TimezoneSpec timezone;
   InputFormat format = InputFormat::Auto;  // how lines are read (JSON or text)

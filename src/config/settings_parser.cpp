@@ -316,6 +316,7 @@ MaybeError parse_settings(const TomlReader& in, const toml::table& t, Settings& 
       auto m = in.choose(*v, "time", std::array{TimeSource::Arrival, TimeSource::Log});
       if (!m) return m.error();
       s.time = *m;
+      s.time_set = true;
       given.canon = to_string(*m);
     } else if (key == "timestamp") {
       auto ts = timestamp(in, *v);

@@ -212,10 +212,11 @@ std::string prometheus_text(const Snapshot& s) {
            [](const RuleCounters& r) { return r.forgotten; });
 
   {
-    std::vector<Sample> lines, behind, lag, progress;
+    std::vector<Sample> lines, behind, lag, progress, no_timestamp;
     for (const InputState& in : s.inputs) {
       const std::string labels = label_set({{"input", in.input}});
       lines.push_back({labels, num(in.lines)});
+      no_timestamp.push_back({labels, in.no_timestamp ? "1" : "0"});
       if (in.bytes_behind) behind.push_back({labels, num(*in.bytes_behind)});
       if (in.newest_log_ms) lag.push_back({labels, seconds_text(s.wall_ms - *in.newest_log_ms)});
       if (in.last_progress_ms != 0) progress.push_back({labels, seconds_text(in.last_progress_ms)});
@@ -226,6 +227,8 @@ std::string prometheus_text(const Snapshot& s) {
            "How far the newest timestamp read from the input is behind the wall clock.", lag);
     family(out, "swthrottle_input_last_progress_timestamp_seconds", "gauge",
            "When a line of the input was last decided, in seconds since the Unix epoch.", progress);
+    family(out, "swthrottle_input_no_timestamp", "gauge",
+           "1 while the input is reported for giving no timestamp under time = \"log\", else 0.", no_timestamp);
   }
 
   if (s.exec) {
@@ -324,6 +327,7 @@ std::string stats_json(const Snapshot& s) {
     // as the Prometheus sample.
     if (in.newest_log_ms) o["log_time_lag_seconds"] = ordered_json::parse(seconds_text(s.wall_ms - *in.newest_log_ms));
     o["last_progress"] = in.last_progress_ms != 0 ? ordered_json(rfc3339(in.last_progress_ms)) : ordered_json(nullptr);
+    o["no_timestamp"] = in.no_timestamp;
     inputs.push_back(std::move(o));
   }
   j["inputs"] = std::move(inputs);

@@ -39,6 +39,8 @@
 //   swthrottle_input_log_time_lag_seconds             gauge    input               time = "log", once a stamp was read:
 //                                                                                  (wall - newest stamp), may be < 0
 //   swthrottle_input_last_progress_timestamp_seconds  gauge    input               once a line of it was decided
+//   swthrottle_input_no_timestamp                     gauge    input               1: no timestamp reported under
+//                                                                                  time = "log" (stamp_watch.h)
 //   swthrottle_exec_started_total                     counter                      with an exec pool
 //   swthrottle_exec_succeeded_total                   counter
 //   swthrottle_exec_failed_attempts_total             counter

@@ -26,6 +26,9 @@ struct InputState {
   std::optional<uint64_t> bytes_behind;  // a followed file: its size minus what was read
   std::optional<int64_t> newest_log_ms;  // time = "log": the newest timestamp read
   int64_t last_progress_ms = 0;          // wall clock when a line of it was last decided (0: never)
+  // time = "log": reported for giving no timestamp (pipeline/stamp_watch.h),
+  // and none has come since.
+  bool no_timestamp = false;
 };
 
 struct DestinationCounters {

@@ -22,16 +22,22 @@ Decider::Decider(std::string name, DeciderHost& host, const Options& options, in
       host_(host),
       options_(options),
       time_(resumed_log_ms),
-      watch_(name_, [&host](const std::string& m) { host.warn(m); }),
+      watch_(
+          name_, [&host, this](const std::string& m) { host.no_timestamp(name_, m); }, options.pace, host.clock()),
       fold_(!options.passthrough && !options.explain),
       wall_ms_(host.clock().wall_ms()) {
   refresh();
 }
 
-// An input that ends without a timestamp in its lines is reported now.
-Decider::~Decider() { watch_.end(); }
+// An input that ends without a timestamp in its lines (or, under arrival
+// time by default, with them) is reported now.
+Decider::~Decider() {
+  watch_.end();
+  if (ignored_) ignored_->end();
+}
 
 void DeciderHost::warn(const std::string& message) { print_message(message); }
+void DeciderHost::no_timestamp(const std::string&, const std::string& message) { warn(message); }
 void DeciderHost::progressed(const std::string&, uint64_t, int64_t) {}
 
 // The rules changed (or this is the start): a matcher and a timestamp reader
@@ -53,6 +59,15 @@ bool Decider::refresh() {
   logtime_.reset();
   if (const match::LogTime* lt = gen_->logtime_for(name_)) logtime_.emplace(*lt);  // [[settings.input]]
   const config::Settings& set = gen_->rules->settings;
+  if (gen_->logtime || gen_->arrival_by_default.empty()) {
+    ignored_.reset();  // time is set, or log: nothing to say
+  } else if (!ignored_made_) {
+    ignored_made_ = true;
+    auto probe = match::LogTime::make(gen_->timestamp_for(name_), gen_->timezone_for(name_), set.year);
+    if (probe)
+      ignored_.emplace(name_, std::move(*probe), gen_->arrival_by_default,
+                       [this](const std::string& m) { host_.warn(m); });
+  }
   time_.set_trust({set.max_future_ms, set.max_jump_ms});
   max_future_ = set.max_future_ms >= 0 ? set.max_future_ms : kNeverAhead;
   local_zone_.reset();
@@ -127,6 +142,8 @@ bool Decider::decide(std::string_view text, bool truncated, const match::MatchRe
     at = time_.log(stamp, wall_ms_);
     if (time_.untrusted() != LineTime::Untrusted::None) report_untrusted(text, stamp, time_.untrusted());
   } else {
+    if (ignored_ && !ignored_->done()) [[unlikely]]
+      ignored_->line(text, !zoned, wall_ms_);
     at = LineTime::arrival(host_.arrival_ms(), engine.now_ms());
   }
   if (fold_ && m.hits.empty()) {

@@ -44,6 +44,7 @@
 #include "match/matcher.h"
 #include "pipeline/batch.h"
 #include "pipeline/generation.h"
+#include "pipeline/ignored_stamps.h"
 #include "pipeline/line_time.h"
 #include "pipeline/order_lock.h"
 #include "pipeline/stamp_watch.h"
@@ -76,6 +77,9 @@ class DeciderHost {
   // A warning about the input that does not end it (stderr, "swthrottle: "
   // before it).
   virtual void warn(const std::string& message);
+  // `input` gives no timestamp under log time (stamp_watch.h); `message`
+  // says so. From the input's thread, or the timer's (StampWatch::due).
+  virtual void no_timestamp(const std::string& input, const std::string& message);
   // Lines of `input` were decided (metrics, the systemd watchdog): how many
   // since the last call, and the newest log time among them (kNoStamp: none).
   virtual void progressed(const std::string& input, uint64_t lines, int64_t newest_log_ms);
@@ -87,6 +91,9 @@ class Decider {
     bool passthrough = false;
     bool explain = false;
     bool prefilter = true;  // match::Matcher::make's
+    // What kind of input it is, for when its stamp watch reports (a
+    // followed file or a pipe: also after a minute, on the host's clock).
+    StampWatch::Pace pace = StampWatch::Pace::Replay;
   };
 
   // `name`: the input as given ("-": standard input), for --explain.
@@ -122,6 +129,10 @@ class Decider {
   // time = log: this input's newest trusted time (kNoStamp: none yet).
   int64_t last_log_ms() const { return time_.newest_trusted(); }
 
+  // For the host's timer, which calls due() on it while the input is read
+  // (a followed file or a pipe).
+  StampWatch& stamp_watch() { return watch_; }
+
  private:
   bool refresh();
   bool match_and_decide(const input::Line& line);
@@ -149,7 +160,11 @@ class Decider {
   std::vector<engine::Record> records_;
   std::vector<engine::ExplainEntry> explain_;
   LineTime time_;
-  StampWatch watch_;           // time = log: says so when the lines give no timestamp
+  StampWatch watch_;  // time = log: says so when the lines give no timestamp
+  // Arrival time by default: says so when the lines carry timestamps. Made
+  // with the first generation that has no `time`, once per input.
+  std::optional<IgnoredStamps> ignored_;
+  bool ignored_made_ = false;
   uint64_t line_no_ = 0;       // the first line of what is being decided
   uint64_t next_line_no_ = 1;  // the line after it
   uint32_t more_lines_ = 0;    // the lines after the first of what is decided next (a multi-line event)

@@ -26,6 +26,10 @@ struct Generation {
   std::vector<match::LogTime> input_logtimes;
   // --input journal: JSON fields that are arrays of bytes read as text.
   bool journal = false;
+  // No `time` was set and the run decides by arrival time: why
+  // (app/default_time.h), for the notice of timestamps that arrival time
+  // ignores (ignored_stamps.h). Empty: `time` was set, or is log.
+  std::string arrival_by_default;
   // Rules with `fleet`: the engine's link to the fleet (fleet/rule_fleet.h),
   // attached by the App. Null without fleet rules.
   std::unique_ptr<fleet::RuleFleet> fleet;

@@ -2,6 +2,7 @@
 // "Missing time is loud"): the warning on stderr, --check FILE, the forms
 // auto reads, and the timestamp setting per input.
 #include <doctest/doctest.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <string>
@@ -58,6 +59,39 @@ TEST_CASE("e2e stamps: an input without a timestamp is reported once, with a sam
   // time = arrival needs no stamps.
   r = swt({"-r", rules, "--time", "arrival"}, "no stamp here\n");
   CHECK(r.err == "");
+}
+
+// A followed file is live: a quiet one may take days to reach 1000 lines
+// (the minute that also ends the wait is stamp_watch_test's and app_test's).
+TEST_CASE("e2e stamps: a followed file is reported after 10 lines without one; the metric says which input") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", kLogRules);
+  std::string ten;
+  for (int i = 0; i < 10; ++i) ten += "sshd[" + std::to_string(i) + "]: Accepted publickey\n";
+  const std::string quiet = dir.write("auth.log", ten);
+  const std::string stamped_later = dir.write("app.log", ten + "2026-11-21T10:00:00Z ok\n");
+  const std::string prom = dir.file("swthrottle.prom");
+  swthrottle::test::Process p =
+      swthrottle::test::Process::spawn({SWTHROTTLE_BINARY, "-r", rules, "--passthrough", "--metrics-file", prom,
+                                        "--follow", "--from-start", quiet, stamped_later});
+  const auto report = [&](const std::string& log) {
+    return "swthrottle: " + log +
+           ": no timestamp in the first 10 lines under time = \"log\": e.g. \"sshd[0]: Accepted publickey\"; set "
+           "timestamp in [settings] or a [[settings.input]] (swthrottle -r RULES --check " +
+           log + " shows the forms that read it)\n";
+  };
+  CHECK(p.read_stderr_until([&](const std::string& err) {
+    return err.find(report(quiet)) != std::string::npos && err.find(report(stamped_later)) != std::string::npos;
+  }));
+  CHECK(p.read_stdout_until([](const std::string& out) { return out.find("Z ok\n") != std::string::npos; }));
+  REQUIRE(p.send_signal(SIGTERM));
+  const RunResult r = p.wait();
+  CHECK(r.exit_status == 0);
+  CHECK(r.err.size() == report(quiet).size() + report(stamped_later).size());  // once each
+  // At exit: still none from auth.log; app.log has given one since.
+  const std::string metrics = swthrottle::test::read_file(prom);
+  CHECK(metrics.find("swthrottle_input_no_timestamp{input=\"" + quiet + "\"} 1\n") != std::string::npos);
+  CHECK(metrics.find("swthrottle_input_no_timestamp{input=\"" + stamped_later + "\"} 0\n") != std::string::npos);
 }
 
 TEST_CASE("e2e stamps: a long input is reported after 1000 lines, not at its end") {

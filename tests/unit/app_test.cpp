@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/load_generation.h"
+#include "support/captured_stderr.h"
 #include "support/collecting_sink.h"
 #include "support/fake_clock.h"
 #include "support/memory_file.h"
@@ -312,6 +313,43 @@ TEST_CASE("app: a --state saved ahead of the wall clock is clamped to it at load
   CHECK(run_with_state(dir, kLogRules, state, kTwoFails) == kAlert);
   CHECK(sw::test::read_file(state).find("\"now_ms\":1795255202000,\"last_log_ms\":1795255202000,") !=
         std::string::npos);
+}
+
+TEST_CASE("app: a live pipe without timestamps under log time is reported after a minute on the injected clock") {
+  // A quiet log read through a pipe (`tail -F auth.log | swthrottle`):
+  // two lines, then nothing. The report may not wait for more lines.
+  TempDir dir;
+  sw::cli::Options o;
+  o.rule_files = {dir.write("rules.toml", kLogRules)};
+  o.passthrough = true;
+  o.metrics_file = dir.file("swthrottle.prom");
+  CollectingSink sink;
+  FakeClock clock;
+  sw::app::App app(o, {}, load(o), sink, clock);
+  REQUIRE(app.start());
+  sw::test::CapturedStderr err(dir.file("stderr"));
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  int status = -1;
+  std::thread run([&] { status = app.run({sw::app::InputSpec{"-", pipe_fds[0], false}}); });
+  const std::string two = "sshd[1]: Accepted publickey for root\nsshd[2]: FAIL ann\n";
+  REQUIRE(::write(pipe_fds[1], two.data(), two.size()) == static_cast<ssize_t>(two.size()));
+  REQUIRE(sw::test::poll_until([&] { return sink.text() == two; }));  // decided: the minute runs from here
+  CHECK(err.text().empty());
+  const std::string report =
+      "swthrottle: (standard input): no timestamp in the 2 lines of its first minute under time = \"log\": e.g. "
+      "\"sshd[1]: Accepted publickey for root\"; set timestamp in [settings] or a [[settings.input]] (swthrottle -r "
+      "RULES --check - shows the forms that read it)\n";
+  // Exactly when within the minute is StampWatch's (stamp_watch_test.cpp);
+  // here, that the timer reports it with no line to notice it by.
+  clock.advance(60'000);
+  CHECK(sw::test::poll_until([&] { return err.text() == report; }));
+  ::close(pipe_fds[1]);
+  run.join();
+  CHECK(status == 0);
+  CHECK(err.text() == report);  // once: not again at the end of the input
+  const std::string metrics = sw::test::read_file(o.metrics_file);
+  CHECK(metrics.find("swthrottle_input_no_timestamp{input=\"-\"} 1\n") != std::string::npos);
 }
 
 }  // namespace

@@ -210,6 +210,22 @@ TEST_CASE("metrics: prometheus_text: seconds are exact decimals of the milliseco
   CHECK(prometheus_text(s).find("swthrottle_start_time_seconds 2\n") != std::string::npos);
 }
 
+TEST_CASE("metrics: swthrottle_input_no_timestamp is 0 or 1 for every input, in the JSON stats too") {
+  Snapshot s = bare();
+  InputState quiet;
+  quiet.input = "auth.log";
+  quiet.no_timestamp = true;
+  InputState stamped;
+  stamped.input = "app.log";
+  s.inputs = {quiet, stamped};
+  const std::string text = prometheus_text(s);
+  CHECK(text.find("# TYPE swthrottle_input_no_timestamp gauge\nswthrottle_input_no_timestamp{input=\"auth.log\"} "
+                  "1\nswthrottle_input_no_timestamp{input=\"app.log\"} 0\n") != std::string::npos);
+  const auto j = nlohmann::ordered_json::parse(stats_json(s));
+  CHECK(j["inputs"][0]["no_timestamp"] == true);
+  CHECK(j["inputs"][1]["no_timestamp"] == false);
+}
+
 TEST_CASE("metrics: prometheus_text: exec, delivery, outbox and fleet when present") {
   const std::string text = prometheus_text(full());
   CHECK(text.find("swthrottle_exec_gave_up_total 1\n") != std::string::npos);
