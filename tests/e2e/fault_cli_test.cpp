@@ -1,0 +1,99 @@
+// First contact (issue 32, item 8): what a new user met in the first
+// minutes, each against the real binary. (The man page's glued words are
+// tests/e2e/man_test.cpp's.)
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/json.h"
+#include "support/process.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+using swthrottle::test::RunResult;
+using swthrottle::test::TempDir;
+
+RunResult swt(const std::vector<std::string>& args, const std::string& input = "") {
+  return swthrottle::test::run_swthrottle(args, input);
+}
+
+// Log time, UTC: one line a second from 10:00:00, "k=KEY".
+std::string lines_for(const std::vector<std::string>& keys) {
+  std::string out;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    char stamp[64];
+    std::snprintf(stamp, sizeof stamp, "2026-11-21T10:%02zu:%02zuZ", i / 60, i % 60);
+    out += std::string(stamp) + " k=" + keys[i] + "\n";
+  }
+  return out;
+}
+
+// Each line of `out` as JSON.
+std::vector<nlohmann::json> json_lines(const std::string& out) {
+  std::vector<nlohmann::json> v;
+  std::size_t at = 0;
+  while (at < out.size()) {
+    const std::size_t nl = out.find('\n', at);
+    const auto j = swthrottle::test::parse_json(std::string_view(out).substr(at, nl - at));
+    REQUIRE(j.has_value());
+    v.push_back(*j);
+    at = nl == std::string::npos ? out.size() : nl + 1;
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("first contact: a backtest's throttle top keys count each key's summaries") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", R"toml(
+[settings]
+time = "log"
+timezone = "UTC"
+
+[[rule]]
+name = "flood"
+kind = "throttle"
+threshold = "1 per 10s"
+key = "{k}"
+  [[rule.event]]
+  name = "line"
+  match = 'k=(?P<k>\w+)'
+)toml");
+  // Key a: 5 lines in one window (1 passed, 4 held back: one summary), then
+  // 5 more 20 s later (another summary at the end). Key b: 1 line, none held.
+  std::vector<std::string> keys{"a", "a", "a", "a", "a", "b"};
+  for (int i = 0; i < 14; ++i) keys.emplace_back("x");
+  for (int i = 0; i < 5; ++i) keys.emplace_back("a");
+  const std::string log = dir.write("app.log", lines_for(keys));
+  // The same log through the engine itself: the summaries per key.
+  const RunResult plain = swt({"-r", rules, "--format", "json", log});
+  REQUIRE(plain.exit_status == 0);
+  std::map<std::string, int> summaries;
+  for (const auto& rec : json_lines(plain.out))
+    if (rec["type"] == "summary") ++summaries[rec["key"].get<std::string>()];
+  REQUIRE(summaries["a"] == 2);
+
+  const RunResult r = swt({"backtest", "-r", rules, "--format", "json", log});
+  REQUIRE(r.exit_status == 0);
+  const auto report = nlohmann::json::parse(r.out);
+  const auto& top = report["rules"][0]["top_keys"];
+  REQUIRE(top.size() == 3);
+  for (const auto& k : top) {
+    CAPTURE(k.dump());
+    CHECK(k["alerts"] == summaries[k["key"].get<std::string>()]);  // before: always 0
+  }
+  // The text report's table says the same: "    a   5  2026-11-21 10:00:04   10   2".
+  const RunResult text = swt({"backtest", "-r", rules, "--color", "never", log});
+  REQUIRE(text.exit_status == 0);
+  const std::size_t row = text.out.find("\n    a ");
+  REQUIRE(row != std::string::npos);
+  const std::string line = text.out.substr(row + 1, text.out.find('\n', row + 1) - row - 1);
+  CAPTURE(line);
+  CHECK(line.ends_with(" 10          2"));
+}
