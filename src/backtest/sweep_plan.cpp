@@ -50,18 +50,22 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Does `word` occur in `text` as a word of its own (not inside a name)?
 // Names are made of letters, digits and '_' (config/expr.cpp); "-" is the
 // operator, so "not-a" is `not` then `-a`.
+bool name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// Is `word` at `at` in `text` a word of its own (not inside a name)?
+bool word_at(std::string_view text, std::size_t at, std::string_view word) {
+  return text.compare(at, word.size(), word) == 0 && (at == 0 || !name_char(text[at - 1])) &&
+         (at + word.size() == text.size() || !name_char(text[at + word.size()]));
+}
+
+// Does `word` occur in `text` as a word of its own?
 bool has_word(std::string_view text, std::string_view word) {
-  auto name_char = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  };
-  for (std::size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
-    const bool before = at == 0 || !name_char(text[at - 1]);
-    const bool after = at + word.size() == text.size() || !name_char(text[at + word.size()]);
-    if (before && after) return true;
-  }
+  for (std::size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1))
+    if (word_at(text, at, word)) return true;
   return false;
 }
 
@@ -144,9 +148,21 @@ Result<SweepRequest> parse_sweep(std::string_view values, std::string_view windo
   return req;
 }
 
-std::optional<WhenThreshold> when_threshold(std::string_view when) {
-  const std::string_view text = trim(when);
-  if (has_word(text, "and") || has_word(text, "or") || has_word(text, "not")) return std::nullopt;
+namespace {
+
+// Where `text` splits at its first `and` outside parentheses, or npos.
+std::size_t first_top_level_and(std::string_view text) {
+  int depth = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '(') ++depth;
+    else if (text[i] == ')') --depth;
+    else if (depth == 0 && word_at(text, i, "and")) return i;
+  }
+  return std::string_view::npos;
+}
+
+// The one comparison `EXPR >= N` or `EXPR > N` that `text` is.
+std::optional<WhenThreshold> one_comparison(std::string_view text) {
   const std::size_t op = text.find_last_of('>');
   if (op == std::string_view::npos || text.find('<') != std::string_view::npos) return std::nullopt;
   // One comparison only: no other operator before this one.
@@ -156,7 +172,30 @@ std::optional<WhenThreshold> when_threshold(std::string_view when) {
   if (num < text.size() && text[num] == '=') ++num;
   const std::string_view number = trim(text.substr(num));
   if (!positive_number(number)) return std::nullopt;
-  return WhenThreshold{std::string(trim(text.substr(0, num))), std::string(number)};
+  return WhenThreshold{std::string(trim(text.substr(0, num))), std::string(number), {}};
+}
+
+}  // namespace
+
+std::optional<WhenThreshold> when_threshold(std::string_view when) {
+  const std::string_view text = trim(when);
+  if (has_word(text, "or") || has_word(text, "not")) return std::nullopt;
+  const std::size_t split = first_top_level_and(text);
+  const std::string_view first = split == std::string_view::npos ? text : trim(text.substr(0, split));
+  if (has_word(first, "and")) return std::nullopt;  // inside parentheses: part of the comparison
+  auto wt = one_comparison(first);
+  if (!wt || split == std::string_view::npos) return wt;
+  // The guards: each one a comparison, kept as written.
+  std::string_view rest = text.substr(split);
+  while (!rest.empty()) {
+    rest = trim(rest.substr(3));  // past "and"
+    const std::size_t next = first_top_level_and(rest);
+    const std::string_view guard = trim(rest.substr(0, next));
+    if (guard.find_first_of("<>=!") == std::string_view::npos) return std::nullopt;
+    rest = next == std::string_view::npos ? std::string_view() : rest.substr(next);
+  }
+  wt->guard = std::string(trim(text.substr(split)));
+  return wt;
 }
 
 Result<SweepPlan> plan_sweep(config::RuleSet rules, const std::vector<std::string>& only, const SweepRequest& sweep,
@@ -217,7 +256,7 @@ Result<SweepPlan> plan_sweep(config::RuleSet rules, const std::vector<std::strin
     } else if ((wt = when_threshold(rule.when_text))) {
       own = wt->number;
     } else if (!sweep.values.empty() || sweep.automatic) {
-      rr.not_swept = "its when is not one comparison EXPR >= N or EXPR > N";
+      rr.not_swept = "its when is not a comparison EXPR >= N or EXPR > N, alone or with `and` guards";
       if (sweep.windows.empty()) continue;
     }
     std::vector<std::string> values;
@@ -279,7 +318,7 @@ Result<SweepPlan> plan_sweep(config::RuleSet rules, const std::vector<std::strin
         c.threshold = static_cast<uint64_t>(cand.number);
         c.when = config::Expr::threshold(*c.threshold, c.events.size());
       } else if (wt && cand.number > 0) {
-        c.when_text = wt->prefix + " " + cand.value;
+        c.when_text = wt->with(cand.value);
         auto e = config::Expr::parse(c.when_text, c.event_names);
         if (!e)
           return Error{rule.file, rule.line, 0,

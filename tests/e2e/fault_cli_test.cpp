@@ -33,6 +33,13 @@ std::string lines_for(const std::vector<std::string>& keys) {
   return out;
 }
 
+// printf into a string.
+std::string printed(const char* format, std::size_t n) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, n);
+  return buf;
+}
+
 // Each line of `out` as JSON.
 std::vector<nlohmann::json> json_lines(const std::string& out) {
   std::vector<nlohmann::json> v;
@@ -96,4 +103,43 @@ key = "{k}"
   const std::string line = text.out.substr(row + 1, text.out.find('\n', row + 1) - row - 1);
   CAPTURE(line);
   CHECK(line.ends_with(" 10          2"));
+}
+
+TEST_CASE("first contact: a ratio rule with a minimum volume is swept, its guard kept") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", R"toml(
+[settings]
+time = "log"
+timezone = "UTC"
+
+[[rule]]
+name = "ratio"
+kind = "alert"
+window = "1m"
+when = "error / request > 0.05 and request >= 10"
+  [[rule.event]]
+  name = "request"
+  match = 'k='
+  [[rule.event]]
+  name = "error"
+  match = 'k=err'
+)toml");
+  // 10:00: 9 requests, 3 of them errors: a high ratio, below the volume.
+  // 10:05: 12 requests, 3 errors (0.25): enough volume.
+  std::string log_text;
+  const std::vector<std::string> first{"ok", "err", "ok", "err", "ok", "err", "ok", "ok", "ok"};
+  for (std::size_t i = 0; i < first.size(); ++i) log_text += printed("2026-11-21T10:00:%02zuZ k=", i) + first[i] + "\n";
+  for (std::size_t i = 0; i < 12; ++i)
+    log_text += printed("2026-11-21T10:05:%02zuZ k=", i) + (i % 2 == 1 && i < 6 ? "err" : "ok") + "\n";
+  const std::string log = dir.write("app.log", log_text);
+  const RunResult r = swt({"backtest", "-r", rules, "--sweep", "0.01,0.5", "--format", "json", log});
+  REQUIRE(r.exit_status == 0);
+  const auto rule = nlohmann::json::parse(r.out)["rules"][0];
+  CHECK_FALSE(rule.contains("not_swept"));  // before: "its when is not one comparison"
+  REQUIRE(rule["sweep"].size() == 3);
+  // Each candidate keeps the guard: 10:00 alerts in none (without the guard,
+  // 0.01 and 0.05 would alert there too); 10:05 in those whose ratio 0.25 passes.
+  std::vector<std::pair<std::string, int>> got;
+  for (const auto& c : rule["sweep"]) got.emplace_back(c["threshold"].get<std::string>(), c["alerts"].get<int>());
+  CHECK(got == std::vector<std::pair<std::string, int>>{{"0.01", 1}, {"0.05", 1}, {"0.5", 0}});
 }
