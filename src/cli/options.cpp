@@ -47,6 +47,13 @@ std::string unknown_option(const CLI::App& app, const std::string& arg) {
 
 }  // namespace
 
+std::string subcommand_meant(std::string_view arg) {
+  if (arg.empty() || arg.front() == '-') return {};
+  const std::vector<std::string> names(std::begin(kSubcommands), std::end(kSubcommands));
+  const std::string best = closest_match(arg, names);
+  return best == arg ? std::string() : best;
+}
+
 std::optional<int64_t> parse_state_wait(const std::string& text) {
   if (text == "0") return 0;
   if (text == "forever") return -1;

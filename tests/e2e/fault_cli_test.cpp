@@ -143,3 +143,31 @@ when = "error / request > 0.05 and request >= 10"
   for (const auto& c : rule["sweep"]) got.emplace_back(c["threshold"].get<std::string>(), c["alerts"].get<int>());
   CHECK(got == std::vector<std::pair<std::string, int>>{{"0.01", 1}, {"0.05", 1}, {"0.5", 0}});
 }
+
+TEST_CASE("first contact: a mistyped subcommand is said, not read as a file, and `help` works") {
+  TempDir dir;
+  const RunResult typo = swt({"backtst", "-r", "rules.toml", "app.log"});
+  CHECK(typo.exit_status == 2);
+  CHECK(typo.err == "swthrottle: backtst: not a file, nor a command (did you mean \"swthrottle backtest\"?)\n");
+  // A file of that name is input, as any other.
+  const std::string file = dir.write("backtst", "");
+  const std::string rules = dir.write("rules.toml",
+                                      "[[rule]]\nname = \"r\"\nkind = \"alert\"\nthreshold = \"1 per "
+                                      "1m\"\n  [[rule.event]]\n  name = \"e\"\n  match = 'x'\n");
+  const RunResult as_file = swthrottle::test::run_process(
+      {"/bin/sh", "-c",
+       "cd '" + dir.path() + "' && exec '" + std::string(SWTHROTTLE_BINARY) + "' -r rules.toml backtst"},
+      "");
+  CHECK(as_file.exit_status == 0);
+  CHECK(as_file.err == "");
+
+  const RunResult help = swt({"help"});
+  CHECK(help.exit_status == 0);
+  CHECK(help.out == swt({"--help"}).out);
+  const RunResult help_bt = swt({"help", "backtest"});
+  CHECK(help_bt.exit_status == 0);
+  CHECK(help_bt.out == swt({"backtest", "--help"}).out);
+  const RunResult help_what = swt({"help", "nonsense"});
+  CHECK(help_what.exit_status == 2);
+  CHECK(help_what.err.find("no help on \"nonsense\"") != std::string::npos);
+}
