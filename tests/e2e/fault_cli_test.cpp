@@ -171,3 +171,15 @@ TEST_CASE("first contact: a mistyped subcommand is said, not read as a file, and
   CHECK(help_what.exit_status == 2);
   CHECK(help_what.err.find("no help on \"nonsense\"") != std::string::npos);
 }
+
+TEST_CASE("first contact: a regex in a double-quoted TOML string gets the hint to use single quotes") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml",
+                                      "[[rule]]\nname = \"r\"\nkind = \"alert\"\nthreshold = \"1 per 1m\"\n"
+                                      "  [[rule.event]]\n  name = \"e\"\n  match = \"port \\d+\"\n");
+  const RunResult r = swt({"-r", rules, "--check"});
+  CHECK(r.exit_status == 2);
+  CHECK(r.err.find("rules.toml:7:") != std::string::npos);
+  CHECK(r.err.find("unknown escape sequence '\\d'") != std::string::npos);
+  CHECK(r.err.find("write a regex in 'single quotes'") != std::string::npos);
+}
