@@ -183,3 +183,15 @@ TEST_CASE("first contact: a regex in a double-quoted TOML string gets the hint t
   CHECK(r.err.find("unknown escape sequence '\\d'") != std::string::npos);
   CHECK(r.err.find("write a regex in 'single quotes'") != std::string::npos);
 }
+
+TEST_CASE("first contact: -j abc says it is not a number") {
+  const RunResult word = swt({"-j", "abc", "-r", "rules.toml"});
+  CHECK(word.exit_status == 2);
+  CHECK(word.err.find("--threads: \"abc\" is not a number (N: 0 to 1024)") != std::string::npos);
+  const RunResult big = swt({"-j", "2000", "-r", "rules.toml"});
+  CHECK(big.exit_status == 2);
+  CHECK(big.err.find("--threads: 2000 is not in range 0 to 1024") != std::string::npos);
+  const RunResult top = swt({"backtest", "--top", "many", "-r", "rules.toml"});
+  CHECK(top.exit_status == 2);
+  CHECK(top.err.find("--top: \"many\" is not a number (N: 0 to 1000)") != std::string::npos);
+}
