@@ -16,7 +16,7 @@ root=$PWD
 
 seconds=${1:?usage: run.sh SECONDS [HARNESS...]}
 shift
-all=(rules expr template logtime json_fields state lines)
+all=(rules expr template logtime json_fields json_strings state lines)
 harnesses=("$@")
 [ ${#harnesses[@]} -gt 0 ] || harnesses=("${all[@]}")
 
