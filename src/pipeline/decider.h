@@ -158,6 +158,7 @@ class Decider {
   uint64_t lines_ = 0;
   uint64_t truncated_ = 0;
   uint64_t invalid_json_ = 0;  // from batches' matchers, added to the stats with the rest
+  uint64_t repaired_json_ = 0;
   uint64_t cut_ = 0;
   // Lines that matched nothing only move "now"; while that crosses no bucket
   // boundary, offer() would decide and write nothing, so such lines just
