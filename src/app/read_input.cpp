@@ -25,7 +25,9 @@ std::function<void(const std::string&)> sniff_notice(const std::string& name) {
 }  // namespace
 
 void App::read_input(const InputSpec& in) {
-  pipeline::Decider decider(in.name, *this, decider_options(), resumed_log_ms());
+  pipeline::Decider::Options options = decider_options();
+  options.replay = in.replay;
+  pipeline::Decider decider(in.name, *this, options, resumed_log_ms());
   if (!decider.ready()) return;
   if (in.follow) read_followed(decider, in);
   else if (const int workers = workers_for(in); workers > 1) read_parallel(decider, in, workers);

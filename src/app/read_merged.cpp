@@ -55,7 +55,9 @@ void App::read_merged(const std::vector<const InputSpec*>& inputs) {
   std::vector<pipeline::MergeInput*> order;
   pipeline::DeciderHost& host = *this;  // a private base: converted here, not in make_unique
   for (const InputSpec* in : inputs) {
-    deciders.push_back(std::make_unique<pipeline::Decider>(in->name, host, decider_options(), resumed_log_ms()));
+    pipeline::Decider::Options options = decider_options();
+    options.replay = in->replay;
+    deciders.push_back(std::make_unique<pipeline::Decider>(in->name, host, options, resumed_log_ms()));
     if (!deciders.back()->ready()) break;  // reported; the same rules fail for every input
     pipes.push_back(pipeline::ParallelMatch::start(
         in->fd, match_options(*in, workers), [this] { return current(); }, clock_));

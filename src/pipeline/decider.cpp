@@ -51,7 +51,7 @@ bool Decider::refresh() {
   logtime_.reset();
   if (const match::LogTime* lt = gen_->logtime_for(name_)) logtime_.emplace(*lt);  // [[settings.input]]
   const config::Settings& set = gen_->rules->settings;
-  time_.set_trust({set.max_future_ms, set.max_jump_ms});
+  time_.set_trust({set.max_future_ms, set.max_jump_ms, options_.replay});
   max_future_ = set.max_future_ms >= 0 ? set.max_future_ms : kNeverAhead;
   local_zone_.reset();
   fixed_logtime_.reset();

@@ -87,6 +87,9 @@ class Decider {
     bool passthrough = false;
     bool explain = false;
     bool prefilter = true;  // match::Matcher::make's
+    // A replay (a file read, not followed: app::InputSpec::replay): trusted
+    // time takes no excuse from the wall clock (LineTime::Trust::replay).
+    bool replay = false;
   };
 
   // `name`: the input as given ("-": standard input), for --explain.

@@ -1,9 +1,13 @@
-// Bad input that hid lines (issue 32, item 1), against the real binary: a
-// JSON line with one bad byte or escape in any string was "invalid JSON",
-// and no `fields` rule held on it: a client controlling one field escaped
-// every field alert. Such lines are read leniently now, counted as
-// json_repaired, apart from broken JSON, which still falls back to text
-// matching.
+// Bad input that hid lines or silenced a replay (issue 32, items 1 and 6),
+// against the real binary:
+// - a JSON line with one bad byte or escape in any string was "invalid
+//   JSON", and no `fields` rule held on it: a client controlling one field
+//   escaped every field alert. Such lines are read leniently now, counted
+//   as json_repaired, apart from broken JSON, which still falls back to
+//   text matching;
+// - one line stamped "now" in an old log, replayed, was trusted because it
+//   was near the wall clock, and made every later line late (and --state
+//   carried it into the next slice). In a replay it waits for confirmation.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -18,6 +22,7 @@
 
 namespace {
 
+using swthrottle::test::read_file;
 using swthrottle::test::RunResult;
 using swthrottle::test::TempDir;
 
@@ -117,4 +122,99 @@ key = "{.ua}"
   const RunResult r = swt({"-r", rules}, input);
   REQUIRE(r.exit_status == 0);
   CHECK(count_of(r.out, "swthrottle: alert bots") == 2);
+}
+
+namespace {
+
+// Log time, max_jump at its default (1d): alerts once 3 lines of a key come
+// within 10 s; every line is counted.
+const std::string kReplayRules = R"toml(
+[settings]
+time = "log"
+timezone = "UTC"
+
+[[rule]]
+name = "burst"
+kind = "alert"
+threshold = "3 per 10s"
+key = "{k}"
+cooldown = "1ms"
+  [[rule.event]]
+  name = "e"
+  match = 'k=(?P<k>\w+)'
+)toml";
+
+std::string stamp(std::time_t t) {
+  char buf[32];
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// 100 lines of an old log (a year ago): bursts of 3 lines of one key per
+// 30 s, each burst an alert; with one line stamped "now" after line `at`.
+std::string old_log(std::size_t lines, std::size_t at, std::time_t old_start) {
+  std::string out;
+  for (std::size_t i = 0; i < lines; ++i) {
+    const std::time_t t = old_start + static_cast<std::time_t>(i / 3 * 30 + i % 3);
+    out += stamp(t) + " k=key" + std::to_string(i / 3 % 4) + "\n";
+    if (i + 1 == at) out += stamp(std::time(nullptr)) + " k=outlier\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("bad input: one line stamped now in an old log does not silence the rest of a replay") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", kReplayRules);
+  const std::time_t old_start = std::time(nullptr) - 400 * 86400;
+  const std::string clean = dir.write("clean.log", old_log(120, 0, old_start));
+  const std::string with_now = dir.write("now.log", old_log(120, 60, old_start));
+  const RunResult want = swt({"-r", rules, clean});
+  REQUIRE(want.exit_status == 0);
+  REQUIRE(count_of(want.out, "swthrottle: alert burst") == 40);
+  const RunResult r = swt({"-r", rules, "--stats", with_now});
+  REQUIRE(r.exit_status == 0);
+  // Before: the 20 bursts after the "now" line were late, without a word on stderr.
+  CHECK(count_of(r.out, "swthrottle: alert burst") == 40);
+  CHECK(r.out == want.out);
+  CHECK(r.err.find("jumps more than 1d ahead of this input's times; not trusted unless the next timestamp "
+                   "confirms it") != std::string::npos);
+  CHECK(r.err.find(" untrusted 1") != std::string::npos);
+  // Standard input from the file is a replay too.
+  const RunResult redirected = swthrottle::test::run_process(
+      {"/bin/sh", "-c", "exec '" + std::string(SWTHROTTLE_BINARY) + "' -r '" + rules + "' < '" + with_now + "'"}, "");
+  CHECK(redirected.out == want.out);
+  // Live input (a pipe) keeps the wall clock's excuse: the "now" line is
+  // taken there, as a live log after a quiet weekend would be.
+  const RunResult piped = swt({"-r", rules}, read_file(with_now));
+  CHECK(piped.out != want.out);
+}
+
+TEST_CASE("bad input: --state does not carry an untrusted now into the next slice") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", kReplayRules);
+  const std::time_t old_start = std::time(nullptr) - 400 * 86400;
+  const std::string whole = old_log(120, 60, old_start);
+  // Two slices, cut just after the "now" line (it is the last line of the first).
+  const std::size_t cut = whole.find(" k=outlier\n") + 11;
+  const std::string first = dir.write("slice1.log", whole.substr(0, cut));
+  const std::string second = dir.write("slice2.log", whole.substr(cut));
+  const std::string state = dir.file("state.json");
+  const RunResult a = swt({"-r", rules, "--state", state, first});
+  const RunResult b = swt({"-r", rules, "--state", state, second});
+  REQUIRE(a.exit_status == 0);
+  REQUIRE(b.exit_status == 0);
+  // The slices write what one run over the whole log writes.
+  const RunResult one = swt({"-r", rules, dir.write("whole.log", whole)});
+  CHECK(a.out + b.out == one.out);
+  CHECK(count_of(b.out, "swthrottle: alert burst") == 20);  // before: 0, every line late
+  // The state holds the log's time, not the outlier's.
+  const auto saved = read_file(state);
+  const std::size_t sealed = saved.rfind(",\n\"checksum\"");  // the file's last member, when it has one
+  const auto st = nlohmann::json::parse(sealed == std::string::npos ? saved : saved.substr(0, sealed) + "}");
+  CHECK(st["last_log_ms"].get<int64_t>() < (static_cast<int64_t>(old_start) + 86400) * 1000);
+  CHECK(st["now_ms"].get<int64_t>() < (static_cast<int64_t>(old_start) + 86400) * 1000);
 }
