@@ -279,6 +279,32 @@ TEST_CASE("state validation: a value no run writes is an error that names its me
   CHECK(load_error(edge).empty());
 }
 
+// Lines a moment out of order are decided at their own, older time: the
+// summary's first and last are the earliest and latest, in both modes.
+TEST_CASE("state validation: out-of-order suppressed lines keep first_ms <= last_ms, in both window modes") {
+  for (const std::string mode : {"accurate", "efficient"}) {
+    CAPTURE(mode);
+    auto rules = load(mode);
+    auto m = swthrottle::match::Matcher::make(*rules);
+    REQUIRE(m.ok());
+    swthrottle::engine::Engine engine(*rules, {});
+    swthrottle::match::MatchResult hits;
+    std::vector<swthrottle::engine::Record> out;
+    // Two pass (2 per 5s), then 10:00:07 and 10:00:06 are held back.
+    for (int64_t t : {kT0, kT0 + 1000, kT0 + 2000, kT0 + 1500}) {
+      const std::string text = "flood a";
+      m->match(text, hits);
+      engine.offer(swthrottle::engine::LineEvent{text, true, t}, hits, out);
+    }
+    EngineState st = engine.save_state();
+    const WindowState& w = first_window(st, "flood");
+    CHECK(w.pending.suppressed == 2);
+    CHECK(w.pending.first_ms == kT0 + 1500);  // before (accurate): 2000, the first decided
+    CHECK(w.pending.last_ms == kT0 + 2000);   // before: 1500, the last decided
+    CHECK(load_error(st).empty());
+  }
+}
+
 TEST_CASE("state validation: an entry its rule's window could not have written is dropped, the others stay") {
   auto rules = load("efficient");
   const EngineState good = saved_state(*rules);
