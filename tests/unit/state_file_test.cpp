@@ -84,7 +84,7 @@ EngineState rich_state() {
   alert.alert_suppressed = 281474976710656u;  // 2^48
 
   WindowState throttle = window(253402300799999, {{0, {5}}, {253402300799999, {1099511627776u}}});  // 9999-12-31
-  throttle.pending = {42, -1, 253402300799999};
+  throttle.pending = {42, 0, 253402300799999};  // first <= last <= its now_ms
 
   WindowState resolved = window(0, {});
   resolved.alerted = true;  // an alert at time 0, since resolved

@@ -279,6 +279,40 @@ TEST_CASE("state validation: a value no run writes is an error that names its me
   CHECK(load_error(edge).empty());
 }
 
+// Issue 32: a pending summary whose first_ms is after its last_ms loaded
+// silently and changed the summary written. Times in a window are in
+// order: first_ms <= last_ms <= the window's now_ms.
+TEST_CASE("state validation: a pending summary's times out of order are an error that names its member") {
+  auto rules = load("accurate");
+  const EngineState good = saved_state(*rules);
+  const std::string flood = "rules[" + std::to_string(rule_index(good, "flood")) + "].windows[0]";
+  EngineState probe = good;
+  const WindowState w = first_window(probe, "flood");
+  REQUIRE(w.pending.suppressed > 0);
+  REQUIRE(w.pending.first_ms <= w.pending.last_ms);
+  REQUIRE(w.pending.last_ms <= w.now_ms);
+
+  EngineState later = good;
+  first_window(later, "flood").pending.first_ms = w.pending.last_ms + 1;
+  CHECK(load_error(later) == flood + ".pending.first_ms: time " + std::to_string(w.pending.last_ms + 1) +
+                                 " after last_ms " + std::to_string(w.pending.last_ms) +
+                                 ": the first suppressed line comes first");
+  EngineState ahead = good;
+  first_window(ahead, "flood").pending.last_ms = w.now_ms + 1;
+  CHECK(load_error(ahead) == flood + ".pending.last_ms: time " + std::to_string(w.now_ms + 1) +
+                                 " after the window's now_ms " + std::to_string(w.now_ms));
+  EngineState none = good;
+  first_window(none, "flood").pending.first_ms = -1;
+  CHECK(load_error(none) == flood + ".pending.first_ms: no time for the suppressed lines");
+  // With nothing suppressed the times are left over from the last summary: not checked.
+  EngineState idle = good;
+  auto& iw = first_window(idle, "flood");
+  iw.pending.suppressed = 0;
+  iw.pending_counts.clear();
+  iw.pending.first_ms = iw.now_ms + 5;
+  CHECK(load_error(idle).empty());
+}
+
 // Lines a moment out of order are decided at their own, older time: the
 // summary's first and last are the earliest and latest, in both modes.
 TEST_CASE("state validation: out-of-order suppressed lines keep first_ms <= last_ms, in both window modes") {
