@@ -22,6 +22,7 @@
 #include "cli/options.h"
 #include "cli/report.h"
 #include "config/duration.h"
+#include "metrics/metrics_server.h"
 #include "output/fd_sink.h"
 #include "util/clock.h"
 #include "util/stderr.h"
@@ -109,6 +110,7 @@ int main(int argc, char** argv) {
   }
   if (opt.check) {
     std::fputs(sw::cli::check_summary(*(*first)->rules).c_str(), stdout);
+    if (!opt.metrics_listen.empty()) std::fputs(sw::metrics::listen_note(opt.metrics_listen).c_str(), stdout);
     if (opt.inputs.empty()) return written(0);
     // With files: what the timestamp setting reads of them (app/check_inputs.h).
     const auto checked = sw::app::check_inputs((*first)->rules->settings, opt.inputs, sw::system_clock().wall_ms());

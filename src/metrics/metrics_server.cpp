@@ -79,4 +79,17 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& l
   return m;
 }
 
+std::string listen_note(std::string_view listen) {
+  auto where = parse_listen(listen);
+  if (!where) return "metrics: " + where.error().what + "\n";
+  const auto& [host, port] = *where;
+  if (host.empty() || host == "0.0.0.0" || host == "::")
+    return fmt::format(
+        "metrics: /metrics and /healthz listen on every address of this machine{} (all interfaces), port {}: "
+        "reachable from other hosts unless a firewall says otherwise; --metrics-listen 127.0.0.1:{} keeps them "
+        "local\n",
+        host == "0.0.0.0" ? " (IPv4)" : "", port, port);
+  return fmt::format("metrics: /metrics and /healthz listen on {} port {}\n", host, port);
+}
+
 }  // namespace swthrottle::metrics

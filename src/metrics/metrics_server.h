@@ -55,4 +55,8 @@ class MetricsServer {
   std::unique_ptr<HttpServer> server_;  // last: stopped before the rest goes
 };
 
+// What --check says of --metrics-listen, one line: where it listens, and for
+// ":PORT", 0.0.0.0 and [::] that this is every address of the machine.
+std::string listen_note(std::string_view listen);
+
 }  // namespace swthrottle::metrics

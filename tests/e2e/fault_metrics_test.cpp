@@ -150,3 +150,16 @@ TEST_CASE("fault: 200 slow connections do not keep /healthz or /metrics from ans
   p.send_signal(SIGTERM);
   CHECK(p.wait(30s).exit_status == 0);
 }
+
+TEST_CASE("fault: --check says that :PORT serves /metrics on every address of the machine") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", kRules);
+  const RunResult all = swthrottle::test::run_swthrottle({"-r", rules, "--check", "--metrics-listen", ":9123"});
+  CHECK(all.exit_status == 0);
+  CHECK(all.out.find("metrics: /metrics and /healthz listen on every address of this machine (all interfaces), "
+                     "port 9123: reachable from other hosts unless a firewall says otherwise; --metrics-listen "
+                     "127.0.0.1:9123 keeps them local\n") != std::string::npos);
+  const RunResult local =
+      swthrottle::test::run_swthrottle({"-r", rules, "--check", "--metrics-listen", "127.0.0.1:9123"});
+  CHECK(local.out.find("metrics: /metrics and /healthz listen on 127.0.0.1 port 9123\n") != std::string::npos);
+}
