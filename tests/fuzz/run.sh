@@ -16,7 +16,7 @@ root=$PWD
 
 seconds=${1:?usage: run.sh SECONDS [HARNESS...]}
 shift
-all=(rules expr template logtime json_fields json_strings state lines)
+all=(rules expr template logtime json_fields json_strings state lines http_head)
 harnesses=("$@")
 [ ${#harnesses[@]} -gt 0 ] || harnesses=("${all[@]}")
 
@@ -80,7 +80,7 @@ make_corpus() {
         head -n 40 "$f" | seed "$dir" "bytes-${f//\//_}" '\001'
       done
       ;;
-    state) ;;
+    state | http_head) ;;
     lines)
       # As plain text, efficient -j1 and accurate -j2 (wall clock a day after the stamps), and under
       # arrival time; JSON as *.json, traces as java*.
