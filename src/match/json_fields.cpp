@@ -160,11 +160,13 @@ struct JsonFields::Impl {
     for (auto item : object) {
       od::field field;
       if (auto e = std::move(item).get(field)) return e;
+      // raw() is just past the key's opening quote. Read before
+      // unescaped_key(), which consumes the key (simdjson then holds no
+      // pointer to it: key() after it is undefined).
+      const char* const raw_key = field.key().raw();
       std::string_view key;
       if (auto e = field.unescaped_key().get(key)) return e;
-      // raw() is just past the key's opening quote.
-      if (!repaired.empty() &&
-          lenient_text(static_cast<std::size_t>(field.key().raw() - padded.data()) - 1, lenient_key))
+      if (!repaired.empty() && lenient_text(static_cast<std::size_t>(raw_key - padded.data()) - 1, lenient_key))
         key = lenient_key;
       uint32_t child = UINT32_MAX;
       for (uint32_t c : nodes[node].children) {
