@@ -9,6 +9,8 @@
 #
 # BENCH_GENERATIONS=N  files written per rate (default 1000), 10 lines each
 # BENCH_RUNS=N         runs per rate (default 3); the table gives each run
+# BENCH_INTERVALS="5 1 0"   the rename intervals, in ms
+# BENCH_WHO="swthrottle tail" the followers (an older BINARY, alone, for a before)
 #
 # A measure of a race with the scheduler, not a speed: the load average is
 # printed with the figures (a loaded machine loses more).
@@ -73,8 +75,8 @@ echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores; $generatio
 echo
 echo "| follower | rename every | run | written | read | lost | read twice |"
 echo "|---|---|---|---|---|---|---|"
-for interval in 5 1 0; do
-  for who in swthrottle tail; do
+for interval in ${BENCH_INTERVALS:-5 1 0}; do
+  for who in ${BENCH_WHO:-swthrottle tail}; do
     for ((r = 1; r <= runs; r++)); do
       read -r written got lost twice < <(run_one "$who" "$interval")
       echo "| $who | ${interval} ms | $r | $written | $got | $lost | $twice |"
