@@ -129,7 +129,7 @@ class App final : private pipeline::DeciderHost {
   void stop_followers();
   bool save_state(pipeline::Generation& g);  // false: failed, and said so
   void finish();
-  int exit_status();  // after finish(): DESIGN.md §6 and README's decisions
+  int exit_status();  // after finish(): DESIGN.md §6
   std::string stats_text();
   void reload();
   // The order lock, exclusive, for the signal thread: while it waits, a

@@ -38,6 +38,7 @@ struct Reading {
   std::size_t stamped = 0;  // lines that gave a time
   std::size_t first = 0;    // the first of them (an index)
   int64_t first_ms = 0;
+  std::string field;  // the JSON field the first one's time came from ("": its text)
 };
 
 Reading read_all(const match::LogTime& lt, const std::vector<std::string>& lines, int64_t wall_ms) {
@@ -47,6 +48,7 @@ Reading read_all(const match::LogTime& lt, const std::vector<std::string>& lines
       if (r.stamped++ == 0) {
         r.first = i;
         r.first_ms = *t;
+        r.field = lt.stamp_field(lines[i], wall_ms);
       }
     }
   }
@@ -56,7 +58,8 @@ Reading read_all(const match::LogTime& lt, const std::vector<std::string>& lines
 std::string first_of(const Reading& r, const std::vector<std::string>& lines) {
   std::string when;
   append_rfc3339_ms(when, r.first_ms);
-  return fmt::format("first {} from line {}: \"{}\"", when, r.first + 1,
+  const std::string field = r.field.empty() ? std::string() : fmt::format(" (its field \"{}\")", r.field);
+  return fmt::format("first {} from line {}{}: \"{}\"", when, r.first + 1, field,
                      pipeline::StampWatch::shown_line(lines[r.first]));
 }
 

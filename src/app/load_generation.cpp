@@ -81,9 +81,11 @@ Result<std::unique_ptr<pipeline::Generation>> load_generation(const cli::Options
   if (!options.input.empty()) {
     // The command line wins over `format` everywhere, [[settings.input]] too.
     config::Settings& s = rules.settings;
-    s.format = options.input == "text"   ? config::InputFormat::Text
-               : options.input == "auto" ? config::InputFormat::Auto
-                                         : config::InputFormat::Json;
+    s.format = options.input == "text"     ? config::InputFormat::Text
+               : options.input == "auto"   ? config::InputFormat::Auto
+               : options.input == "cri"    ? config::InputFormat::Cri
+               : options.input == "docker" ? config::InputFormat::Docker
+                                           : config::InputFormat::Json;
     for (config::InputTime& in : s.inputs) in.format.reset();
     if (options.input == "journal") {
       // journalctl -o json: the entry's time is __REALTIME_TIMESTAMP, µs

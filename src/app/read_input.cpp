@@ -22,6 +22,45 @@ std::function<void(const std::string&)> sniff_notice(const std::string& name) {
   return [name](const std::string& what) { print_message(name + ": " + what); };
 }
 
+// A followed input's lines, a container runtime's envelope (`format`) taken
+// off: each line the follower reads is then a record, and next() gives the
+// lines they make (a split one when it is whole).
+class FramedLines {
+ public:
+  FramedLines(input::Follower& follower, std::size_t max_line, std::string name)
+      : follower_(follower), framer_(max_line), name_(std::move(name)) {}
+
+  std::optional<input::Line> next(int timeout_ms, config::InputFormat format) {
+    framer_.configure(format);
+    for (;;) {
+      auto raw = follower_.next(timeout_ms);
+      if (!raw || framer_.plain()) return raw;
+      auto line = framer_.add(*raw);
+      if (auto notice = framer_.take_notice()) print_message(name_ + ": " + *notice);
+      if (line) return line;
+    }
+  }
+
+  // At the end: the unterminated last line, then each stream's line still
+  // open in its records (a container stopped mid-line), one per call.
+  std::optional<input::Line> rest() {
+    if (!partial_taken_) {
+      partial_taken_ = true;
+      if (auto last = follower_.take_partial()) {
+        if (framer_.plain()) return last;
+        if (auto line = framer_.add(*last)) return line;
+      }
+    }
+    return framer_.flush();
+  }
+
+ private:
+  input::Follower& follower_;
+  input::EnvelopeFramer framer_;
+  std::string name_;
+  bool partial_taken_ = false;
+};
+
 }  // namespace
 
 void App::read_input(const InputSpec& in) {
@@ -93,6 +132,8 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
   // rules first ask, then kept across reloads, like fill_input's).
   std::optional<input::EventGrouper> grouper;
   pipeline::Generation* grouped_for = nullptr;
+  FramedLines framed(follower, options_.max_line, in.name);
+  auto next = [&](int timeout_ms) { return framed.next(timeout_ms, current()->format_for(in.name)); };
   auto take = [&](const input::Line& line) {
     if (pipeline::Generation* g = current(); g != grouped_for) {
       grouped_for = g;
@@ -100,7 +141,7 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
       if (grouper) grouper->configure(spec);
       else if (spec.kind != config::MultilineSpec::Kind::Off) grouper.emplace(spec);
     }
-    if (!grouper) return decider.take(line);
+    if (!grouper || line.stream != match::Stream::None) return decider.take(line);  // payloads are not grouped
     auto event = grouper->add(line, clock_.steady_ms());
     decider.count_cut(grouper->take_cut());
     return !event || decider.take(*event, grouper->lines());
@@ -121,7 +162,7 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
     backlog.add(first);
     while (!follower.on_stream() && backlog.size() < pipeline::Batch::kLines &&
            backlog.storage.size() < pipeline::Batch::kBytes) {
-      auto more = follower.next(0);
+      auto more = next(0);
       if (!more) break;
       backlog.add(*more);
     }
@@ -130,7 +171,7 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
     return decider.take_read(backlog);
   };
   while (!follower.stopped()) {
-    auto line = follower.next(0);
+    auto line = next(0);
     if (line && !grouper && current()->multiline_for(in.name).kind == config::MultilineSpec::Kind::Off) {
       for (const auto& n : follower.take_notices()) print_message(n);
       quiet.reading();
@@ -144,19 +185,20 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
         if (!flush_event()) break;
         continue;
       }
-      line = follower.next(static_cast<int>(std::min<int64_t>(left, input::EventGrouper::kIdleMs)));
+      line = next(static_cast<int>(std::min<int64_t>(left, input::EventGrouper::kIdleMs)));
     } else if (!line) {
       for (const auto& n : follower.take_notices()) print_message(n);
       // Caught up: from here on, a quiet log's time moves on (timer.cpp).
       quiet.caught_up(decider.last_log_ms(), clock_.steady_ms());
-      line = follower.next(-1);
+      line = next(-1);
     }
     for (const auto& n : follower.take_notices()) print_message(n);
     if (!line) continue;
     quiet.reading();
     if (!take(*line)) break;
   }
-  if (auto last = follower.take_partial(); last && !sink_.closed()) (void)take(*last);
+  while (auto last = framed.rest())
+    if (sink_.closed() || !take(*last)) break;
   if (!sink_.closed()) (void)flush_event();
   std::lock_guard lock(mu_);
   followers_.erase(std::remove(followers_.begin(), followers_.end(), &follower), followers_.end());
@@ -184,8 +226,12 @@ void App::read_batches(pipeline::Decider& decider, const InputSpec& in) {
   reader.sniff(sniff_notice(in.name), app_options_.map_files);
   pipeline::Batch b;
   std::optional<input::EventGrouper> grouper;
+  input::EnvelopeFramer framer(options_.max_line);
   while (!stop_.load(std::memory_order_relaxed)) {
-    pipeline::fill_input(b, reader, grouper, current()->multiline_for(in.name), /*own=*/false);
+    pipeline::Generation* g = current();
+    pipeline::fill_input(b, reader, grouper, framer, g->multiline_for(in.name), g->format_for(in.name),
+                         /*own=*/false);
+    if (auto notice = framer.take_notice()) print_message(in.name + ": " + *notice);
     if (!decider.take_read(b) || b.last) break;
   }
   if (!reader.error().empty()) fail(in.name + ": " + reader.error());

@@ -128,9 +128,10 @@ Parsed parse_options(int argc, const char* const* argv) {
   app.add_flag("--from-start", o.from_start, "With --follow: read existing content first")->group("Input");
   app.add_option("--input", o.input,
                  "How lines are read, over the rules' format; journal: journalctl -o json\n"
-                 "(time from __REALTIME_TIMESTAMP, byte-array fields as bytes)")
-      ->type_name("text|json|auto|journal")
-      ->check(CLI::IsMember({"text", "json", "auto", "journal"}).description(""))
+                 "(time from __REALTIME_TIMESTAMP, byte-array fields as bytes);\n"
+                 "cri, docker: container logs (the envelope's time and stream)")
+      ->type_name("text|json|auto|journal|cri|docker")
+      ->check(CLI::IsMember({"text", "json", "auto", "journal", "cri", "docker"}).description(""))
       ->group("Input");
   app.add_option("--max-line", max_line, "Cut longer lines for matching (default 1M)")
       ->type_name("SIZE")

@@ -68,8 +68,7 @@ inline constexpr const char* kSubcommands[] = {"backtest", "help"};
 // caller asks only about a name no file has: a file of that name is input.
 std::string subcommand_meant(std::string_view arg);
 
-// Exit statuses (DESIGN.md §6; the ones the spec leaves open are in README's
-// decisions).
+// Exit statuses (DESIGN.md §6).
 inline constexpr int kExitAlert = 1;       // --exit-code and an alert was written
 inline constexpr int kExitError = 2;       // usage, rules, input or output error, or the last --state save failed
 inline constexpr int kExitExecGaveUp = 3;  // an exec command failed after its retries

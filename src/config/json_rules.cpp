@@ -32,6 +32,7 @@ std::string make_stand_in(const Event& e, bool journal) {
   // every line is a candidate.
   const FieldCondition* best = nullptr;
   for (const FieldCondition& c : e.fields) {
+    if (is_envelope_path(c.path)) continue;  // on an envelope's line, not in its text
     // A pattern without metacharacters is a literal the field must contain,
     // so it serves as well as an equality.
     const bool literal = !c.regex || c.value.find_first_of(".+*?()|[]{}^$") == std::string::npos;

@@ -47,16 +47,40 @@ struct TimestampSpec {
 
 struct TimezoneSpec {
   bool local = true;       // "local": the machine's zone (TZ)
-  int offset_minutes = 0;  // when !local: "UTC" = 0, "+02:00" = 120
+  int offset_minutes = 0;  // when !local and no name: "UTC" = 0, "+02:00" = 120
   std::string text = "local";
+  // An IANA zone ("Europe/Berlin"), checked against the tz database at load;
+  // empty: local or a fixed offset.
+  std::string name{};
 };
 
 // How an input's lines are read (DESIGN.md §1 `format`): text; JSON objects
-// (a line that is not one is counted and read as text); or auto, JSON for
-// lines that start with '{' after blanks.
-enum class InputFormat { Auto, Text, Json };
+// (a line that is not one is counted and read as text); a container
+// runtime's log, whose envelope is taken off and whose payload is read as
+// auto reads a line (cri: "TIME STREAM P|F TEXT", containerd and CRI-O;
+// docker: dockerd's json-file, {"log":"TEXT\n","stream":..,"time":..}); or
+// auto, which recognises both envelopes by an input's first line, and reads
+// as JSON the lines that start with '{' after blanks.
+enum class InputFormat { Auto, Text, Json, Cri, Docker };
 constexpr std::string_view to_string(InputFormat f) {
-  return f == InputFormat::Auto ? "auto" : f == InputFormat::Text ? "text" : "json";
+  switch (f) {
+    case InputFormat::Auto: return "auto";
+    case InputFormat::Text: return "text";
+    case InputFormat::Json: return "json";
+    case InputFormat::Cri: return "cri";
+    case InputFormat::Docker: return "docker";
+  }
+  return "auto";
+}
+
+// The fields a container runtime's envelope gives each of its lines
+// (match/envelope_fields.h): never read from the payload there, so they
+// give the prefilter no literal of the line.
+inline constexpr std::string_view kEnvelopePaths[] = {"stream", "k8s.namespace", "k8s.pod", "k8s.container"};
+constexpr bool is_envelope_path(std::string_view path) {
+  for (std::string_view p : kEnvelopePaths)
+    if (p == path) return true;
+  return false;
 }
 // `multiline` (input/event_grouper.h): how lines are grouped into events.
 // Off: every line is an event of its own (the default).

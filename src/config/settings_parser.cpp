@@ -7,6 +7,7 @@
 
 #include "config/regex_lint.h"
 #include "util/suggest.h"
+#include "util/tz_database.h"
 
 namespace swthrottle::config {
 namespace {
@@ -93,10 +94,13 @@ Result<TimestampSpec> timestamp(const TomlReader& in, const toml::node& v) {
   return spec;
 }
 
-// "local", "UTC" (or "Z"), "+02:00", "-0530", "+02".
+// "local", "UTC" (or "Z"), "+02:00", "-0530", "+02", or a zone of the tz
+// database ("Europe/Berlin").
 Result<TimezoneSpec> timezone(const TomlReader& in, const toml::node& v) {
   std::string expected = fmt::format(
-      "timezone must be \"local\", \"UTC\" or an offset such as \"+02:00\" or \"-0530\", not {}", describe(v));
+      "timezone must be \"local\", \"UTC\", an offset such as \"+02:00\" or \"-0530\", or a zone name such as "
+      "\"Europe/Berlin\", not {}",
+      describe(v));
   const auto* s = v.as_string();
   if (s == nullptr) return in.err(v, expected);
   const std::string& text = s->get();
@@ -123,8 +127,14 @@ Result<TimezoneSpec> timezone(const TomlReader& in, const toml::node& v) {
       tz.offset_minutes = (text[0] == '-' ? -1 : 1) * (hours * 60 + minutes);
       return tz;
     }
+    return in.err(v, expected);
   }
-  return in.err(v, expected);
+  // Not an offset: a zone name, which starts with a letter.
+  if (text.empty() || !((lower[0] >= 'a' && lower[0] <= 'z'))) return in.err(v, expected);
+  std::string why;
+  if (tz::find_zone(text, &why) == nullptr) return in.err(v, why);
+  tz.name = text;
+  return tz;
 }
 
 // max_future, max_jump: a duration, or "off" (-1).
@@ -147,9 +157,11 @@ Result<TimestampSpec> timestamp_at(const TomlReader& in, const toml::node& v) {
   return ts;
 }
 
-// format: "auto", "text" or "json".
+// format: "auto", "text", "json", "cri" or "docker".
 Result<InputFormat> read_format(const TomlReader& in, const toml::node& v) {
-  return in.choose(v, "format", std::array{InputFormat::Auto, InputFormat::Text, InputFormat::Json});
+  return in.choose(
+      v, "format",
+      std::array{InputFormat::Auto, InputFormat::Text, InputFormat::Json, InputFormat::Cri, InputFormat::Docker});
 }
 
 // multiline = "java" | "python" | "off" | { start = 'RE2' } | { continue = 'RE2' }
@@ -321,7 +333,9 @@ MaybeError parse_settings(const TomlReader& in, const toml::table& t, Settings& 
       auto tz = timezone(in, *v);
       if (!tz) return tz.error();
       s.timezone = std::move(*tz);
-      given.canon = s.timezone.local ? "local" : std::to_string(s.timezone.offset_minutes);
+      given.canon = s.timezone.local           ? "local"
+                    : !s.timezone.name.empty() ? s.timezone.name
+                                               : std::to_string(s.timezone.offset_minutes);
     } else if (key == "format") {
       auto f = read_format(in, *v);
       if (!f) return f.error();

@@ -34,7 +34,7 @@ namespace swthrottle::fleet {
 // BatchSource), claiming in the same script; throttles take permits from a
 // lease per window and bucket, asking Redis for the next lease only when
 // one runs out. Alerts raised locally while Redis was unreachable (any fleet
-// rule) are claimed through the same flushes once it answers (§3.9).
+// rule) are claimed through the same flushes once it answers (DESIGN.md §8.9).
 class RuleFleet final : public engine::FleetLink, public BatchSource {
  public:
   // `client` outlives this. `host`: this host's name in episode ids.

@@ -42,12 +42,17 @@
 
 #include "input/byte_source.h"
 #include "input/mapped_file.h"
+#include "match/envelope_fields.h"
 
 namespace swthrottle::input {
 
 struct Line {
   std::string_view text;   // excludes "\n" and a "\r" right before it
   bool truncated = false;  // the line was longer than max_line; text holds its first max_line bytes
+  // The payload of a container runtime's log (envelope_framer.h): its
+  // stream and the runtime's time (ms since the epoch). None: a plain line.
+  match::Stream stream = match::Stream::None;
+  int64_t origin_ms = 0;
 };
 
 class LineReader {

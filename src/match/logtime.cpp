@@ -4,7 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "match/stamp_bytes.h"
 #include "match/stamp_forms.h"
@@ -34,7 +37,7 @@ bool is_named_form(std::string_view f) {
 }  // namespace
 
 LogTime::LogTime(const config::TimezoneSpec& tz, int year)
-    : zone_(tz.local, static_cast<int64_t>(tz.offset_minutes) * 60), year_(year), memos_(std::make_unique<Memos>()) {}
+    : zone_(tz), year_(year), memos_(std::make_unique<Memos>()) {}
 
 LogTime::LogTime(LogTime&&) noexcept = default;
 LogTime& LogTime::operator=(LogTime&&) noexcept = default;
@@ -130,20 +133,42 @@ int64_t LogTime::field_ms(std::string_view line, int64_t wall_now_ms) const {
   if (const auto r = json_->read(line); r != JsonFields::Read::Json && r != JsonFields::Read::Repaired) return kNoTime;
   const std::optional<std::string_view> text = json_->text(0);
   if (!text) return kNoTime;
-  const std::string_view s = *text;
-  // Epoch, as a number or a string of digits, by digit count (as the JSON
-  // epoch form reads it): 10 s (with an optional fraction), 13 ms, 16 µs, 19 ns.
-  std::size_t k = 0;
-  uint64_t v = 0;  // 19 digits fit
-  while (k < s.size() && k < 20 && stamp::is_digit(s[k])) v = v * 10 + static_cast<uint64_t>(s[k++] - '0');
-  if (k > 0 && (k == s.size() || s[k] == '.')) {
-    int ms = 0;
-    std::size_t end = k;
-    if (k + 1 < s.size() && stamp::is_digit(s[k + 1])) end = stamp::fraction(s, k + 1, ms);
-    if (end != s.size()) return kNoTime;
-    return stamp::epoch_ms_by_digits(v, k, ms);
-  }
+  return field_text_ms(*text, wall_now_ms);
+}
+
+// An epoch number (as a JSON number or a string of digits), by magnitude
+// (another spelling of a number, with an exponent, is none); else a stamp in
+// the text, searched as a line is.
+int64_t LogTime::field_text_ms(std::string_view s, int64_t wall_now_ms) const {
+  if (!s.empty() && stamp::is_digit(s[0]) && s.find_first_not_of("0123456789.eE+-") == std::string_view::npos)
+    return stamp::epoch_by_magnitude(s);
   return search<false>(s, wall_now_ms);
+}
+
+int64_t LogTime::json_auto_ms(std::string_view line, int64_t wall_now_ms, int* which) const {
+  // One parser per thread, for every LogTime: parse() stays safe to share.
+  static const std::vector<std::string> kPaths(std::begin(kStampFields), std::end(kStampFields));
+  thread_local JsonFields fields(kPaths);
+  if (fields.read(line) == JsonFields::Read::Json) {
+    for (std::size_t f = 0; f < kPaths.size(); ++f) {
+      const std::optional<std::string_view> text = fields.text(f);
+      if (!text) continue;
+      if (const int64_t t = field_text_ms(*text, wall_now_ms); t != kNoTime) {
+        if (which) *which = static_cast<int>(f);
+        return t;
+      }
+    }
+  }
+  if (which) *which = -1;
+  return search<true>(line, wall_now_ms);
+}
+
+std::string_view LogTime::stamp_field(std::string_view line, int64_t wall_now_ms) const {
+  if (json_) return field_ms(line, wall_now_ms) == kNoTime ? std::string_view() : std::string_view(field_);
+  if (re_ || kind_ != Kind::Auto || line.empty() || line[0] != '{') return {};
+  int which = -1;
+  json_auto_ms(line, wall_now_ms, &which);
+  return which < 0 ? std::string_view() : kStampFields[which];
 }
 
 int64_t LogTime::parse_ms(std::string_view line, int64_t wall_now_ms) const {
@@ -161,6 +186,8 @@ int64_t LogTime::parse_ms(std::string_view line, int64_t wall_now_ms) const {
     // A JSON object gets a search of its own, so that other lines do not pay
     // for looking for epoch numbers in JSON fields.
     if (!text.empty() && text[0] == '{' && (kind_ == Kind::Auto || kind_ == Kind::JsonEpoch)) {
+      // Auto on a whole line: its stamp fields first (a `match` group is text).
+      if (kind_ == Kind::Auto && !re_) return json_auto_ms(text, wall_now_ms);
       return search<true>(text, wall_now_ms);
     }
     return search<false>(text, wall_now_ms);

@@ -10,6 +10,8 @@
 // object: its first byte is '{'), and strptime formats (our own subset,
 // applied at the start of the line). `timestamp = "auto"` takes the leftmost
 // stamp of any form; a named form is searched the same way for that form only.
+// Under "auto" a line that is a JSON object is first read for its stamp
+// fields (kStampFields), so a stamp quoted in its message does not win.
 // With `match`, the first capture group of that RE2 pattern is parsed instead.
 //
 // Contract:
@@ -43,7 +45,8 @@
 // util/civil_date.h), the zone (stamp_zone.h) and the memo (stamp_memo.h).
 //
 // parse() is const and safe to call from any number of threads at once: the
-// zone caches are lock-free and the memos are seqlocks. For the built-in
+// zone caches are lock-free, the memos are seqlocks, and the JSON fields of
+// "auto" are read by a parser of each thread's own (thread_local). For the built-in
 // forms and strptime formats it does not allocate. With `match` RE2 may
 // allocate inside a search, and a shared RE2 serializes its threads on a cache
 // lock (RE2 #569); threads that share a LogTime also keep replacing each
@@ -73,6 +76,15 @@ namespace swthrottle::match {
 
 class LogTime {
  public:
+  // Under timestamp = "auto", a line that is a JSON object takes its time
+  // from the first of these fields that it has and whose value reads as a
+  // time: a string in any form the search knows ("2026-01-01T00:00:00Z"), or
+  // an epoch number (a JSON number or a string of digits, with an optional
+  // fraction) in s, ms, µs or ns told apart by its magnitude (epoch_by_magnitude).
+  // Only a line none of them dates is searched as text.
+  static constexpr std::string_view kStampFields[] = {
+      "ts", "time", "timestamp", "@timestamp", "datetime", "date", "T", "t", "eventTime", "__REALTIME_TIMESTAMP"};
+
   // Builds a parser for the timestamp form of the rules' [settings]. `year` = settings.year (0: infer).
   // Errors (bad strptime format, bad match regex, match regex without a capture group) carry only `what`.
   static Result<LogTime> make(const config::TimestampSpec& spec, const config::TimezoneSpec& tz, int year);
@@ -89,6 +101,11 @@ class LogTime {
     if (t == kNoTime) return std::nullopt;
     return t;
   }
+
+  // The JSON field the line's time comes from (one of kStampFields, or
+  // a { field = ... }), or "" when it comes from the text or there is none:
+  // what --check says. Not for the hot path (it parses the line again).
+  std::string_view stamp_field(std::string_view line, int64_t wall_now_ms) const;
 
   LogTime(const LogTime& other);
   LogTime& operator=(const LogTime& other);
@@ -125,6 +142,11 @@ class LogTime {
   bool compile_match(std::string* error);
   // { field = "..." }: the stamp in that field of a JSON line.
   int64_t field_ms(std::string_view line, int64_t wall_now_ms) const;
+  // The time a JSON field's text gives (an epoch number, or a stamp in it).
+  int64_t field_text_ms(std::string_view text, int64_t wall_now_ms) const;
+  // timestamp = "auto" on a JSON object: the first of kStampFields that reads
+  // (its index in *which, -1: none), else the search.
+  int64_t json_auto_ms(std::string_view line, int64_t wall_now_ms, int* which = nullptr) const;
 
   struct Memos;  // the last head of each form (stamp_memo.h)
 

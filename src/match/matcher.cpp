@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "match/envelope_fields.h"
 #include "match/json_fields.h"
 #include "match/matcher_plan.h"
 #include "util/utf8.h"
@@ -69,6 +70,9 @@ struct Matcher::Impl {
 
   // The JSON fields the rules name; empty when no rule names one.
   std::optional<JsonFields> json;
+  // The fields a container runtime's envelope gives (stream, k8s.*), ahead
+  // of the payload's; made with `json`.
+  std::optional<EnvelopeFields> envelope;
   config::InputFormat format = config::InputFormat::Auto;
   uint64_t invalid_json = 0;
   uint64_t repaired_json = 0;  // read leniently (JsonFields::Read::Repaired)
@@ -111,7 +115,10 @@ struct Matcher::Impl {
       checks.push_back(std::move(copied));
     }
     for (const FieldCheck& c : plan->ignore_checks) ignore_checks.push_back(copy_check(c));
-    if (!plan->json_paths.empty()) json.emplace(plan->json_paths);
+    if (!plan->json_paths.empty()) {
+      json.emplace(plan->json_paths);
+      envelope.emplace(plan->json_paths);
+    }
     ids.reserve(patterns.size());
     via.assign(patterns.size(), 0);
     matched.reserve(patterns.size());
@@ -286,10 +293,23 @@ struct Matcher::Impl {
     return json_read == JsonFields::Read::Json || json_read == JsonFields::Read::Repaired;
   }
 
+  // The text of JSON slot `slot` on the line: the envelope's (stream,
+  // k8s.*) on a line of a container runtime's log, else the payload's
+  // (nullopt when it is not JSON or lacks the field).
+  std::optional<std::string_view> field_text(std::string_view line, std::size_t slot) {
+    std::string_view given;
+    switch (envelope->text(slot, &given)) {
+      case EnvelopeFields::Answer::Value: return given;
+      case EnvelopeFields::Answer::Absent: return std::nullopt;
+      case EnvelopeFields::Answer::Payload: break;
+    }
+    if (!json_line(line)) return std::nullopt;
+    return json->text(slot);
+  }
+
   // Whether one field condition holds on the line (false when it is not JSON).
   bool holds(std::string_view line, const FieldCheck& c) {
-    if (!json_line(line)) return false;
-    const std::optional<std::string_view> text = json->text(c.slot);
+    const std::optional<std::string_view> text = field_text(line, c.slot);
     if (!text) return false;
     if (!c.re) return *text == c.equals;
     const re2::StringPiece sp(text->data(), text->size());
@@ -338,7 +358,7 @@ struct Matcher::Impl {
       // so which comes first within one event does not matter).
       for (const FieldCheck& c : checks[p]) {
         if (c.nsubmatch == 0) continue;
-        const std::optional<std::string_view> value = json->text(c.slot);  // the event held: the line is JSON
+        const std::optional<std::string_view> value = field_text(line, c.slot);  // the event held
         if (!value) continue;
         const re2::StringPiece field(value->data(), value->size());
         if (!c.re->Match(field, 0, field.size(), RE2::UNANCHORED, submatch.data(), c.nsubmatch) &&
@@ -371,8 +391,8 @@ struct Matcher::Impl {
     }
     // "{.path}": the field's text, "" when the line lacks it or is not JSON.
     for (const auto& [slot, json_slot] : info.json_captures) {
-      if (!json_line(line)) break;
-      if (const std::optional<std::string_view> value = json->text(json_slot)) owned.emplace_back(first + slot, *value);
+      if (const std::optional<std::string_view> value = field_text(line, json_slot))
+        owned.emplace_back(first + slot, *value);
     }
   }
 };
@@ -396,10 +416,13 @@ Result<Matcher> Matcher::make(const config::RuleSet& rules, bool all_captures, b
 
 void Matcher::force_fallback_for_test(bool on) { impl_->force_fallback = on; }
 
-void Matcher::match_batch(std::string_view text, std::span<const LineSpan> lines, std::span<MatchResult> out) {
+void Matcher::match_batch(std::string_view text, std::span<const LineSpan> lines, std::span<MatchResult> out,
+                          std::span<const uint8_t> streams) {
   Impl& m = *impl_;
+  auto stream_of = [&](std::size_t i) { return streams.empty() ? Stream::None : static_cast<Stream>(streams[i]); };
   if (!m.prefilter || !m.prefilter->active()) {
-    for (std::size_t i = 0; i < lines.size(); ++i) match(text.substr(lines[i].first, lines[i].second), out[i]);
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      match(text.substr(lines[i].first, lines[i].second), out[i], stream_of(i));
     return;
   }
   m.prefilter->scan(text, lines, m.verdict);
@@ -407,9 +430,10 @@ void Matcher::match_batch(std::string_view text, std::span<const LineSpan> lines
     const int32_t v = m.verdict[i];
     const std::string_view line = text.substr(lines[i].first, lines[i].second);
     if (v == Prefilter::kAll) {
-      match(line, out[i]);
+      match(line, out[i], stream_of(i));
       continue;
     }
+    if (m.envelope) m.envelope->set_stream(stream_of(i));
     out[i].clear();
     if (v == Prefilter::kNone) continue;
     m.matched.clear();
@@ -431,9 +455,14 @@ uint64_t Matcher::take_repaired_json() { return std::exchange(impl_->repaired_js
 
 bool Matcher::needs_captures(uint32_t r) const { return r < impl_->rules.size() && impl_->rules[r].needs_captures; }
 
-void Matcher::match(std::string_view line, MatchResult& out) {
+void Matcher::set_origin(PodOrigin origin) {
+  if (impl_->envelope) impl_->envelope->set_origin(std::move(origin));
+}
+
+void Matcher::match(std::string_view line, MatchResult& out, Stream stream) {
   out.clear();
   Impl& m = *impl_;
+  if (m.envelope) m.envelope->set_stream(stream);
   if (m.patterns.empty()) return;
 
   m.matched.clear();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/rules.h"
+#include "match/envelope_fields.h"
 #include "match/prefilter.h"
 #include "util/result.h"
 
@@ -92,14 +93,21 @@ class Matcher {
   Matcher& operator=(const Matcher&) = delete;
 
   // Matches one line (without its `\n`); `out` is cleared and refilled, and
-  // its views point into `line`.
-  void match(std::string_view line, MatchResult& out);
+  // its views point into `line`. `stream`: the line's, when it is the
+  // payload of a container runtime's log (envelope_fields.h).
+  void match(std::string_view line, MatchResult& out, Stream stream = Stream::None);
 
   // Matches every line of a batch: `text` holds the lines, each followed by
   // a '\n' that `lines` excludes; out[i] (out.size() >= lines.size()) gets
   // what match() would give for line i. Lines the prefilter rules out cost
   // one shared SIMD pass over the batch and no RE2 search.
-  void match_batch(std::string_view text, std::span<const LineSpan> lines, std::span<MatchResult> out);
+  // `streams`, if not empty, holds each line's Stream (as its uint8_t).
+  void match_batch(std::string_view text, std::span<const LineSpan> lines, std::span<MatchResult> out,
+                   std::span<const uint8_t> streams = {});
+
+  // The pod of this input's container log ({.k8s.namespace}, ...), from
+  // its path (input/k8s_path.h); lines with a stream answer with it.
+  void set_origin(PodOrigin origin);
 
   // How this matcher's input is read (DESIGN.md §1 `format`): Text never reads
   // lines as JSON; Auto reads those that start with '{'; Json reads every

@@ -116,6 +116,8 @@ std::string prefilter_pattern(const config::Event& e, bool& from_fields) {
   std::vector<std::string> parts;
   if (!e.match.empty()) parts.push_back(e.match);
   for (const config::FieldCondition& c : e.fields) {
+    // An envelope's field (stream, k8s.*) is not in the text of its lines.
+    if (config::is_envelope_path(c.path)) continue;
     std::string piece = field_piece(c);
     if (piece.empty()) continue;
     from_fields = true;

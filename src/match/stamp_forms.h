@@ -89,6 +89,21 @@ template <bool kSlash = false>
   return rfc3339_end(s, j, f);
 }
 
+// A whole token that is an RFC 3339 time with its offset (a container
+// runtime's: "2026-01-01T00:00:00.123456789Z", "...+01:00"): ms since the
+// epoch, or kNoTime (no offset, or anything after it).
+inline int64_t rfc3339_utc_ms(std::string_view token) {
+  Fields f;
+  if (token.size() < 20 || !rfc3339_at(token, 0, f) || !f.has_offset || token[10] == ' ') return kNoTime;
+  // rfc3339_end() checked the offset but not where it ends: it must end the token.
+  const char last = token.back();
+  if (last != 'Z' && last != 'z' && !is_digit(last)) return kNoTime;
+  if (!settle_time(f)) return kNoTime;
+  const int64_t local_s = local_seconds(f, f.year);
+  if (local_s == kNoTime) return kNoTime;
+  return (local_s - f.offset_s) * 1000 + f.ms;
+}
+
 // What may follow the time of a syslog stamp at s[j]: a fraction, then " YYYY"
 // and a space, tab, ']' or ')' (into f.year); or no digit.
 [[gnu::always_inline]] inline bool syslog_end(std::string_view s, std::size_t j, Fields& f) {
@@ -199,6 +214,34 @@ inline int64_t epoch_ms_by_digits(uint64_t v, std::size_t digits, int ms) {
     case 19: return static_cast<int64_t>(v / 1000000);
     default: return kNoTime;
   }
+}
+
+// A JSON field's text that is an epoch number: digits, optionally a '.' and
+// a fraction, nothing else. Its magnitude says the unit: below 1e8 it is no
+// time at all (a count or a duration, not a date after 1973), then seconds
+// (the fraction gives ms) up to 1e11, milliseconds up to 1e14, microseconds
+// up to 1e17, nanoseconds up to 1e20. Returns ms since the epoch, or kNoTime
+// (also for text that is not such a number).
+inline int64_t epoch_by_magnitude(std::string_view s) {
+  std::size_t k = 0;
+  while (k < s.size() && s[k] == '0') ++k;  // leading zeros do not count
+  uint64_t v = 0;
+  std::size_t digits = 0;
+  for (; k < s.size() && is_digit(s[k]); ++k) {
+    if (++digits > 20) return kNoTime;
+    v = v * 10 + static_cast<uint64_t>(s[k] - '0');
+  }
+  if (k == 0) return kNoTime;
+  int ms = 0;
+  if (k < s.size()) {
+    if (s[k] != '.' || k + 1 >= s.size() || !is_digit(s[k + 1])) return kNoTime;
+    if (fraction(s, k + 1, ms) != s.size()) return kNoTime;
+  }
+  if (digits == 20 || v < 100'000'000ULL) return kNoTime;
+  if (v < 100'000'000'000ULL) return static_cast<int64_t>(v) * 1000 + ms;
+  if (v < 100'000'000'000'000ULL) return static_cast<int64_t>(v);
+  if (v < 100'000'000'000'000'000ULL) return static_cast<int64_t>(v / 1000);
+  return static_cast<int64_t>(v / 1'000'000);
 }
 
 // An epoch number in a JSON field at s[i..j), a run of digits, in a line that

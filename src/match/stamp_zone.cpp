@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "util/civil_date.h"
+#include "util/tz_database.h"
 
 namespace swthrottle::match::stamp {
 namespace {
@@ -73,17 +74,32 @@ Zone::Zone(bool local, int64_t offset_s)
       from_local_(std::make_unique<Cache>()),
       from_utc_(std::make_unique<Cache>()) {}
 
+Zone::Zone(const config::TimezoneSpec& tz) : Zone(tz.local, static_cast<int64_t>(tz.offset_minutes) * 60) {
+  if (tz.local || tz.name.empty()) return;
+  std::string ignored;
+  named_ = tz::find_zone(tz.name, &ignored);
+  local_ = named_ != nullptr;
+  offset_s_ = 0;
+}
+
+Zone::Zone(const Zone& other) : Zone(other.local_, other.offset_s_) { named_ = other.named_; }
+
 Zone& Zone::operator=(const Zone& other) {
   if (this != &other) *this = Zone(other);
   return *this;
 }
 
 int64_t Zone::cached_offset_of_local(int64_t local_s) const {
+  if (named_ != nullptr)
+    return cached(from_local_->slots, local_s, [this](int64_t s) { return tz::offset_at_local(*named_, s); });
   return cached(from_local_->slots, local_s, machine_offset_of_local);
 }
 
 int64_t Zone::offset_of_utc(int64_t utc_s) const {
-  return local_ ? cached(from_utc_->slots, utc_s, machine_offset_of_utc) : offset_s_;
+  if (!local_) return offset_s_;
+  if (named_ != nullptr)
+    return cached(from_utc_->slots, utc_s, [this](int64_t s) { return tz::offset_at_utc(*named_, s); });
+  return cached(from_utc_->slots, utc_s, machine_offset_of_utc);
 }
 
 // utc_ms is the first pass when the offset drops within (offset before -

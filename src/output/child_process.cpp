@@ -186,128 +186,162 @@ Spawned spawn_child(const ExecJob& job, const std::vector<std::string>& parent_e
   return s;
 }
 
-// Feeds stdin, waits for the exit, enforces the timeout, and reaps the child
-// in every case.
-ChildResult supervise(pid_t pid, int stdin_fd, const std::string& data, const ChildLimits& limits, const Clock& clock,
-                      const ChildStop& stop) {
-  ChildResult a;
-  a.spawned = true;
-  // A pidfd turns "the child exited" into a poll(2) event, next to the
-  // stdin pipe; without one (kernels before 5.3) we check every 10 ms.
-  int pidfd = open_pidfd(pid);
-  int wfd = stdin_fd;
-  std::size_t off = 0;
-  if (data.empty()) close_fd(wfd);
+// One child under watch until it is reaped: its stdin fed, its exit
+// awaited, its timeout (and a stop) enforced by SIGTERM then SIGKILL.
+class Supervision {
+ public:
+  Supervision(pid_t pid, int stdin_fd, const std::string& data, const ChildLimits& limits, const Clock& clock,
+              const ChildStop& stop)
+      : pid_(pid), wfd_(stdin_fd), data_(data), limits_(limits), clock_(clock), stop_(stop) {
+    result_.spawned = true;
+    // A pidfd turns "the child exited" into a poll(2) event, next to the
+    // stdin pipe; without one (kernels before 5.3) we check every 10 ms.
+    pidfd_ = open_pidfd(pid);
+    if (data.empty()) close_fd(wfd_);
+    deadline_ = clock.steady_ms() + limits.timeout_ms;
+  }
 
+  // Feeds stdin, waits for the exit, enforces the timeout, and reaps the
+  // child in every case.
+  ChildResult run() {
+    while (!reaped_) {
+      const Polled p = poll_once();
+      if (p.rc > 0 && p.w_slot >= 0 && p.fds[p.w_slot].revents != 0) feed();
+      if ((pidfd_ < 0 || (p.rc > 0 && p.fds[p.pid_slot].revents != 0)) && try_reap()) break;
+      escalate(p);
+    }
+    close_fd(wfd_);
+    close_fd(pidfd_);
+    return result();
+  }
+
+ private:
   enum class Phase { Running, Terminating, Killed };
-  Phase phase = Phase::Running;
-  int64_t deadline = clock.steady_ms() + limits.timeout_ms;
-  int status = 0;
-  bool reaped = false;
-  int wait_err = 0;
-
-  auto stop_asked = [&stop] { return stop.flag != nullptr && stop.flag->load(std::memory_order_acquire); };
-  while (!reaped) {
+  struct Polled {
     pollfd fds[3];
-    int n = 0;
     int pid_slot = -1;
     int w_slot = -1;
     int stop_slot = -1;
-    if (phase == Phase::Running && stop.fd >= 0) {
-      stop_slot = n;  // watched while running only: once readable, it stays so
-      fds[n++] = pollfd{stop.fd, POLLIN, 0};
+    int rc = 0;
+  };
+
+  bool stop_asked() const { return stop_.flag != nullptr && stop_.flag->load(std::memory_order_acquire); }
+
+  Polled poll_once() const {
+    Polled p;
+    int n = 0;
+    if (phase_ == Phase::Running && stop_.fd >= 0) {
+      p.stop_slot = n;  // watched while running only: once readable, it stays so
+      p.fds[n++] = pollfd{stop_.fd, POLLIN, 0};
     }
-    if (pidfd >= 0) {
-      pid_slot = n;
-      fds[n++] = pollfd{pidfd, POLLIN, 0};
+    if (pidfd_ >= 0) {
+      p.pid_slot = n;
+      p.fds[n++] = pollfd{pidfd_, POLLIN, 0};
     }
-    if (wfd >= 0) {
-      w_slot = n;
-      fds[n++] = pollfd{wfd, POLLOUT, 0};
+    if (wfd_ >= 0) {
+      p.w_slot = n;
+      p.fds[n++] = pollfd{wfd_, POLLOUT, 0};
     }
     int wait_ms = -1;
-    if (phase != Phase::Killed) {
-      const int64_t left = deadline - clock.steady_ms();
+    if (phase_ != Phase::Killed) {
+      const int64_t left = deadline_ - clock_.steady_ms();
       wait_ms = static_cast<int>(std::clamp<int64_t>(left, 0, 60'000));
     }
-    if (pidfd < 0 && (wait_ms < 0 || wait_ms > 10)) wait_ms = 10;
-    if (phase == Phase::Running && stop.fd < 0 && stop.flag != nullptr && (wait_ms < 0 || wait_ms > 50)) wait_ms = 50;
-    const int pr = ::poll(fds, static_cast<nfds_t>(n), wait_ms);
-    if (pr < 0 && errno != EINTR) {
+    if (pidfd_ < 0 && (wait_ms < 0 || wait_ms > 10)) wait_ms = 10;
+    if (phase_ == Phase::Running && stop_.fd < 0 && stop_.flag != nullptr && (wait_ms < 0 || wait_ms > 50))
+      wait_ms = 50;
+    p.rc = ::poll(p.fds, static_cast<nfds_t>(n), wait_ms);
+    if (p.rc < 0 && errno != EINTR) {
       // Only ENOMEM can get here: wait a little rather than spin on it.
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    return p;
+  }
 
-    if (pr > 0 && w_slot >= 0 && fds[w_slot].revents != 0) {
-      const ssize_t w = ::write(wfd, data.data() + off, data.size() - off);
-      if (w > 0) {
-        off += static_cast<std::size_t>(w);
-        if (off == data.size()) close_fd(wfd);
-      } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
-        // EPIPE: the command exited or closed stdin without reading it all.
-        // That is its business; its exit status says whether it worked.
-        if (errno == EPIPE) discard_pending_sigpipe();
-        close_fd(wfd);
-      }
+  void feed() {
+    const ssize_t w = ::write(wfd_, data_.data() + off_, data_.size() - off_);
+    if (w > 0) {
+      off_ += static_cast<std::size_t>(w);
+      if (off_ == data_.size()) close_fd(wfd_);
+    } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+      // EPIPE: the command exited or closed stdin without reading it all.
+      // That is its business; its exit status says whether it worked.
+      if (errno == EPIPE) discard_pending_sigpipe();
+      close_fd(wfd_);
     }
+  }
 
-    if (pidfd < 0 || (pr > 0 && fds[pid_slot].revents != 0)) {
-      const pid_t r = ::waitpid(pid, &status, WNOHANG);
-      if (r == pid) {
-        reaped = true;
-        break;
-      }
-      if (r < 0 && errno != EINTR) {
-        wait_err = errno;  // ECHILD: SIGCHLD is ignored, the kernel reaped it
-        break;
-      }
+  // True when the waiting is over: reaped, or its status cannot be had.
+  bool try_reap() {
+    const pid_t r = ::waitpid(pid_, &status_, WNOHANG);
+    if (r == pid_) {
+      reaped_ = true;
+      return true;
     }
+    if (r < 0 && errno != EINTR) {
+      wait_err_ = errno;  // ECHILD: SIGCHLD is ignored, the kernel reaped it
+      return true;
+    }
+    return false;
+  }
 
-    if (phase == Phase::Running && ((pr > 0 && stop_slot >= 0 && fds[stop_slot].revents != 0) || stop_asked())) {
+  // A stop asked for, or the deadline passed: SIGTERM, then after the grace SIGKILL.
+  void escalate(const Polled& p) {
+    if (phase_ == Phase::Running &&
+        ((p.rc > 0 && p.stop_slot >= 0 && p.fds[p.stop_slot].revents != 0) || stop_asked())) {
       // The program stops: no waiting for the timeout.
-      a.stopped = true;
-      close_fd(wfd);
-      signal_child(pid, SIGTERM);
-      phase = Phase::Terminating;
-      deadline = clock.steady_ms() + limits.kill_grace_ms;
+      result_.stopped = true;
+      terminate();
     }
-
-    if (phase != Phase::Killed && clock.steady_ms() >= deadline) {
-      if (phase == Phase::Running) {
-        a.timed_out = true;
-        close_fd(wfd);
-        signal_child(pid, SIGTERM);
-        phase = Phase::Terminating;
-        deadline = clock.steady_ms() + limits.kill_grace_ms;
-      } else {
-        signal_child(pid, SIGKILL);
-        phase = Phase::Killed;
-      }
+    if (phase_ == Phase::Killed || clock_.steady_ms() < deadline_) return;
+    if (phase_ == Phase::Running) {
+      result_.timed_out = true;
+      terminate();
+    } else {
+      signal_child(pid_, SIGKILL);
+      phase_ = Phase::Killed;
     }
   }
-  close_fd(wfd);
-  close_fd(pidfd);
 
-  if (wait_err != 0) {
-    a.outcome = ChildResult::Outcome::Permanent;
-    a.why = std::string("cannot get its exit status: ") + std::strerror(wait_err);
+  void terminate() {
+    close_fd(wfd_);
+    signal_child(pid_, SIGTERM);
+    phase_ = Phase::Terminating;
+    deadline_ = clock_.steady_ms() + limits_.kill_grace_ms;
+  }
+
+  ChildResult result() {
+    ChildResult& a = result_;
+    if (wait_err_ != 0) {
+      a.outcome = ChildResult::Outcome::Permanent;
+      a.why = std::string("cannot get its exit status: ") + std::strerror(wait_err_);
+    } else if (a.timed_out) {
+      a.why = "timed out after " + config::format_duration(limits_.timeout_ms);
+    } else if (a.stopped) {
+      a.why = "killed at stop (" + describe_status(status_) + ")";
+    } else if (WIFEXITED(status_) && WEXITSTATUS(status_) == 0) {
+      a.outcome = ChildResult::Outcome::Ok;
+    } else {
+      a.why = describe_status(status_);
+    }
     return a;
   }
-  if (a.timed_out) {
-    a.why = "timed out after " + config::format_duration(limits.timeout_ms);
-    return a;
-  }
-  if (a.stopped) {
-    a.why = "killed at stop (" + describe_status(status) + ")";
-    return a;
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    a.outcome = ChildResult::Outcome::Ok;
-    return a;
-  }
-  a.why = describe_status(status);
-  return a;
-}
+
+  const pid_t pid_;
+  int wfd_;
+  int pidfd_ = -1;
+  const std::string& data_;
+  const ChildLimits& limits_;
+  const Clock& clock_;
+  const ChildStop& stop_;
+  std::size_t off_ = 0;
+  Phase phase_ = Phase::Running;
+  int64_t deadline_ = 0;
+  int status_ = 0;
+  bool reaped_ = false;
+  int wait_err_ = 0;
+  ChildResult result_;
+};
 
 }  // namespace
 
@@ -320,7 +354,7 @@ ChildResult run_child(const ExecJob& job, const std::vector<std::string>& parent
     a.why = "cannot run \"" + job.argv[0] + "\": " + std::strerror(s.err);
     return a;
   }
-  return supervise(s.pid, s.stdin_fd, job.stdin_data, limits, clock, stop);
+  return Supervision(s.pid, s.stdin_fd, job.stdin_data, limits, clock, stop).run();
 }
 
 }  // namespace swthrottle::output

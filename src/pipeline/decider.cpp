@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "config/duration.h"
+#include "input/k8s_path.h"
 #include "util/atomic_max.h"
 #include "util/json.h"
 #include "util/stderr.h"
@@ -48,6 +49,7 @@ bool Decider::refresh() {
   matcher_.emplace(std::move(*made));
   matcher_->set_format(gen_->format_for(name_));
   matcher_->set_byte_arrays(gen_->journal);
+  matcher_->set_origin(input::pod_of_path(name_));  // {.k8s.*} of a container's log
   logtime_.reset();
   if (const match::LogTime* lt = gen_->logtime_for(name_)) logtime_.emplace(*lt);  // [[settings.input]]
   const config::Settings& set = gen_->rules->settings;
@@ -55,8 +57,10 @@ bool Decider::refresh() {
   max_future_ = set.max_future_ms >= 0 ? set.max_future_ms : kNeverAhead;
   local_zone_.reset();
   fixed_logtime_.reset();
-  if (logtime_ && gen_->timezone_for(name_).local) {
-    local_zone_.emplace(true, 0);
+  // A zone with rules (local, or named): its repeated hour may need the
+  // second pass.
+  if (logtime_ && match::stamp::Zone(gen_->timezone_for(name_)).has_rules()) {
+    local_zone_.emplace(gen_->timezone_for(name_));
     // +12:34 is the offset of no zone: a stamp read in the zone reads
     // differently there.
     auto fixed =
@@ -99,7 +103,7 @@ void Decider::flush() {
   invalid_json_ = 0;
 }
 
-bool Decider::decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp) {
+bool Decider::decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp, bool zoned) {
   line_no_ = next_line_no_;
   // A multi-line event spans its lines: the next one starts after them.
   next_line_no_ += 1 + more_lines_;
@@ -114,7 +118,7 @@ bool Decider::decide(std::string_view text, bool truncated, const match::MatchRe
       // Only a stamp further back than half the smallest DST shift (20 min,
       // Ghana's) can be nearer in its second pass: lines a moment out of
       // order never ask the zone.
-      if (local_zone_ && stamp + kHalfShiftMs < time_.newest_trusted()) [[unlikely]]
+      if (local_zone_ && zoned && stamp + kHalfShiftMs < time_.newest_trusted()) [[unlikely]]
         stamp = second_pass(text, stamp);
       // The wall clock is read once a batch, or every 1024 followed lines: a
       // stamp that looks ahead of it may only have met a clock gone stale
@@ -204,9 +208,11 @@ void Decider::report_untrusted(std::string_view text, int64_t stamp, LineTime::U
 
 bool Decider::match_and_decide(const input::Line& line) {
   if (host_.current() != gen_ && !refresh()) return false;  // rules reloaded (SIGHUP)
-  matcher_->match(line.text, match_);
+  matcher_->match(line.text, match_, line.stream);
   int64_t stamp = kNoStamp;
-  if (logtime_) {
+  if (logtime_ && line.stream != match::Stream::None) {
+    stamp = line.origin_ms;  // a container runtime's line: its envelope's time
+  } else if (logtime_) {
     if (++wall_age_ >= 1024) {
       wall_age_ = 0;
       wall_ms_ = host_.clock().wall_ms();
@@ -214,7 +220,7 @@ bool Decider::match_and_decide(const input::Line& line) {
     // A multi-line event's time is its first line's.
     if (auto t = logtime_->parse(line.text.substr(0, line.text.find('\n')), wall_ms_)) stamp = *t;
   }
-  return decide(line.text, line.truncated, match_, stamp);
+  return decide(line.text, line.truncated, match_, stamp, line.stream == match::Stream::None);
 }
 
 bool Decider::take(const input::Line& line, std::size_t lines) {
@@ -244,8 +250,8 @@ bool Decider::decide_run(Batch& b, std::size_t begin, std::size_t end) {
   bool go = true;
   for (std::size_t i = begin; go && i < end; ++i) {
     if (b.events) more_lines_ = b.event_lines[i] - 1;
-    if (stale) go = match_and_decide(input::Line{b.line(i), b.truncated(i)});
-    else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i]);
+    if (stale) go = match_and_decide(b.input_line(i));
+    else go = decide(b.line(i), b.truncated(i), b.results[i], b.stamps[i], b.streams.empty() || b.streams[i] == 0);
   }
   flush();
   return go;

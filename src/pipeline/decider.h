@@ -131,8 +131,9 @@ class Decider {
   // Lines [begin, end) of a batch: the one path every batch takes.
   bool decide_run(Batch& b, std::size_t begin, std::size_t end);
   // The single per-line path: one line whose match result (and timestamp,
-  // or kNoStamp) are known.
-  bool decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp);
+  // or kNoStamp) are known. `zoned`: the stamp was read in the input's zone
+  // (a container runtime's time has its own offset: no DST second pass).
+  bool decide(std::string_view text, bool truncated, const match::MatchResult& m, int64_t stamp, bool zoned = true);
   void flush_pending();
   // DST: the stamp, or its second pass through a repeated local hour.
   int64_t second_pass(std::string_view text, int64_t stamp);

@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "input/k8s_path.h"
 #include "match/logtime.h"
 #include "match/matcher.h"
 #include "pipeline/generation.h"
@@ -25,6 +26,7 @@ std::shared_ptr<ParallelMatch> ParallelMatch::start(int fd, const Options& optio
 ParallelMatch::ParallelMatch(int fd, const Options& options, std::function<Generation*()> current, const Clock& clock)
     : fd_(::dup(fd)),
       reader_input_(fd_, options.max_line),
+      framer_(options.max_line),
       options_(options),
       current_(std::move(current)),
       clock_(clock) {
@@ -77,7 +79,9 @@ void ParallelMatch::read_loop() {
       if (abort_) break;
     }
     b->gen = current_();
-    fill_input(*b, reader_input_, grouper_, b->gen->multiline_for(options_.input), /*own=*/true);
+    fill_input(*b, reader_input_, grouper_, framer_, b->gen->multiline_for(options_.input),
+               b->gen->format_for(options_.input), /*own=*/true);
+    if (auto notice = framer_.take_notice(); notice && options_.sniff_notice) options_.sniff_notice(*notice);
     b->seq = seq;
     {
       std::lock_guard lock(mu_);
@@ -116,6 +120,7 @@ void ParallelMatch::work_loop() {
       if (m) matcher.emplace(std::move(*m));
       if (matcher) matcher->set_format(g->format_for(options_.input));
       if (matcher) matcher->set_byte_arrays(g->journal);
+      if (matcher) matcher->set_origin(input::pod_of_path(options_.input));
       logtime.reset();
       if (const match::LogTime* lt = g->logtime_for(options_.input)) logtime.emplace(*lt);
     }

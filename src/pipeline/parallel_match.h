@@ -70,6 +70,7 @@ class ParallelMatch : public std::enable_shared_from_this<ParallelMatch> {
   int fd_;  // a dup of the input's descriptor, closed by the reader
   input::LineReader reader_input_;
   std::optional<input::EventGrouper> grouper_;  // the reader's: `multiline` (made when the rules ask)
+  input::EnvelopeFramer framer_;                // the reader's: a container runtime's envelope
   Options options_;
   std::function<Generation*()> current_;
   const Clock& clock_;

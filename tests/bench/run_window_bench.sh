@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the window micro benchmarks (tests/bench/window_bench.cpp) and prints a
-# Markdown table, the machine, and the targets of WINDOWS.md §10.
+# Markdown table, the machine, and the targets of docs/PERFORMANCE.md (Window core).
 #
 #   tests/bench/run_window_bench.sh                   build build-bench/ (Release), then run
 #   tests/bench/run_window_bench.sh BINARY [ARGS...]  run BINARY; ARGS go to Google Benchmark
@@ -111,7 +111,7 @@ targets = [
     ("efficient flood decision, 2 threads", ("BM_DecideFlood", "efficient", 1, 2), 10.0),
 ]
 print()
-print("Targets (WINDOWS.md §10; hot key; ratio against one std::atomic fetch_add, 1 thread%s):"
+print("Targets (docs/PERFORMANCE.md; hot key; ratio against one std::atomic fetch_add, 1 thread%s):"
       % (", %.1f ns/op" % base["ns"] if base else ": not run"))
 print()
 for label, key, limit in targets:

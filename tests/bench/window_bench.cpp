@@ -1,4 +1,4 @@
-// Micro benchmarks of the window core (WINDOWS.md §9-§10). Every window
+// Micro benchmarks of the window core (docs/PERFORMANCE.md, Window core). Every window
 // benchmark runs for {accurate, efficient} x {one hot key, 10^4 keys}, with 1
 // and 2 threads (SWTHROTTLE_BENCH_MAX_THREADS raises the maximum on a machine
 // with more cores), next to two baselines: one shared std::atomic and one

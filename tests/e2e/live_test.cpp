@@ -242,6 +242,25 @@ TEST_CASE("live: --follow holds a partial line until its newline arrives") {
   stop_expecting(p, "first\nsecond\n");
 }
 
+// A container's CRI log followed: --passthrough writes payloads, a line the
+// runtime split comes out whole once its F record arrives, and a stream's
+// line still open in P records comes out at the end.
+TEST_CASE("live: --follow on a CRI log: payloads, a split line whole, an open one at the end") {
+  TempDir dir;
+  const std::string log = dir.write("0.log", "");
+  Process p = follow(dir, log, {"--from-start", "--input", "cri"});
+  append_file(log, "2026-01-01T00:00:00.1Z stdout F first\n2026-01-01T00:00:01Z stdout P sec\n");
+  expect_output(p, "first\n");
+  append_file(log, "2026-01-01T00:00:01.5Z stderr F err\n2026-01-01T00:00:02Z stdout F ond\n");
+  // stderr's line completes first; stdout's split one then comes out whole.
+  expect_output(p, "first\nerr\nsecond\n");
+  append_file(log, "2026-01-01T00:00:03Z stdout P no newline yet\n");
+  // Read (the follower is past it) before the stop, which reads no more.
+  const auto size = static_cast<int64_t>(std::filesystem::file_size(log));
+  REQUIRE(poll_until([&] { return open_file_offset(p.pid(), log) >= size; }, kWait));
+  stop_expecting(p, "first\nerr\nsecond\nno newline yet\n");
+}
+
 TEST_CASE("live: --follow across rename + create: old file's late lines first, every line once") {
   TempDir dir;
   const std::string log = dir.write("app.log", "");

@@ -313,7 +313,7 @@ TEST_CASE("man: every rules-file key the loader accepts is in the man page") {
   // The key lists of the loader, wherever in src/config/ they are defined.
   std::string rules_cpp;
   for (const char* f : {"settings_parser.h", "settings_parser.cpp", "rule_parser.h", "rule_parser.cpp",
-                        "event_parser.cpp", "delivery_parser.h"})
+                        "event_parser.h", "event_parser.cpp", "delivery_parser.h"})
     rules_cpp += swthrottle::test::read_file(kSourceDir + "/src/config/" + f);
   const std::string page = swthrottle::test::read_file(kManPage);
   struct Table {

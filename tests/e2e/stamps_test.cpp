@@ -147,6 +147,31 @@ TEST_CASE("e2e stamps: --check FILE says what the timestamp setting reads, and w
                       "  set timestamp = \"auto\" in [settings]\n"));
 }
 
+// The issue's case: a stamp quoted in the message (a certificate's expiry)
+// is older than the line's own "ts"; leftmost, it made the line late and
+// the next one untrusted. The field decides, and --check names it.
+TEST_CASE("e2e stamps: a JSON line takes its time from its stamp field, not from its message") {
+  TempDir dir;
+  const std::string rules = dir.write("rules.toml", kLogRules);
+  const std::string log =
+      dir.write("app.json", R"({"msg":"ERROR cert expired at 2025-06-01T00:00:00Z","ts":"2026-01-01T00:00:00Z"})"
+                            "\n"
+                            R"({"time":1767225601.5,"msg":"ERROR again, see 2024-01-01T00:00:00Z"})"
+                            "\n");
+  RunResult r = swt({"-r", rules, "--stats", log});
+  CHECK(r.exit_status == 0);
+  CHECK(r.out ==
+        "swthrottle: alert errors count=2 threshold=2 window=10s suppressed=0 time=2026-01-01T00:00:01.500Z: "
+        "{\"time\":1767225601.5,\"msg\":\"ERROR again, see 2024-01-01T00:00:00Z\"}\n");
+  CHECK(r.err.find(" late 0 ") != std::string::npos);
+  r = swt({"-r", rules, "--check", log});
+  CHECK(r.exit_status == 0);
+  CHECK(r.out.ends_with(
+      ": timestamp auto reads 2 of 2 lines; first 2026-01-01T00:00:00.000Z from line 1 (its "
+      "field \"ts\"): \"{\"msg\":\"ERROR cert expired at 2025-06-01T00:00:00Z\",\"ts\":\"2026-01-01T00:00:"
+      "00Z\"}\"\n"));
+}
+
 TEST_CASE("e2e stamps: --check FILE reads only the first 1000 lines") {
   TempDir dir;
   const std::string rules = dir.write("rules.toml", kLogRules);

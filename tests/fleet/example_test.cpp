@@ -1,4 +1,4 @@
-// examples/fleet: the README's fleet section, run as it shows it: two hosts
+// examples/fleet: the guide's fleet section (docs/GUIDE.md), run as it shows it: two hosts
 // one after the other against one real Redis, then one host without Redis.
 #include <doctest/doctest.h>
 

@@ -16,7 +16,7 @@ root=$PWD
 
 seconds=${1:?usage: run.sh SECONDS [HARNESS...]}
 shift
-all=(rules expr template logtime json_fields json_strings state lines http_head)
+all=(rules expr template logtime json_fields json_strings state lines envelope http_head)
 harnesses=("$@")
 [ ${#harnesses[@]} -gt 0 ] || harnesses=("${all[@]}")
 
@@ -81,6 +81,16 @@ make_corpus() {
       done
       ;;
     state | http_head) ;;
+    envelope)
+      # The example pod logs as cri and auto (max-line 8 and 260), and records written as dockerd writes them.
+      for f in examples/k8s-pods/var/log/pods/*/*/*.log; do
+        head -n 30 "$f" | seed "$dir" "cri-${f##*/pods/}" 'ü'
+        head -n 30 "$f" | seed "$dir" "auto-short-${f##*/pods/}" ''
+      done
+      printf '%s\n' '{"log":"a \u003cb\u003e\n","stream":"stdout","time":"2026-01-01T00:00:00.1Z"}' \
+        '{"log":"half","stream":"stderr","attrs":{"tag":"x"},"time":"2026-01-01T00:00:01Z"}' \
+        '{"log":"rest\n","stream":"stderr","time":"2026-01-01T00:00:02Z"}' | seed "$dir" docker 'ý'
+      ;;
     lines)
       # As plain text, efficient -j1 and accurate -j2 (wall clock a day after the stamps), and under
       # arrival time; JSON as *.json, traces as java*.

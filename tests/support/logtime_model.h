@@ -9,11 +9,13 @@
 
 #include <re2/re2.h>
 #include <time.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -26,7 +28,12 @@ class LogTimeModel {
   using Form = config::TimestampSpec::Form;
 
   LogTimeModel(const config::TimestampSpec& spec, const config::TimezoneSpec& tz, int year)
-      : form_(spec.form), format_(spec.format), local_(tz.local), offset_s_(tz.offset_minutes * 60), year_(year) {
+      : form_(spec.form),
+        format_(spec.format),
+        // A named zone is modelled by the machine's: the test sets TZ to its name.
+        local_(tz.local || !tz.name.empty()),
+        offset_s_(tz.offset_minutes * 60),
+        year_(year) {
     // Next to `match`, a format that names a form means that form.
     for (const auto& [name, form] : {std::pair{"auto", Form::Auto},
                                      {"rfc3339", Form::Rfc3339},
@@ -45,6 +52,77 @@ class LogTimeModel {
     re2::StringPiece group;  // with `match`: its first capture group, if that took part
     if (match_ && (!RE2::PartialMatch({line.data(), line.size()}, *match_, &group) || !group.data())) return {};
     if (match_) line = {group.data(), group.size()};
+    if (form_ == Form::Auto && !match_ && line.starts_with('{')) {
+      if (auto t = json_fields(line, now_ms)) return t;
+    }
+    return search(line, now_ms, true);
+  }
+
+ private:
+  // timestamp = "auto", a line that is a JSON object (parsed here by
+  // nlohmann::json, first key wins): the first of the stamp fields, in the
+  // contract's order, whose value reads as a time.
+  std::optional<int64_t> json_fields(std::string_view line, int64_t now_ms) const {
+    // A raw NUL is never valid JSON (nlohmann's reader may take it for the end).
+    if (line.find('\0') != std::string_view::npos) return {};
+    std::set<std::string> seen;
+    auto first_wins = [&seen](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+      if (depth == 1 && event == nlohmann::json::parse_event_t::key)
+        return seen.insert(parsed.get<std::string>()).second;
+      return true;
+    };
+    const nlohmann::json j = nlohmann::json::parse(line.begin(), line.end(), first_wins, false);
+    if (!j.is_object()) return {};
+    for (const char* key :
+         {"ts", "time", "timestamp", "@timestamp", "datetime", "date", "T", "t", "eventTime", "__REALTIME_TIMESTAMP"}) {
+      const auto it = j.find(key);
+      if (it == j.end()) continue;
+      std::string text;
+      if (it->is_string()) {
+        text = it->get<std::string>();
+      } else if (it->is_number_integer() || it->is_number_unsigned()) {
+        text = it->dump();
+      } else if (it->is_number_float()) {
+        text = it->dump();  // its shortest spelling: as written only if the line holds it so
+        if (line.find(text) == std::string_view::npos) text = "e";
+      } else {
+        continue;
+      }
+      if (auto t = field_text(text, now_ms)) return t;
+    }
+    return {};
+  }
+
+  // A field's text: a number (digits and '.', by magnitude: < 1e8 none, then
+  // s, ms, us, ns, a step of 1000 each); any other spelling of a number
+  // (an exponent, a sign) none; else a stamp searched in the text.
+  std::optional<int64_t> field_text(const std::string& text, int64_t now_ms) const {
+    if (!text.empty() && digit(text[0]) && text.find_first_not_of("0123456789.eE+-") == std::string::npos) {
+      const size_t dot = text.find('.');
+      const std::string whole = text.substr(0, dot);
+      if (whole.find_first_not_of("0123456789") != std::string::npos) return {};
+      if (dot != std::string::npos &&
+          (dot + 1 == text.size() || text.find_first_not_of("0123456789", dot + 1) != std::string::npos))
+        return {};
+      const std::string digits = whole.substr(std::min(whole.find_first_not_of('0'), whole.size()));
+      if (digits.size() >= 20) return {};
+      const uint64_t v = digits.empty() ? 0 : std::stoull(digits);
+      int ms = 0;
+      if (dot != std::string::npos) {
+        const std::string frac = (text.substr(dot + 1) + "00").substr(0, 3);
+        ms = std::stoi(frac);
+      }
+      if (v < 100000000ULL) return {};
+      if (v < 100000000000ULL) return static_cast<int64_t>(v) * 1000 + ms;
+      if (v < 100000000000000ULL) return static_cast<int64_t>(v);
+      if (v < 100000000000000000ULL) return static_cast<int64_t>(v / 1000);
+      return static_cast<int64_t>(v / 1000000);
+    }
+    return search(text, now_ms, false);
+  }
+
+  // The search of a line (or a field's text, where JSON epoch keys do not count).
+  std::optional<int64_t> search(std::string_view line, int64_t now_ms, bool whole_line) const {
     Stamp st;
     if (form_ == Form::Strptime) return read_format({line}, st) ? finish(st, now_ms) : std::nullopt;
     const bool any = form_ == Form::Auto;
@@ -70,7 +148,7 @@ class LogTimeModel {
         } else if ((any || form_ == Form::YmdSlash) && j - i == 4 && j < line.size() && line[j] == '/' &&
                    ymd_slash({line, i}, st)) {
           t = finish(st, now_ms);
-        } else if ((any || form_ == Form::JsonEpoch) && line.starts_with('{')) {
+        } else if ((any || form_ == Form::JsonEpoch) && whole_line && line.starts_with('{')) {
           t = json_epoch(line, i, j);
         }
       } else if (letter(line[i])) {
@@ -84,7 +162,6 @@ class LogTimeModel {
     return {};
   }
 
- private:
   struct Stamp {
     std::optional<int> year;
     int month = 0, day = 0, yday = 0, hour = 0, minute = 0, second = 0, ms = 0;

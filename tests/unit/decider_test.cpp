@@ -557,6 +557,30 @@ TEST_CASE("decider: the second pass of a repeated local hour is not late, and wi
   }
 }
 
+// A named zone's repeated hour is read as the local zone's is, whatever TZ
+// says: here Sydney's, when AEDT (+11) ends on 2026-04-05 at 03:00.
+TEST_CASE("decider: the second pass of a named zone's repeated hour, in the southern hemisphere") {
+  const sw::test::ScopedTz elsewhere("Europe/Berlin");
+  std::string rules = kThreeFails;
+  rules.replace(rules.find("time = \"log\""), 12, "time = \"log\"\ntimezone = \"Australia/Sydney\"");
+  for (bool batches : {false, true}) {
+    CAPTURE(batches);
+    FakeHost host(rules.c_str());
+    CHECK(decide_lines(host,
+                       {
+                           "2026-04-05 02:59:58 FAIL a",        // AEDT: 15:59:58Z
+                           "2026-04-05 02:00:03 FAIL b",        // the second pass, AEST: 16:00:03Z
+                           "2026-04-05 02:00:04+11:00 FAIL c",  // its own offset: 15:00:04Z, late
+                           "2026-04-05 02:00:06 FAIL d",        // still the second pass: a, b, d
+                       },
+                       batches) ==
+          "swthrottle: alert burst count=3 threshold=3 window=10s suppressed=0 time=2026-04-04T16:00:06.000Z: "
+          "2026-04-05 02:00:06 FAIL d\n");
+    CHECK(host.current()->engine->rule_stats(0).late.get() == 1);
+    CHECK(host.newest == 1'775'318'406'000);  // 16:00:06Z
+  }
+}
+
 TEST_CASE("decider: a line a moment out of order in the first pass of a repeated hour stays in the first pass") {
   const sw::test::ScopedTz berlin("Europe/Berlin");
   FakeHost host(kThreeFails);

@@ -511,7 +511,8 @@ match = 'x'
   CHECK(bad.error().what == "settings.timestamp: field goes alone (the field's text is RFC 3339 or an epoch number)");
   auto fmt = parse_rules("[settings]\nformat = \"jsn\"\n", "rules.toml");
   REQUIRE_FALSE(fmt.ok());
-  CHECK(fmt.error().what == R"(format must be "auto", "text" or "json", not "jsn" (did you mean "json"?))");
+  CHECK(fmt.error().what ==
+        R"(format must be "auto", "text", "json", "cri" or "docker", not "jsn" (did you mean "json"?))");
 }
 
 }  // namespace

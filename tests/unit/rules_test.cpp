@@ -25,7 +25,8 @@ using namespace swthrottle::config;
 
 namespace {
 
-// DESIGN.md §1's example, verbatim.
+// A rules file that uses most keys of DESIGN.md §1: the two rules of its
+// example, a [settings] table of seven keys, and a comment on every key.
 const std::string kSpecExample = R"toml([settings]                 # all optional
 mode      = "efficient"    # window mode for every rule: "efficient" | "accurate"
 buckets   = 10             # buckets per window, 1..3600
@@ -311,6 +312,13 @@ TEST_CASE("rules: settings values") {
       {"timezone = \"+02\"", [](const Settings& s) { CHECK(s.timezone.offset_minutes == 120); }},
       {"timezone = \"-00:30\"", [](const Settings& s) { CHECK(s.timezone.offset_minutes == -30); }},
       {"timezone = \"local\"", [](const Settings& s) { CHECK(s.timezone.local); }},
+      {"timezone = \"Europe/Berlin\"",
+       [](const Settings& s) {
+         CHECK_FALSE(s.timezone.local);
+         CHECK(s.timezone.name == "Europe/Berlin");
+         CHECK(s.timezone.text == "Europe/Berlin");
+       }},
+      {"timezone = \"CET\"", [](const Settings& s) { CHECK(s.timezone.name == "CET"); }},
       {"year = 1970", [](const Settings& s) { CHECK(s.year == 1970); }},
       {"year = 9999", [](const Settings& s) { CHECK(s.year == 9999); }},
       {"max_keys = 1", [](const Settings& s) { CHECK(s.max_keys == 1); }},
@@ -507,16 +515,16 @@ TEST_CASE("rules: [settings] errors") {
        R"(unknown key "fromat" in settings.timestamp (did you mean "format"?))"},
       {"timestamp format", s("timestamp = { match = '(x)', format = \"iso\" }"), 2, 39,
        "timestamp format must be " + ts_choices + R"(, not "iso")"},
-      {"timezone name", s("timezone = \"CET\""), 2, 12,
-       R"(timezone must be "local", "UTC" or an offset such as "+02:00" or "-0530", not "CET")"},
+      {"timezone name", s("timezone = \"Europe/Berln\""), 2, 12,
+       R"(no time zone "Europe/Berln" in the tz database (did you mean "Europe/Berlin"?))"},
       {"timezone hours", s("timezone = \"+25:00\""), 2, 12,
-       R"(timezone must be "local", "UTC" or an offset such as "+02:00" or "-0530", not "+25:00")"},
+       R"(timezone must be "local", "UTC", an offset such as "+02:00" or "-0530", or a zone name such as "Europe/Berlin", not "+25:00")"},
       {"timezone minutes", s("timezone = \"+02:60\""), 2, 12,
-       R"(timezone must be "local", "UTC" or an offset such as "+02:00" or "-0530", not "+02:60")"},
+       R"(timezone must be "local", "UTC", an offset such as "+02:00" or "-0530", or a zone name such as "Europe/Berlin", not "+02:60")"},
       {"timezone one digit", s("timezone = \"+2\""), 2, 12,
-       R"(timezone must be "local", "UTC" or an offset such as "+02:00" or "-0530", not "+2")"},
+       R"(timezone must be "local", "UTC", an offset such as "+02:00" or "-0530", or a zone name such as "Europe/Berlin", not "+2")"},
       {"timezone no sign", s("timezone = \"0200\""), 2, 12,
-       R"(timezone must be "local", "UTC" or an offset such as "+02:00" or "-0530", not "0200")"},
+       R"(timezone must be "local", "UTC", an offset such as "+02:00" or "-0530", or a zone name such as "Europe/Berlin", not "0200")"},
       {"year", s("year = 20"), 2, 8, "year must be an integer from 1970 to 9999, not 20"},
       {"year high", s("year = 10000"), 2, 8, "year must be an integer from 1970 to 9999, not 10000"},
       {"max_keys 0", s("max_keys = 0"), 2, 12, "max_keys must be an integer >= 1, not 0"},
