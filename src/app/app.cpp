@@ -291,6 +291,7 @@ void App::request_stop(int sig) {
 void App::stop_followers() {
   std::lock_guard lock(mu_);
   for (auto* f : followers_) f->stop();
+  for (auto* g : globs_) g->stop();
 }
 
 bool App::save_state(pipeline::Generation& g) {

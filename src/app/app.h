@@ -29,6 +29,7 @@
 #include "cli/options.h"
 #include "fleet/fleet_client.h"
 #include "input/follow.h"
+#include "input/glob_watcher.h"
 #include "metrics/metrics_server.h"
 #include "metrics/snapshot.h"
 #include "metrics/systemd_notify.h"
@@ -111,6 +112,9 @@ class App final : private pipeline::DeciderHost {
   // One input, read by the source it needs, decided in its own order.
   void read_input(const InputSpec& in);
   void read_followed(pipeline::Decider& decider, const InputSpec& in);
+  // --follow PATTERN: a thread per matched file, started and let go of as
+  // files come and go (read_glob.cpp).
+  void read_glob(const InputSpec& in);
   void read_parallel(pipeline::Decider& decider, const InputSpec& in, int workers);
   void read_batches(pipeline::Decider& decider, const InputSpec& in);
   // Inputs that are not followed, under time = log, when there are two or
@@ -165,9 +169,10 @@ class App final : private pipeline::DeciderHost {
   int start_status_ = 2;
 
   pipeline::OrderLock order_;
-  std::mutex mu_;  // guards followers_, quiet_, timer_done_, finished_, generations_
+  std::mutex mu_;  // guards followers_, globs_, quiet_, timer_done_, finished_, generations_
   std::condition_variable cv_;
   std::vector<input::Follower*> followers_;
+  std::vector<input::GlobWatcher*> globs_;         // of the followed patterns: stopped with the followers
   std::vector<const pipeline::QuietTime*> quiet_;  // of the followed inputs
   bool followed_ = false;                          // some input is followed (set by run())
   bool timer_done_ = false;

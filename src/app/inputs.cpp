@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "input/byte_source.h"
+#include "input/glob_watcher.h"
 
 namespace swthrottle::app {
 
@@ -38,8 +39,11 @@ Result<std::vector<InputSpec>> open_inputs(const cli::Options& options) {
   if (names.empty()) names.push_back("-");
   for (const auto& n : names) {
     InputSpec in{n, -1, options.follow && n != "-"};
+    in.glob = in.follow && input::has_glob_chars(n);
     if (n == "-") {
       in.fd = 0;
+    } else if (in.glob) {
+      // Expanded, and its files opened, as they come (App::read_glob).
     } else if (in.follow) {
       // A compressed file does not grow (a rotated app.log.1.gz): following
       // it is a mistake, said now. One that appears later is the Follower's.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/options.h"
+#include "input/follower_handle.h"
 #include "util/result.h"
 
 namespace swthrottle::app {
@@ -18,11 +19,19 @@ struct InputSpec {
   // lines come as they are written. Its time is the log's alone (the wall
   // clock excuses no jump of its stamps: pipeline/line_time.h).
   bool replay = false;
+  // --follow with a pattern (input/glob_watcher.h): `name` is the pattern,
+  // and each file it matches is followed as an input of its own.
+  bool glob = false;
+  // A file of a pattern: read from its start whatever --from-start says (it
+  // appeared after the start), and let go of through `handle` (not owned).
+  bool from_start = false;
+  input::FollowerHandle* handle = nullptr;
 };
 
 // Without --follow every file must open now (an error: exit 2, nothing
 // processed); with --follow a file is followed by name and a missing one is
-// waited for, like tail -F. No file named: standard input.
+// waited for, like tail -F. No file named: standard input. With --follow, a
+// name holding a wildcard (*, ?, [) is a pattern (InputSpec::glob).
 Result<std::vector<InputSpec>> open_inputs(const cli::Options& options);
 
 }  // namespace swthrottle::app

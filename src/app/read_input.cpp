@@ -64,6 +64,7 @@ class FramedLines {
 }  // namespace
 
 void App::read_input(const InputSpec& in) {
+  if (in.glob) return read_glob(in);
   pipeline::Decider::Options options = decider_options();
   options.replay = in.replay;
   pipeline::Decider decider(in.name, *this, options, resumed_log_ms());
@@ -117,9 +118,10 @@ pipeline::ParallelMatch::Options App::match_options(const InputSpec& in, int wor
 
 void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
   input::FollowOptions fo;
-  fo.from_start = options_.from_start;
+  fo.from_start = options_.from_start || in.from_start;
   fo.max_line = options_.max_line;
   input::Follower follower(in.name, fo, clock_);
+  if (in.handle != nullptr) in.handle->attach(&follower);
   pipeline::QuietTime quiet;
   {
     std::lock_guard lock(mu_);
@@ -200,6 +202,7 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
   while (auto last = framed.rest())
     if (sink_.closed() || !take(*last)) break;
   if (!sink_.closed()) (void)flush_event();
+  if (in.handle != nullptr) in.handle->detach();
   std::lock_guard lock(mu_);
   followers_.erase(std::remove(followers_.begin(), followers_.end(), &follower), followers_.end());
   if (InputMeter* m = meter_of(in.name); m != nullptr && m->follower == &follower) m->follower = nullptr;

@@ -36,7 +36,8 @@ ParsedCommand parse_backtest_options(int argc, const char* const* argv) {
   std::string format = "text", time, mode, max_line = "1M", sweep, sweep_window, target = "1/1d";
   int top = 5;
   app.add_option("FILE", run.inputs, "History files (none or \"-\": standard input)")->type_name("FILE ...");
-  app.add_option("-r,--rule", run.rule_files, "Rules file (TOML); repeat -r for several")
+  app.add_option("-r,--rule", run.rule_files,
+                 "Rules file (TOML), or a directory: its *.toml files in name order; repeat -r for several")
       ->type_name("FILE")
       ->required()
       ->allow_extra_args(false);

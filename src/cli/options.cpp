@@ -107,7 +107,8 @@ Parsed parse_options(int argc, const char* const* argv) {
   app.add_option("FILE", o.inputs, "Log files to read (none or \"-\": standard input)")
       ->type_name("FILE ...")
       ->group("Input");
-  app.add_option("-r,--rule", o.rule_files, "Rules file (TOML); repeat -r for several")
+  app.add_option("-r,--rule", o.rule_files,
+                 "Rules file (TOML), or a directory: its *.toml files in name order; repeat -r for several")
       ->type_name("FILE")
       ->required()
       ->allow_extra_args(false)
@@ -124,7 +125,9 @@ Parsed parse_options(int argc, const char* const* argv) {
       ->type_name("accurate|efficient")
       ->check(CLI::IsMember(names_of({config::Mode::Accurate, config::Mode::Efficient})).description(""))
       ->group("Rules");
-  app.add_flag("-f,--follow", o.follow, "Keep reading files as they grow, like tail -F")->group("Input");
+  app.add_flag("-f,--follow", o.follow,
+               "Keep reading files as they grow, like tail -F; a quoted glob also follows files created later")
+      ->group("Input");
   app.add_flag("--from-start", o.from_start, "With --follow: read existing content first")->group("Input");
   app.add_option("--input", o.input,
                  "How lines are read, over the rules' format; journal: journalctl -o json\n"

@@ -23,6 +23,7 @@
 #include "config/delivery_parser.h"
 #include "config/fleet_parser.h"
 #include "config/rule_parser.h"
+#include "config/rules_dir.h"
 #include "config/settings_parser.h"
 #include "config/toml_walk.h"
 #include "util/suggest.h"
@@ -217,8 +218,11 @@ Result<RuleSet> parse_rules(std::string_view toml_text, std::string_view file_na
   return finish(files, std::move(settings));
 }
 
-Result<RuleSet> load_rules(std::span<const std::string> paths) {
-  if (paths.empty()) return Error{"", 0, 0, "no rules file given"};
+Result<RuleSet> load_rules(std::span<const std::string> named) {
+  if (named.empty()) return Error{"", 0, 0, "no rules file given"};
+  auto expanded = expand_rules_paths(named);
+  if (!expanded) return std::move(expanded.error());
+  const std::vector<std::string>& paths = *expanded;
   std::vector<ParsedFile> files;
   for (const auto& path : paths) {
     auto text = read_file(path);

@@ -291,6 +291,7 @@ Result<RuleSet> parse_rules(std::string_view toml_text, std::string_view file_na
 inline constexpr std::size_t kMaxRulesFileBytes = std::size_t{16} << 20;
 
 // Reads and parses every file and merges them: rules are appended in order,
+// a directory standing for its *.toml files in name order (rules_dir.h),
 // rule names must stay unique across files, and a setting given in more than
 // one file must have the same value everywhere. A file larger than
 // kMaxRulesFileBytes, or that is a device or a socket rather than a regular

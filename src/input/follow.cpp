@@ -135,12 +135,27 @@ std::optional<Line> Follower::next(int timeout_ms) {
     } else if (!hold_off_ && try_open()) {
       continue;
     }
+    if (let_go_.load(std::memory_order_acquire)) {
+      // At the end of the file read (or with none): what it had is read.
+      stop();
+      continue;
+    }
     if (fresh_notice_) {
       fresh_notice_ = false;
       return std::nullopt;
     }
     if (timeout_ms >= 0 && deadline < 0) deadline = clock_.steady_ms() + timeout_ms;
     if (!wait(deadline)) return std::nullopt;
+  }
+}
+
+void Follower::let_go() {
+  let_go_.store(true, std::memory_order_release);
+  if (wake_fd_ >= 0) {
+    const uint64_t one = 1;
+    if (::write(wake_fd_, &one, sizeof one) < 0) {
+      // Only EAGAIN is possible (the counter is full): the fd is readable then.
+    }
   }
 }
 

@@ -129,6 +129,10 @@ class Follower : private ByteSource {
   // nullopt.
   void stop();
   bool stopped() const { return stop_.load(std::memory_order_acquire); }
+  // Thread-safe: the name is no longer followed (a followed pattern stopped
+  // matching it: glob_watcher.h). next() still returns every complete line
+  // of the file it reads, then stops as stop() does, at that file's end.
+  void let_go();
   // The name is a FIFO or a device (not a regular file): next(0) may wait in
   // read(2) for its writers. The thread that calls next().
   bool on_stream() const { return stream_; }
@@ -250,6 +254,7 @@ class Follower : private ByteSource {
   int wake_fd_ = -1;                      // eventfd written by stop()
   std::unique_ptr<NameWatcher> watcher_;  // with inotify: opens new files at the path at once
   std::atomic<bool> stop_{false};
+  std::atomic<bool> let_go_{false};
 
   std::vector<std::string> notices_;
   bool fresh_notice_ = false;  // a notice came since next() last returned early for one

@@ -1,12 +1,15 @@
 #include "metrics/systemd_notify.h"
 
+#if SWTHROTTLE_HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
+#endif
 
 #include <cstdlib>
 
 namespace swthrottle::metrics {
 
 SystemdNotify::SystemdNotify(const Clock& clock) : clock_(clock) {
+#if SWTHROTTLE_HAVE_SYSTEMD
   const char* socket = std::getenv("NOTIFY_SOCKET");
   enabled_ = socket != nullptr && *socket != '\0';
   // 0: keep WATCHDOG_USEC and WATCHDOG_PID for whoever reads them next.
@@ -14,6 +17,8 @@ SystemdNotify::SystemdNotify(const Clock& clock) : clock_(clock) {
   // is no watchdog, as 0 is.
   uint64_t usec = 0;
   if (::sd_watchdog_enabled(0, &usec) > 0) watchdog_ = std::chrono::microseconds(usec);
+#endif
+  // Built without libsystemd (CMake's SWTHROTTLE_SYSTEMD): never enabled.
 }
 
 void SystemdNotify::ready() { send("READY=1"); }
@@ -39,7 +44,12 @@ void SystemdNotify::stopping() { send("STOPPING=1"); }
 
 bool SystemdNotify::send(const std::string& message) {
   if (!enabled_) return false;
+#if SWTHROTTLE_HAVE_SYSTEMD
   return ::sd_notify(0, message.c_str()) > 0;
+#else
+  (void)message;
+  return false;
+#endif
 }
 
 }  // namespace swthrottle::metrics

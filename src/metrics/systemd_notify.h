@@ -1,5 +1,6 @@
 // SystemdNotify: the sd_notify(3) protocol (libsystemd) for Type=notify
-// units (man page: SYSTEMD). Without NOTIFY_SOCKET every call does nothing.
+// units (man page: SYSTEMD). Without NOTIFY_SOCKET, or in a build without
+// libsystemd (CMake SWTHROTTLE_SYSTEMD), every call does nothing.
 //
 //   READY=1       once the rules are loaded and the inputs are open
 //   STATUS=...    a one-line summary, now and then

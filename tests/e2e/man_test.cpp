@@ -1,5 +1,5 @@
-// The manual page and the bash completion against the program they describe:
-// both linters are clean, every option `swthrottle --help` prints is in both,
+// The manual page and the bash and zsh completions against the program they
+// describe: both linters are clean, every option `swthrottle --help` prints is in all three,
 // every key the rules loader accepts is in the man page, and the completion
 // function offers what it should.
 //
@@ -29,6 +29,7 @@ const std::string kBinary = SWTHROTTLE_BINARY;
 const std::string kSourceDir = SWTHROTTLE_SOURCE_DIR;
 const std::string kManPage = kSourceDir + "/man/swthrottle.1";
 const std::string kCompletion = kSourceDir + "/examples/swthrottle.bash-completion";
+const std::string kZshCompletion = kSourceDir + "/examples/swthrottle.zsh-completion";
 
 RunResult run(const std::vector<std::string>& argv) {
   RunResult r = swthrottle::test::run_process(argv, "");
@@ -284,28 +285,35 @@ TEST_CASE("man: every option of --help is in the man page and the completion") {
 
   const std::string page = swthrottle::test::read_file(kManPage);
   const std::string completion = swthrottle::test::read_file(kCompletion);
+  const std::string zsh = swthrottle::test::read_file(kZshCompletion);
   const std::set<std::string> in_page = long_option_tokens(page);
   const std::set<std::string> in_completion = long_option_tokens(completion);
+  const std::set<std::string> in_zsh = long_option_tokens(zsh);
   for (const std::string& name : help.long_names) {
     CAPTURE(name);
     CHECK(in_page.count(name) == 1);
     CHECK(in_completion.count(name) == 1);
+    CHECK(in_zsh.count(name) == 1);
     // The OPTIONS section has a paragraph for it, in roff: `\-\-name`.
     std::string roff;
     for (char c : name) roff += c == '-' ? std::string("\\-") : std::string(1, c);
     CHECK(page.find(roff) != std::string::npos);
   }
-  // And the completion offers nothing the program does not have.
-  for (const std::string& name : in_completion) {
-    CAPTURE(name);
-    CHECK(std::find(help.long_names.begin(), help.long_names.end(), name) != help.long_names.end());
+  // And the completions offer nothing the program does not have.
+  for (const std::set<std::string>* offered : {&in_completion, &in_zsh}) {
+    for (const std::string& name : *offered) {
+      CAPTURE(name);
+      CHECK(std::find(help.long_names.begin(), help.long_names.end(), name) != help.long_names.end());
+    }
   }
   // Short options: in the page as the tag `\-f ", " \-\-follow`, and in the completion as a word.
   const std::set<std::string> completion_words = words(completion);
+  const std::set<std::string> zsh_words = words(zsh);
   for (const std::string& name : help.short_names) {
     CAPTURE(name);
     CHECK(page.find("\\" + name + " \", \" \\-\\-") != std::string::npos);
     CHECK(completion_words.count(name) == 1);
+    CHECK(zsh_words.count(name) == 1);
   }
 }
 
@@ -389,4 +397,50 @@ TEST_CASE("man: the bash completion offers options, values and files") {
     CAPTURE(c.words);
     CHECK(complete(bash, c.words, c.cword) == c.reply);
   }
+}
+
+namespace {
+
+// Is `line` one of the lines of `text`?
+bool contains_line(const std::string& text, const std::string& line) {
+  return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
+}
+
+// What the zsh completion hands to _arguments for the command line `words`
+// (zsh syntax) with the cursor on word `current` (1-based, as zsh counts):
+// _arguments is replaced by a function printing its arguments, one per line.
+std::string zsh_specs(const std::string& zsh, const std::string& words, int current) {
+  const std::string script = "words=(" + words + "); CURRENT=" + std::to_string(current) +
+                             "; _arguments() { print -rl -- \"$@\"; }; source '" + kZshCompletion + "'";
+  RunResult r = run({zsh, "-f", "-c", script});
+  CHECK_MESSAGE(r.err == "", "zsh: " << r.err);
+  CHECK(r.exit_status == 0);
+  return r.out;
+}
+
+}  // namespace
+
+TEST_CASE("man: the zsh completion offers the options of swthrottle, or of backtest after it") {
+  const std::string zsh = swthrottle::test::find_program({"zsh"});
+  REQUIRE_MESSAGE(!zsh.empty(), "zsh is not installed (.ci/setup installs it)");
+  RunResult syntax = run({zsh, "-n", kZshCompletion});
+  CHECK(syntax.err == "");
+  CHECK(syntax.exit_status == 0);
+
+  const std::string top = zsh_specs(zsh, "swthrottle --fo", 2);
+  CHECK(contains_line(top,
+                      "(-f --follow)--follow[keep reading files as they grow, like tail -F; a quoted glob "
+                      "follows new files]"));
+  CHECK(contains_line(top, "*--rule=[rules file or directory of *.toml files]:rules file or directory:_files"));
+  CHECK(contains_line(top, "1::subcommand or log file:(backtest)"));  // the first word may be backtest
+  CHECK(top.find("--sweep") == std::string::npos);
+
+  const std::string later = zsh_specs(zsh, "swthrottle -r rules.toml ''", 4);
+  CHECK(later.find("(backtest)") == std::string::npos);  // backtest only as the first word
+
+  const std::string backtest = zsh_specs(zsh, "swthrottle backtest --sw", 3);
+  CHECK(contains_line(backtest, "--sweep=[thresholds to try]:thresholds:(auto)"));
+  CHECK(contains_line(backtest, "--time=[time source]:time:(log)"));
+  CHECK(backtest.find("--follow") == std::string::npos);
+  CHECK(backtest.find("(backtest)") == std::string::npos);
 }

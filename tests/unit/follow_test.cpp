@@ -935,3 +935,41 @@ TEST_CASE("follow: inotify, a file opened by the watcher is read whole though it
   CHECK(t.take_notices() == Lines{"'" + path + "' has been replaced; following new file",
                                   "'" + path + "' has been replaced; following new file"});
 }
+
+TEST_CASE("follow: let_go reads the rest of the file, its unterminated line by take_partial, then stops") {
+  for (bool inotify : modes) {
+    CAPTURE(inotify);
+    TempDir dir;
+    const std::string path = dir.file("app.log");
+    Writer w(path);
+    w.write("old\n");
+    Tail t(path, options(inotify));
+    CHECK(t.now() == Lines{});
+    // Written, then the name removed, before the reader looks: let go of
+    // (its pattern no longer matches), the lines already written still come.
+    w.write("a\nb\npart");
+    REQUIRE(::unlink(path.c_str()) == 0);
+    t.f.let_go();
+    CHECK(t.lines(2) == Lines{"a", "b"});
+    CHECK_FALSE(t.f.next(kWaitMs).has_value());  // at once: stopped at the end, not waiting kWaitMs
+    CHECK(t.f.stopped());
+    const auto partial = t.f.take_partial();
+    REQUIRE(partial.has_value());
+    CHECK(partial->text == "part");
+    // Nothing more, even what the writer appends later.
+    w.write("late\n");
+    CHECK(t.now() == Lines{});
+  }
+}
+
+TEST_CASE("follow: let_go while waiting at the end wakes next() and stops it") {
+  TempDir dir;
+  const std::string path = dir.file("app.log");
+  write_file(path, "old\n");
+  Follower f(path, options(true));
+  std::thread letter([&f] { f.let_go(); });
+  // Whenever let_go() comes (before or during the wait), next(-1) returns.
+  CHECK_FALSE(f.next(-1).has_value());
+  letter.join();
+  CHECK(f.stopped());
+}
