@@ -3,6 +3,7 @@
 // statuses (DESIGN.md §6).
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
@@ -21,6 +22,7 @@
 #include "cli/options.h"
 #include "cli/report.h"
 #include "config/duration.h"
+#include "metrics/metrics_server.h"
 #include "output/fd_sink.h"
 #include "util/clock.h"
 #include "util/stderr.h"
@@ -59,11 +61,41 @@ void raise_open_files_limit() {
   ::setrlimit(RLIMIT_NOFILE, &rl);
 }
 
+// `swthrottle help [backtest]`: the --help of the program or of the subcommand.
+int help_main(int argc, char** argv) {
+  const bool backtest = argc > 2 && std::string_view(argv[2]) == "backtest";
+  if (argc > 3 || (argc == 3 && !backtest)) {
+    sw::print_message(std::string("help: no help on \"") + argv[2] +
+                      "\" (try: swthrottle help, swthrottle help backtest)");
+    return 2;
+  }
+  const char* args[] = {backtest ? "backtest" : "swthrottle", "--help", nullptr};
+  if (backtest) return sw::backtest::backtest_main(2, args);
+  sw::cli::Parsed parsed = sw::cli::parse_options(2, args);
+  std::fputs(parsed.text.c_str(), stdout);
+  return written(0);
+}
+
+// A first argument that no file has and that is close to a subcommand
+// ("backtst") is a typo: said, rather than "backtst: No such file".
+int subcommand_typo(std::string_view arg) {
+  const std::string meant = sw::cli::subcommand_meant(arg);
+  if (meant.empty()) return 0;
+  struct stat st {};
+  if (::stat(std::string(arg).c_str(), &st) == 0) return 0;
+  sw::print_message(std::string(arg) + ": not a file, nor a command (did you mean \"swthrottle " + meant + "\"?)");
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   // `swthrottle backtest ...`: history through the engine, reported (man page: BACKTEST).
   if (argc > 1 && std::string_view(argv[1]) == "backtest") return sw::backtest::backtest_main(argc - 1, argv + 1);
+  if (argc > 1 && std::string_view(argv[1]) == "help") return help_main(argc, argv);
+  if (argc > 1) {
+    if (const int status = subcommand_typo(argv[1]); status != 0) return status;
+  }
   sw::cli::Parsed parsed = sw::cli::parse_options(argc, argv);
   if (!parsed.options) {
     std::fputs(parsed.text.c_str(), parsed.exit_status == 0 ? stdout : stderr);
@@ -78,6 +110,7 @@ int main(int argc, char** argv) {
   }
   if (opt.check) {
     std::fputs(sw::cli::check_summary(*(*first)->rules).c_str(), stdout);
+    if (!opt.metrics_listen.empty()) std::fputs(sw::metrics::listen_note(opt.metrics_listen).c_str(), stdout);
     if (opt.inputs.empty()) return written(0);
     // With files: what the timestamp setting reads of them (app/check_inputs.h).
     const auto checked = sw::app::check_inputs((*first)->rules->settings, opt.inputs, sw::system_clock().wall_ms());

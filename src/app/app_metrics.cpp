@@ -89,6 +89,7 @@ metrics::Snapshot App::snapshot() {
   s.no_timestamp = gs.no_timestamp.get();
   s.untrusted = gs.untrusted.get();
   s.invalid_json = gs.invalid_json.get();
+  s.json_repaired = gs.json_repaired.get();
   s.cut = gs.cut.get();
   for (std::size_t r = 0; r < g.rules->rules.size(); ++r) {
     const config::Rule& rule = g.rules->rules[r];

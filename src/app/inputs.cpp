@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -62,6 +63,8 @@ Result<std::vector<InputSpec>> open_inputs(const cli::Options& options) {
         return fail(std::move(what));
       }
     }
+    struct stat st {};
+    in.replay = !in.follow && in.fd >= 0 && ::fstat(in.fd, &st) == 0 && S_ISREG(st.st_mode);
     inputs.push_back(in);
   }
   return inputs;

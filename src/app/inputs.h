@@ -14,6 +14,11 @@ struct InputSpec {
   std::string name;  // as given; "-" is standard input
   int fd = -1;       // opened up front unless followed
   bool follow = false;
+  // A replay: a regular file read, not followed (standard input too when it
+  // is one: `swthrottle < old.log`). Not a pipe, a FIFO or a terminal, whose
+  // lines come as they are written. Its time is the log's alone (the wall
+  // clock excuses no jump of its stamps: pipeline/line_time.h).
+  bool replay = false;
   // --follow with a pattern (input/glob_watcher.h): `name` is the pattern,
   // and each file it matches is followed as an input of its own.
   bool glob = false;

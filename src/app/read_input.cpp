@@ -69,6 +69,7 @@ void App::read_input(const InputSpec& in) {
   if (in.glob) return read_glob(in);
   pipeline::Decider::Options options = decider_options();
   options.pace = pace_of(in);
+  options.replay = in.replay;
   pipeline::Decider decider(in.name, *this, options, resumed_log_ms());
   if (!decider.ready()) return;
   const bool live = options.pace != pipeline::StampWatch::Pace::Replay;

@@ -58,6 +58,7 @@ void App::read_merged(const std::vector<const InputSpec*>& inputs) {
   for (const InputSpec* in : inputs) {
     pipeline::Decider::Options options = decider_options();
     options.pace = pace_of(*in);
+    options.replay = in->replay;
     deciders.push_back(std::make_unique<pipeline::Decider>(in->name, host, options, resumed_log_ms()));
     if (!deciders.back()->ready()) break;  // reported; the same rules fail for every input
     if (options.pace != pipeline::StampWatch::Pace::Replay) live.push_back(&deciders.back()->stamp_watch());

@@ -107,11 +107,16 @@ Result<Report> replay(const BacktestOptions& options, const std::vector<std::str
     }
   }
   profile.fill(out.rules, options.top);
-  // Top keys: their alerts, from the alerts kept (throttles: none).
-  for (RuleResult& rr : out.rules)
-    for (KeyPeak& k : rr.top_keys)
-      k.alerts = static_cast<uint64_t>(
-          std::count_if(rr.alerts.begin(), rr.alerts.end(), [&](const AlertMark& m) { return m.key == k.key; }));
+  // Top keys: their alerts, from the alerts kept; a throttle's, its summaries.
+  for (std::size_t i = 0; i < out.rules.size(); ++i) {
+    RuleResult& rr = out.rules[i];
+    for (KeyPeak& k : rr.top_keys) {
+      k.alerts = rr.kind == config::RuleKind::Throttle
+                     ? tally.summaries(plan->result_rule[i], k.key)
+                     : static_cast<uint64_t>(std::count_if(rr.alerts.begin(), rr.alerts.end(),
+                                                           [&](const AlertMark& m) { return m.key == k.key; }));
+    }
+  }
   return out;
 }
 

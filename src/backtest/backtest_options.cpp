@@ -2,9 +2,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/whole_number.h"
 #include "config/duration.h"
 
 namespace swthrottle::backtest {
+
+using cli::whole_number;
 
 std::optional<std::pair<uint64_t, int64_t>> parse_target(const std::string& text) {
   auto t = config::parse_threshold(text);  // the same "N per DUR" / "N/DUR" as a threshold
@@ -54,10 +57,10 @@ ParsedCommand parse_backtest_options(int argc, const char* const* argv) {
       ->type_name("text|json")
       ->check(CLI::IsMember({"text", "json"}).description(""));
   app.add_option("--html", o.html, "Also write a self-contained HTML report to FILE")->type_name("FILE");
-  app.add_option("--top", top, "Keys in each top list (default 5)")->type_name("N")->check(CLI::Range(0, 1000));
+  app.add_option("--top", top, "Keys in each top list (default 5)")->type_name("N")->check(whole_number(0, 1000));
   app.add_option("--width", o.width, "Columns of the text report (default: the terminal's, else 80)")
       ->type_name("N")
-      ->check(CLI::Range(60, 400).description(""));
+      ->check(whole_number(60, 400));
   app.add_option("--color", o.color, "Colour: auto (a terminal, and NO_COLOR unset), always, never")
       ->type_name("WHEN")
       ->check(CLI::IsMember({"auto", "always", "never"}).description(""));
@@ -73,7 +76,7 @@ ParsedCommand parse_backtest_options(int argc, const char* const* argv) {
   app.add_option("--max-line", max_line, "Cut longer lines for matching (default 1M)")->type_name("SIZE");
   app.add_option("-j,--threads", run.threads, "Matching threads, 0 to 1024 (default 0: all cores)")
       ->type_name("N")
-      ->check(CLI::Range(0, 1024).description(""));
+      ->check(whole_number(0, 1024));
 
   ParsedCommand p;
   auto usage = [&](const std::string& what) {

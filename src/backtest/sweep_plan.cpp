@@ -52,18 +52,22 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Does `word` occur in `text` as a word of its own (not inside a name)?
 // Names are made of letters, digits and '_' (config/expr.cpp); "-" is the
 // operator, so "not-a" is `not` then `-a`.
+bool name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// Is `word` at `at` in `text` a word of its own (not inside a name)?
+bool word_at(std::string_view text, std::size_t at, std::string_view word) {
+  return text.compare(at, word.size(), word) == 0 && (at == 0 || !name_char(text[at - 1])) &&
+         (at + word.size() == text.size() || !name_char(text[at + word.size()]));
+}
+
+// Does `word` occur in `text` as a word of its own?
 bool has_word(std::string_view text, std::string_view word) {
-  auto name_char = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  };
-  for (std::size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
-    const bool before = at == 0 || !name_char(text[at - 1]);
-    const bool after = at + word.size() == text.size() || !name_char(text[at + word.size()]);
-    if (before && after) return true;
-  }
+  for (std::size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1))
+    if (word_at(text, at, word)) return true;
   return false;
 }
 
@@ -146,10 +150,22 @@ Result<SweepRequest> parse_sweep(std::string_view values, std::string_view windo
   return req;
 }
 
-std::optional<WhenThreshold> when_threshold(std::string_view when) {
-  const std::string_view text = trim(when);
-  if (has_word(text, "and") || has_word(text, "or") || has_word(text, "not")) return std::nullopt;
-  // `EXPR > N`, `EXPR >= N`, or an absence's `EXPR < N`, `EXPR <= N`.
+namespace {
+
+// Where `text` splits at its first `and` outside parentheses, or npos.
+std::size_t first_top_level_and(std::string_view text) {
+  int depth = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '(') ++depth;
+    else if (text[i] == ')') --depth;
+    else if (depth == 0 && word_at(text, i, "and")) return i;
+  }
+  return std::string_view::npos;
+}
+
+// The one comparison `EXPR >= N`, `EXPR > N`, or a condition of silence's
+// `EXPR < N`, `EXPR <= N`, that `text` is.
+std::optional<WhenThreshold> one_comparison(std::string_view text) {
   const std::size_t op = text.find_last_of("<>");
   if (op == std::string_view::npos) return std::nullopt;
   // One comparison only: no other operator before this one.
@@ -159,7 +175,30 @@ std::optional<WhenThreshold> when_threshold(std::string_view when) {
   if (num < text.size() && text[num] == '=') ++num;
   const std::string_view number = trim(text.substr(num));
   if (!positive_number(number)) return std::nullopt;
-  return WhenThreshold{std::string(trim(text.substr(0, num))), std::string(number)};
+  return WhenThreshold{std::string(trim(text.substr(0, num))), std::string(number), {}};
+}
+
+}  // namespace
+
+std::optional<WhenThreshold> when_threshold(std::string_view when) {
+  const std::string_view text = trim(when);
+  if (has_word(text, "or") || has_word(text, "not")) return std::nullopt;
+  const std::size_t split = first_top_level_and(text);
+  const std::string_view first = split == std::string_view::npos ? text : trim(text.substr(0, split));
+  if (has_word(first, "and")) return std::nullopt;  // inside parentheses: part of the comparison
+  auto wt = one_comparison(first);
+  if (!wt || split == std::string_view::npos) return wt;
+  // The guards: each one a comparison, kept as written.
+  std::string_view rest = text.substr(split);
+  while (!rest.empty()) {
+    rest = trim(rest.substr(3));  // past "and"
+    const std::size_t next = first_top_level_and(rest);
+    const std::string_view guard = trim(rest.substr(0, next));
+    if (guard.find_first_of("<>=!") == std::string_view::npos) return std::nullopt;
+    rest = next == std::string_view::npos ? std::string_view() : rest.substr(next);
+  }
+  wt->guard = std::string(trim(text.substr(split)));
+  return wt;
 }
 
 std::optional<SpikeFactor> spike_factor(std::string_view when) {
@@ -235,9 +274,10 @@ SweptBy swept_by(const config::Rule& rule, bool values_asked) {
   } else if ((by.wt = when_threshold(rule.when_text))) {
     by.own = by.wt->number;
   } else if (values_asked) {
-    by.not_swept = rule.keeps_previous
-                       ? "its when has no one factor N * previous(e) (or previous(e) * N, previous(e) / N)"
-                       : "its when is not one comparison EXPR >= N, EXPR > N, EXPR < N or EXPR <= N";
+    by.not_swept =
+        rule.keeps_previous
+            ? "its when has no one factor N * previous(e) (or previous(e) * N, previous(e) / N)"
+            : "its when is not a comparison EXPR >= N, EXPR > N, EXPR < N or EXPR <= N, alone or with `and` guards";
   }
   return by;
 }
@@ -289,7 +329,7 @@ std::optional<Error> take_value(config::Rule& c, const config::Rule& rule, const
     c.threshold = static_cast<uint64_t>(cand.number);
     c.when = config::threshold_condition(c, *c.threshold);
   } else if ((by.wt || by.sf) && cand.number > 0) {
-    c.when_text = by.wt ? by.wt->prefix + " " + cand.value : by.sf->prefix + cand.value + by.sf->suffix;
+    c.when_text = by.wt ? by.wt->with(cand.value) : by.sf->prefix + cand.value + by.sf->suffix;
     auto e = config::parse_rule_condition(c, c.when_text);
     if (!e)
       return Error{rule.file, rule.line, 0,

@@ -35,13 +35,24 @@ struct SweepRequest {
 // Either may be empty. Errors name the item and its column (1-based).
 Result<SweepRequest> parse_sweep(std::string_view values, std::string_view windows);
 
-// The number a `when` ends in, when it is a single comparison `EXPR >= N`,
-// `EXPR > N`, or (a condition of silence) `EXPR < N` or `EXPR <= N` (no
-// `and`, `or` or `not` around it): prefix is the text up to and including
-// the operator. nullopt: not a `when` a sweep can vary.
+// The number a `when` compares with, when it is a comparison `EXPR >= N`,
+// `EXPR > N`, or (a condition of silence) `EXPR < N` or `EXPR <= N`, alone or
+// followed by guards joined with `and` that are comparisons too
+// (`error / request > 0.05 and request >= 100`, the form the man page
+// recommends): prefix is the text up to and including the operator, guard
+// the rest, kept as written. No `or` or `not` anywhere.
+// nullopt: not a `when` a sweep can vary.
 struct WhenThreshold {
   std::string prefix;  // "error / request >"
   std::string number;  // "0.05"
+  std::string guard;   // "and request >= 100", or ""
+
+  // The condition with `value` in place of the number.
+  std::string with(std::string_view value) const {
+    std::string out = prefix + " " + std::string(value);
+    if (!guard.empty()) out += " " + guard;
+    return out;
+  }
 };
 std::optional<WhenThreshold> when_threshold(std::string_view when);
 

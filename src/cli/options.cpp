@@ -1,11 +1,13 @@
 #include "cli/options.h"
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/whole_number.h"
 #include "config/duration.h"
 #include "config/http_url.h"
 #include "util/suggest.h"
@@ -46,6 +48,13 @@ std::string unknown_option(const CLI::App& app, const std::string& arg) {
 }
 
 }  // namespace
+
+std::string subcommand_meant(std::string_view arg) {
+  if (arg.empty() || arg.front() == '-') return {};
+  const std::vector<std::string> names(std::begin(kSubcommands), std::end(kSubcommands));
+  const std::string best = closest_match(arg, names);
+  return best == arg ? std::string() : best;
+}
 
 std::optional<int64_t> parse_state_wait(const std::string& text) {
   if (text == "0") return 0;
@@ -134,7 +143,7 @@ Parsed parse_options(int argc, const char* const* argv) {
       ->group("Input");
   app.add_option("-j,--threads", o.threads, "Matching threads, 0 to 1024 (default 0: all cores)")
       ->type_name("N")
-      ->check(CLI::Range(0, 1024).description(""))
+      ->check(whole_number(0, 1024))
       ->group("Input");
   app.add_option("--format", format, "Output format (default text)")
       ->type_name("text|json")
@@ -156,6 +165,8 @@ Parsed parse_options(int argc, const char* const* argv) {
          "--exec-jobs", o.exec_jobs,
          "Commands at once, " + std::to_string(kMinExecJobs) + " to " + std::to_string(kMaxExecJobs) + " (default 4)")
       ->type_name("N")
+      // A number of any size passes: the range is said below, as it always was.
+      ->check(whole_number(INT32_MIN, INT32_MAX))
       ->group("Actions");
   app.add_option("--exec-timeout", o.exec_timeout, "Kill a command after DUR (default 30s)")
       ->type_name("DUR")

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/rules.h"
@@ -58,6 +59,14 @@ struct Parsed {
 };
 
 Parsed parse_options(int argc, const char* const* argv);
+
+// The subcommands argv[1] may name ("backtest", "help"), as git has them.
+inline constexpr const char* kSubcommands[] = {"backtest", "help"};
+
+// The subcommand that a first argument which is neither an option nor one
+// of them was likely meant to be ("backtst" -> "backtest"), or "". The
+// caller asks only about a name no file has: a file of that name is input.
+std::string subcommand_meant(std::string_view arg);
 
 // Exit statuses (DESIGN.md §6).
 inline constexpr int kExitAlert = 1;       // --exit-code and an alert was written

@@ -162,6 +162,10 @@ std::string stats_report(const engine::Engine& engine) {
   if (const uint64_t bad = g.invalid_json.get()) {
     out.insert(out.size() - 1, fmt::format(" invalid_json {}", bad));
   }
+  // Likewise: lines read as JSON leniently (a bad byte or escape in a string).
+  if (const uint64_t lenient = g.json_repaired.get()) {
+    out.insert(out.size() - 1, fmt::format(" json_repaired {}", lenient));
+  }
   // Only where events are grouped (`multiline`): the line above is otherwise
   // what it always was. The count goes on that line, before its "\n".
   if (groups_events(engine.rules().settings)) {

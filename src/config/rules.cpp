@@ -41,6 +41,17 @@ struct ParsedFile {
   std::vector<PendingRule> rules;
 };
 
+// toml++'s words for a parse error, and for a bad escape the reason it
+// usually has: a regex in "double quotes", where TOML reads \d as an escape.
+std::string parse_error_text(std::string_view description) {
+  std::string what(description);
+  if (what.find("escape sequence") != std::string::npos)
+    what +=
+        "; in \"double quotes\" a backslash starts an escape: write a regex in 'single quotes' (match = "
+        "'port \\d+'), where it is literal";
+  return what;
+}
+
 // One file's TOML: its settings and pending rules.
 Result<ParsedFile> parse_file(std::string_view text, std::string_view file) {
   const TomlReader in(text, file);
@@ -49,11 +60,11 @@ Result<ParsedFile> parse_file(std::string_view text, std::string_view file) {
   try {
     root = toml::parse(in.text(), std::string_view(in.file()));
   } catch (const toml::parse_error& e) {
-    return in.err(pos_of(e.source()), std::string(e.description()));
+    return in.err(pos_of(e.source()), parse_error_text(e.description()));
   }
 #else
   toml::parse_result parsed = toml::parse(in.text(), std::string_view(in.file()));
-  if (!parsed) return in.err(pos_of(parsed.error().source()), std::string(parsed.error().description()));
+  if (!parsed) return in.err(pos_of(parsed.error().source()), parse_error_text(parsed.error().description()));
   root = std::move(parsed).table();
 #endif
 

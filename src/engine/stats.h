@@ -42,6 +42,9 @@ struct GlobalStats {
   Counter untrusted;     // lines whose timestamp was not trusted (DESIGN.md §4): too far ahead
   Counter invalid_json;  // lines read as JSON that were not (format = "json", or "auto" and a '{')
   Counter cut;           // multi-line events cut at a cap (input/event_grouper.h)
+  // Lines read as JSON but for bad bytes or escapes in their strings, read
+  // leniently (match/json_repair.h).
+  Counter json_repaired;
 };
 
 }  // namespace swthrottle::engine

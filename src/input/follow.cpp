@@ -239,6 +239,7 @@ bool Follower::try_open() {
     return false;
   }
   adopt(fd, st);
+  if (watcher_) watcher_->opened_at_path(id_.dev, id_.ino);  // under its lock: it never queues this file again
   return true;
 }
 
@@ -388,6 +389,7 @@ void Follower::pin(FileId seen) {
     return;
   }
   add_pin(fd, seen);
+  if (watcher_) watcher_->opened_at_path(seen.dev, seen.ino);  // look() holds the watcher's lock
 }
 
 std::unique_lock<std::mutex> Follower::lock_watcher() {

@@ -56,12 +56,14 @@
 // while a backlog is read, after a read when inotify reported a change in
 // the directory or a poll interval has passed. With inotify, the
 // NameWatcher's thread also opens the path as soon as a file is created or
-// moved there, whatever the reading thread is doing; what it opened is taken
-// in at the next look, before the path is looked at, so the files keep the
-// order they had at the path. The guarantee and its bound: a file that was
-// at the path at a look, or when the watcher ran after its creation, is read
-// to its end; one created and renamed away (or deleted) before either is not
-// seen, as with tail -F.
+// moved there, whatever the reading thread is doing, or, when it was renamed
+// away before the watcher's thread ran, where the directory's events say it
+// went (name_watcher.h); what it opened is taken in at the next look, before
+// the path is looked at, so the files keep the order they had at the path.
+// The guarantee and its bound: a file that was at the path at a look, or
+// that is still in the directory under some name when the watcher runs after
+// its creation, is read to its end; one created and then deleted,
+// overwritten or moved out of the directory before either is not seen.
 //
 // Not thread-safe: one thread per Follower (each input is decided by its own
 // thread), except for stop(). The watcher's thread shares only its queue

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "match/json_repair.h"
+
 namespace swthrottle::match {
 
 namespace od = simdjson::ondemand;
@@ -34,6 +36,24 @@ struct JsonFields::Impl {
   std::vector<char> padded;  // the line and SIMDJSON_PADDING bytes
   od::parser parser;
   od::document doc;
+  // A repaired line (Read::Repaired): the line as it came, the strings that
+  // were neutralized in `padded`, and per slot (and for a key) the lenient
+  // text of such a string. Cleared, never shrunk.
+  std::string_view line;
+  std::vector<RepairedString> repaired;
+  std::vector<std::string> lenient;
+  std::string lenient_key;
+
+  // The lenient text of the string whose opening quote is at `open` in
+  // `padded`, into `out`; false when that string was not repaired (its
+  // parsed text is right).
+  bool lenient_text(std::size_t open, std::string& out) const {
+    const auto it = std::lower_bound(repaired.begin(), repaired.end(), open,
+                                     [](const RepairedString& r, std::size_t at) { return r.open < at; });
+    if (it == repaired.end() || it->open != open) return false;
+    decode_lenient(line.substr(open + 1, it->close - open - 1), out);
+    return true;
+  }
 
   void add(const std::string& path, int slot) {
     uint32_t at = 0;
@@ -61,7 +81,13 @@ struct JsonFields::Impl {
   simdjson::error_code scalar(od::value& v, od::json_type type, int slot) {
     std::string_view text;
     if (type == od::json_type::string) {
+      const std::string_view raw = v.raw_json_token();  // from its opening quote
       if (auto e = v.get_string().get(text)) return e;
+      // (Only for the first occurrence: a duplicate key must not overwrite the text kept.)
+      std::string& own = lenient[static_cast<std::size_t>(slot)];
+      if (!repaired.empty() && state[static_cast<std::size_t>(slot)] == kMissing &&
+          lenient_text(static_cast<std::size_t>(raw.data() - padded.data()), own))
+        text = own;
     } else {
       text = v.raw_json_token();
       while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' || text.back() == '\r'))
@@ -126,12 +152,22 @@ struct JsonFields::Impl {
     return simdjson::SUCCESS;
   }
 
+  // Parses padded[0, size) and reads the named paths; false when it is not
+  // one JSON object.
+  bool parse(std::size_t size);
+
   simdjson::error_code walk(od::object object, uint32_t node) {
     for (auto item : object) {
       od::field field;
       if (auto e = std::move(item).get(field)) return e;
+      // raw() is just past the key's opening quote. Read before
+      // unescaped_key(), which consumes the key (simdjson then holds no
+      // pointer to it: key() after it is undefined).
+      const char* const raw_key = field.key().raw();
       std::string_view key;
       if (auto e = field.unescaped_key().get(key)) return e;
+      if (!repaired.empty() && lenient_text(static_cast<std::size_t>(raw_key - padded.data()) - 1, lenient_key))
+        key = lenient_key;
       uint32_t child = UINT32_MAX;
       for (uint32_t c : nodes[node].children) {
         if (nodes[c].key == key) {
@@ -178,6 +214,7 @@ JsonFields::JsonFields(std::span<const std::string> paths) : impl_(std::make_uni
   impl_->value.resize(paths.size());
   impl_->state.resize(paths.size(), kMissing);
   impl_->bytes.resize(paths.size());
+  impl_->lenient.resize(paths.size());
 }
 
 void JsonFields::set_byte_arrays(bool on) { impl_->byte_arrays = on; }
@@ -199,18 +236,27 @@ JsonFields::Read JsonFields::read(std::string_view line) {
   std::memcpy(m.padded.data(), line.data(), line.size());
   std::memset(m.padded.data() + line.size(), 0, simdjson::SIMDJSON_PADDING);
 
-  auto fail = [&m] {
-    std::fill(m.state.begin(), m.state.end(), kMissing);
-    return Read::Invalid;
-  };
-  if (m.parser.iterate(m.padded.data(), line.size(), m.padded.size()).get(m.doc)) return fail();
+  m.repaired.clear();
+  if (m.parse(line.size())) return Read::Json;
+  // Not JSON as written: perhaps only inside its strings (json_repair.h).
+  std::fill(m.state.begin(), m.state.end(), kMissing);
+  if (!neutralize_strings(m.padded.data(), line.size(), m.repaired)) return Read::Invalid;
+  m.line = line;
+  const bool repaired = m.parse(line.size());
+  m.repaired.clear();
+  if (repaired) return Read::Repaired;
+  std::fill(m.state.begin(), m.state.end(), kMissing);
+  return Read::Invalid;
+}
+
+bool JsonFields::Impl::parse(std::size_t size) {
+  if (parser.iterate(padded.data(), size, padded.size()).get(doc)) return false;
   od::object object;
-  if (m.doc.get_object().get(object)) return fail();
-  if (m.walk(object, 0)) return fail();
+  if (doc.get_object().get(object)) return false;
+  if (walk(object, 0)) return false;
   // In bounds after the object: text follows it ({"a":1} x).
   const char* rest = nullptr;
-  if (m.doc.current_location().get(rest) == simdjson::SUCCESS) return fail();
-  return Read::Json;
+  return doc.current_location().get(rest) != simdjson::SUCCESS;
 }
 
 std::optional<std::string_view> JsonFields::text(std::size_t slot) const {

@@ -16,10 +16,22 @@
 // - Paths are dotted: "a.b" is {"a":{"b":..}}. A key that itself holds a dot
 //   cannot be named.
 // - Duplicate keys: the first occurrence wins (per named path).
+// - Lenient strings (Read::Repaired): a line that is an object but for what
+//   is inside its strings (bytes that are not UTF-8, overlong forms,
+//   encoded surrogates, raw control bytes such as ESC, a lone \ud800 or
+//   another escape JSON does not have, \uZZZZ) is read all the same, so that
+//   one bad byte in a field a client controls (a user name, a user agent)
+//   does not hide the line from every field rule. Its strings are decoded
+//   as far as they can be: the escapes JSON has are decoded, a lone
+//   surrogate escape reads as U+FFFD (it has no UTF-8 form), any other bad
+//   escape stays as written (backslash included), and bad bytes stay as they
+//   are, to be matched as UTF-8 and as Latin-1 as a line is. Anything wrong
+//   outside a string (the structure) still makes the line Invalid.
 //
 // Allocation: the line is copied into a padded buffer that only grows
 // (simdjson reads up to SIMDJSON_PADDING bytes past a document), and the
-// parser reuses its own buffers: steady state allocates nothing.
+// parser reuses its own buffers: steady state allocates nothing (a repaired
+// line's decoded strings go to buffers that only grow too).
 //
 // Not thread-safe: one JsonFields per Matcher.
 #pragma once
@@ -43,15 +55,16 @@ class JsonFields {
   ~JsonFields();
 
   enum class Read {
-    Text,     // does not start with '{' (after blanks): not tried
-    Json,     // an object; text() holds its named fields
-    Invalid,  // starts with '{' but is not a JSON object
+    Text,      // does not start with '{' (after blanks): not tried
+    Json,      // an object; text() holds its named fields
+    Repaired,  // an object but for its strings, read leniently (above); text() holds its named fields
+    Invalid,   // starts with '{' but is not a JSON object
   };
-  // Reads `line` (without its '\n'). After anything but Json, every slot is
-  // missing.
+  // Reads `line` (without its '\n'). After anything but Json or Repaired,
+  // every slot is missing.
   Read read(std::string_view line);
 
-  // The text of slot i after read() returned Json, or nullopt when the line
+  // The text of slot i after read() returned Json or Repaired, or nullopt when the line
   // lacks the field or it is an array or object. Valid until the next read().
   std::optional<std::string_view> text(std::size_t slot) const;
 

@@ -129,7 +129,8 @@ Result<LogTime> LogTime::make(const config::TimestampSpec& spec, const config::T
 }
 
 int64_t LogTime::field_ms(std::string_view line, int64_t wall_now_ms) const {
-  if (json_->read(line) != JsonFields::Read::Json) return kNoTime;
+  // A bad byte in another field (read leniently) hides no timestamp.
+  if (const auto r = json_->read(line); r != JsonFields::Read::Json && r != JsonFields::Read::Repaired) return kNoTime;
   const std::optional<std::string_view> text = json_->text(0);
   if (!text) return kNoTime;
   return field_text_ms(*text, wall_now_ms);

@@ -75,6 +75,7 @@ struct Matcher::Impl {
   std::optional<EnvelopeFields> envelope;
   config::InputFormat format = config::InputFormat::Auto;
   uint64_t invalid_json = 0;
+  uint64_t repaired_json = 0;  // read leniently (JsonFields::Read::Repaired)
   // The current line's JSON, read at most once and only when a rule asks.
   bool json_done = false;
   JsonFields::Read json_read = JsonFields::Read::Text;
@@ -287,8 +288,9 @@ struct Matcher::Impl {
       if (format == config::InputFormat::Json && json_read == JsonFields::Read::Text)
         json_read = JsonFields::Read::Invalid;
       if (json_read == JsonFields::Read::Invalid) ++invalid_json;
+      if (json_read == JsonFields::Read::Repaired) ++repaired_json;
     }
-    return json_read == JsonFields::Read::Json;
+    return json_read == JsonFields::Read::Json || json_read == JsonFields::Read::Repaired;
   }
 
   // The text of JSON slot `slot` on the line: the envelope's (stream,
@@ -449,6 +451,7 @@ void Matcher::set_byte_arrays(bool on) {
 }
 
 uint64_t Matcher::take_invalid_json() { return std::exchange(impl_->invalid_json, 0); }
+uint64_t Matcher::take_repaired_json() { return std::exchange(impl_->repaired_json, 0); }
 
 bool Matcher::needs_captures(uint32_t r) const { return r < impl_->rules.size() && impl_->rules[r].needs_captures; }
 

@@ -113,7 +113,9 @@ class Matcher {
   // lines as JSON; Auto reads those that start with '{'; Json reads every
   // line, and one that is not a JSON object counts in invalid_json().
   // Either way a line that is not JSON is matched as text: its `fields`
-  // conditions do not hold, `match` still does.
+  // conditions do not hold, `match` still does. A line that is JSON but for
+  // what is inside its strings is read leniently (json_fields.h) and counts
+  // in take_repaired_json() instead.
   void set_format(config::InputFormat format);
 
   // Journal input (--input journal): a field that is an array of integers
@@ -125,6 +127,10 @@ class Matcher {
   // Lines read as JSON that were not, since the last call (only lines some
   // rule's `fields` or "{.path}" asked about are read); resets the count.
   uint64_t take_invalid_json();
+  // Lines read as JSON whose strings held what JSON does not allow (a byte
+  // that is not UTF-8, a raw control byte, a bad escape), read leniently
+  // (JsonFields::Read::Repaired), since the last call; resets the count.
+  uint64_t take_repaired_json();
 
   // True when rule r needs capture values (its key or message template uses a
   // capture field).

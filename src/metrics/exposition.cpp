@@ -181,6 +181,9 @@ std::string prometheus_text(const Snapshot& s) {
          "Lines whose timestamp was not trusted (too far from the others).", num(s.untrusted));
   single(out, "swthrottle_lines_invalid_json_total", "counter", "Lines of a JSON input that were not valid JSON.",
          num(s.invalid_json));
+  single(out, "swthrottle_lines_json_repaired_total", "counter",
+         "Lines of a JSON input read leniently: bytes or escapes in a string that JSON does not allow.",
+         num(s.json_repaired));
   single(out, "swthrottle_events_cut_total", "counter", "Multi-line events cut at a size or line cap.", num(s.cut));
 
   per_rule(out, s, "swthrottle_rule_lines_total", "counter", "Lines that matched the rule.",
@@ -295,6 +298,7 @@ std::string stats_json(const Snapshot& s) {
   j["lines"] = {{"read", s.lines},          {"matched", s.matched},          {"written", s.written},
                 {"truncated", s.truncated}, {"untimed", s.untimed},          {"no_timestamp", s.no_timestamp},
                 {"untrusted", s.untrusted}, {"invalid_json", s.invalid_json}};
+  j["lines"]["json_repaired"] = s.json_repaired;
   j["events_cut"] = s.cut;
 
   ordered_json rules = ordered_json::array();

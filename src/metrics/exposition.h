@@ -20,6 +20,7 @@
 //   swthrottle_lines_no_timestamp_total               counter                      always
 //   swthrottle_lines_untrusted_total                  counter                      always
 //   swthrottle_lines_invalid_json_total               counter                      always
+//   swthrottle_lines_json_repaired_total              counter                      always
 //   swthrottle_events_cut_total                       counter                      always (multi-line events cut at a
 //   cap) swthrottle_rule_lines_total                       counter  rule, kind          one sample per rule
 //   swthrottle_rule_events_total                      counter  rule, kind
@@ -94,7 +95,7 @@ std::string prometheus_text(const Snapshot& s);
 //   {"time": "2026-11-26T05:00:00.000Z", "started": "...", "ready": true,
 //    "reloads": 0, "reload_failures": 0,
 //    "lines": {"read", "matched", "written", "truncated", "untimed",
-//              "no_timestamp", "untrusted", "invalid_json"}, "events_cut": 0,
+//              "no_timestamp", "untrusted", "invalid_json", "json_repaired"}, "events_cut": 0,
 //    "rules": [{"rule", "kind", "lines", "events", "passed", "suppressed",
 //               "alerts", "resolved", "summaries", "late", "untimed", "keys",
 //               "evictions", "forgotten", "keys_now"}],

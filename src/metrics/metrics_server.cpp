@@ -1,12 +1,8 @@
 #include "metrics/metrics_server.h"
 
-#include <httplib.h>
-
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <thread>
-#include <vector>
+
+#include <fmt/format.h>
 
 #include "metrics/exposition.h"
 #include "metrics/health.h"
@@ -14,10 +10,6 @@
 namespace swthrottle::metrics {
 
 namespace {
-
-// A metrics endpoint gets a scrape every few seconds: two threads are plenty,
-// and the default pool (8 or more) would be idle threads in every daemon.
-constexpr std::size_t kThreads = 2;
 
 Error listen_error(std::string_view listen, const std::string& what) {
   return Error{"", 0, 0, "--metrics-listen " + std::string(listen) + ": " + what};
@@ -52,11 +44,25 @@ Result<std::pair<std::string, int>> parse_listen(std::string_view listen) {
 }
 
 MetricsServer::MetricsServer(std::function<Snapshot()> snapshot, int64_t stall_ms)
-    : snapshot_(std::move(snapshot)), stall_ms_(stall_ms), server_(std::make_unique<httplib::Server>()) {}
+    : snapshot_(std::move(snapshot)), stall_ms_(stall_ms) {}
 
-MetricsServer::~MetricsServer() {
-  server_->stop();
-  if (thread_.joinable()) thread_.join();
+MetricsServer::~MetricsServer() = default;
+
+HttpResponse MetricsServer::respond(std::string_view path) const {
+  HttpResponse res;
+  if (path == "/metrics") {
+    res.content_type = kPrometheusContentType;
+    res.body = prometheus_text(snapshot_());
+  } else if (path == "/healthz") {
+    const Health h = health_of(snapshot_(), stall_ms_);
+    if (h.ok) res.body = "ok\n";
+    for (const std::string& p : h.problems) res.body += p + "\n";
+    res.status = h.ok ? 200 : 503;
+  } else {
+    res.status = 404;
+    res.body = "not found: the paths are /metrics and /healthz\n";
+  }
+  return res;
 }
 
 Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& listen,
@@ -64,55 +70,26 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& l
   auto where = parse_listen(listen);
   if (!where) return where.error();
   std::unique_ptr<MetricsServer> m(new MetricsServer(std::move(snapshot), stall_ms));
-  httplib::Server& srv = *m->server_;
-  srv.new_task_queue = [] { return new httplib::ThreadPool(kThreads); };
-
-  MetricsServer* self = m.get();
-  srv.Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {
-    res.set_content(prometheus_text(self->snapshot_()), kPrometheusContentType);
-  });
-  srv.Get("/healthz", [self](const httplib::Request&, httplib::Response& res) {
-    const Health h = health_of(self->snapshot_(), self->stall_ms_);
-    std::string body;
-    if (h.ok) body = "ok\n";
-    for (const std::string& p : h.problems) body += p + "\n";
-    res.status = h.ok ? 200 : 503;
-    res.set_content(body, "text/plain; charset=utf-8");
-  });
-  // Any other path: httplib's own 404.
-
-  const auto& [host, port] = *where;
-  // ":PORT": "::" takes IPv6 and IPv4 alike (httplib clears IPV6_V6ONLY);
-  // without IPv6 in the kernel, 0.0.0.0.
-  std::vector<std::string> hosts = host.empty() ? std::vector<std::string>{"::", "0.0.0.0"} : std::vector{host};
-  int bound = -1;
-  int err = 0;
-  for (const std::string& h : hosts) {
-    errno = 0;
-    bound = port == 0 ? srv.bind_to_any_port(h) : (srv.bind_to_port(h, port) ? port : -1);
-    if (bound > 0) break;
-    // httplib reports a failed bind as a bare false: the errno of the
-    // failed call is still there (nothing after it sets errno on failure).
-    err = errno;
-  }
-  if (bound <= 0) {
-    std::string what = "cannot listen there";
-    if (err == EADDRINUSE) what += ": the address is in use (another swthrottle or exporter on that port?)";
-    else if (err != 0) what += std::string(": ") + std::strerror(err);
-    return listen_error(listen, what);
-  }
-  m->port_ = bound;
-  // The socket listens from bind on: a connection made before the thread
-  // reaches accept() waits in the backlog, so start() returns ready to serve.
-  m->thread_ = std::thread([self] {
-    self->server_->listen_after_bind();
-    self->served_ = true;
-  });
-  // httplib's stop() does nothing until listen_after_bind() has marked the
-  // server running: a MetricsServer destroyed right away would join a
-  // thread that never stops. Marking it is the thread's first step.
-  while (!srv.is_running() && !m->served_) std::this_thread::yield();
+  const MetricsServer* self = m.get();
+  auto server =
+      HttpServer::start(where->first, where->second, [self](std::string_view path) { return self->respond(path); });
+  if (!server) return listen_error(listen, server.error().what);
+  m->port_ = (*server)->port();
+  m->server_ = std::move(*server);
   return m;
+}
+
+std::string listen_note(std::string_view listen) {
+  auto where = parse_listen(listen);
+  if (!where) return "metrics: " + where.error().what + "\n";
+  const auto& [host, port] = *where;
+  if (host.empty() || host == "0.0.0.0" || host == "::")
+    return fmt::format(
+        "metrics: /metrics and /healthz listen on every address of this machine{} (all interfaces), port {}: "
+        "reachable from other hosts unless a firewall says otherwise; --metrics-listen 127.0.0.1:{} keeps them "
+        "local\n",
+        host == "0.0.0.0" ? " (IPv4)" : "", port, port);
+  return fmt::format("metrics: /metrics and /healthz listen on {} port {}\n", host, port);
 }
 
 }  // namespace swthrottle::metrics

@@ -1,30 +1,28 @@
 // MetricsServer: the HTTP endpoint of a running swthrottle (man page:
-// METRICS), on cpp-httplib in a thread of its own:
+// METRICS), on an HttpServer (http_server.h) in a thread of its own:
 //
 //   GET /metrics   200, the Prometheus text of snapshot() (exposition.h)
 //   GET /healthz   200 "ok\n", or 503 with health_of()'s problems, one a line
-//   anything else  404
+//   anything else  404 (HEAD: the same heads; other methods 405)
 //
-// snapshot() is called on the server's threads, once per request: it must be
-// safe to call from any thread. The destructor stops the server and waits
-// for the requests in flight.
+// The server's limits (a whole request head within 2 s, 8 KiB of it, 256
+// connections, 1000 requests and 5 s of idleness per kept-alive connection)
+// keep slow or stuck clients from holding /healthz or a scrape up.
+//
+// snapshot() is called on the server's thread, once per request: it must be
+// safe to call from any thread, and quick. The destructor stops the server.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 
+#include "metrics/http_server.h"
 #include "metrics/snapshot.h"
 #include "util/result.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace swthrottle::metrics {
 
@@ -36,9 +34,9 @@ Result<std::pair<std::string, int>> parse_listen(std::string_view listen);
 class MetricsServer {
  public:
   // Binds `listen` (see parse_listen; ":PORT" binds "::", both IPv6 and
-  // IPv4, or 0.0.0.0 where there is no IPv6) and starts serving. A bad
-  // address or one that cannot be bound (in use, not ours) is an Error
-  // naming it.
+  // IPv4, or 0.0.0.0 where there is no IPv6: every address of the machine)
+  // and starts serving. A bad address or one that cannot be bound (in use,
+  // not ours) is an Error naming it.
   static Result<std::unique_ptr<MetricsServer>> start(const std::string& listen, std::function<Snapshot()> snapshot,
                                                       int64_t stall_ms);
   ~MetricsServer();
@@ -49,13 +47,16 @@ class MetricsServer {
 
  private:
   MetricsServer(std::function<Snapshot()> snapshot, int64_t stall_ms);
+  HttpResponse respond(std::string_view path) const;
 
   std::function<Snapshot()> snapshot_;
   int64_t stall_ms_;
-  std::unique_ptr<httplib::Server> server_;
   int port_ = 0;
-  std::atomic<bool> served_{false};  // listen_after_bind() returned (an accept error, or stop())
-  std::thread thread_;
+  std::unique_ptr<HttpServer> server_;  // last: stopped before the rest goes
 };
+
+// What --check says of --metrics-listen, one line: where it listens, and for
+// ":PORT", 0.0.0.0 and [::] that this is every address of the machine.
+std::string listen_note(std::string_view listen);
 
 }  // namespace swthrottle::metrics

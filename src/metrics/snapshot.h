@@ -44,6 +44,7 @@ struct Snapshot {
   bool ready = false;      // rules loaded, inputs open
   uint64_t lines = 0, matched = 0, written = 0, truncated = 0, untimed = 0, no_timestamp = 0, untrusted = 0,
            invalid_json = 0, cut = 0;
+  uint64_t json_repaired = 0;  // lines read as JSON leniently (match/json_repair.h)
   uint64_t reloads = 0, reload_failures = 0;
   std::vector<RuleCounters> rules;
   std::vector<InputState> inputs;

@@ -77,9 +77,11 @@ void Batch::match(match::Matcher* matcher, const match::LogTime* logtime, int64_
   if (matcher) {
     matcher->match_batch(lines.text, lines.spans, std::span<match::MatchResult>(results.data(), n), streams);
     invalid_json = matcher->take_invalid_json();
+    repaired_json = matcher->take_repaired_json();
   } else {
     for (std::size_t i = 0; i < n; ++i) results[i].clear();
     invalid_json = 0;
+    repaired_json = 0;
   }
   stamps.assign(n, kNoStamp);
   if (logtime && events) {

@@ -40,6 +40,7 @@ struct Batch {
   uint64_t seq = 0;                   // position in the input (-j hands batches back in this order)
   bool last = false;                  // end of input after this batch
   uint64_t invalid_json = 0;          // lines match() read as JSON that were not
+  uint64_t repaired_json = 0;         // lines match() read as JSON leniently (bad strings)
   bool events = false;                // multi-line events (a grouper filled it): a line may hold "\n"
   uint64_t cut = 0;                   // events the grouper cut at a cap in this fill
   std::vector<uint32_t> event_lines;  // with events: the lines of each (line numbers for --explain)

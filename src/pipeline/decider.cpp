@@ -68,7 +68,7 @@ bool Decider::refresh() {
       ignored_.emplace(name_, std::move(*probe), gen_->arrival_by_default,
                        [this](const std::string& m) { host_.warn(m); });
   }
-  time_.set_trust({set.max_future_ms, set.max_jump_ms});
+  time_.set_trust({set.max_future_ms, set.max_jump_ms, options_.replay});
   max_future_ = set.max_future_ms >= 0 ? set.max_future_ms : kNeverAhead;
   local_zone_.reset();
   fixed_logtime_.reset();
@@ -111,6 +111,9 @@ void Decider::flush() {
   if (c.untimed) stats.untimed.add(c.untimed);
   if (c.untrusted) stats.untrusted.add(c.untrusted);
   if (const uint64_t bad = invalid_json_ + (matcher_ ? matcher_->take_invalid_json() : 0)) stats.invalid_json.add(bad);
+  if (const uint64_t lenient = repaired_json_ + (matcher_ ? matcher_->take_repaired_json() : 0))
+    stats.json_repaired.add(lenient);
+  repaired_json_ = 0;
   lines_ = truncated_ = 0;
   invalid_json_ = 0;
 }
@@ -259,6 +262,7 @@ bool Decider::decide_run(Batch& b, std::size_t begin, std::size_t end) {
   if (begin == 0) {
     cut_ += b.cut;
     if (!stale) invalid_json_ += b.invalid_json;
+    if (!stale) repaired_json_ += b.repaired_json;
   }
   bool go = true;
   for (std::size_t i = begin; go && i < end; ++i) {

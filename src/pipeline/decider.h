@@ -94,6 +94,9 @@ class Decider {
     // What kind of input it is, for when its stamp watch reports (a
     // followed file or a pipe: also after a minute, on the host's clock).
     StampWatch::Pace pace = StampWatch::Pace::Replay;
+    // A replay (a file read, not followed: app::InputSpec::replay): trusted
+    // time takes no excuse from the wall clock (LineTime::Trust::replay).
+    bool replay = false;
   };
 
   // `name`: the input as given ("-": standard input), for --explain.
@@ -174,6 +177,7 @@ class Decider {
   uint64_t lines_ = 0;
   uint64_t truncated_ = 0;
   uint64_t invalid_json_ = 0;  // from batches' matchers, added to the stats with the rest
+  uint64_t repaired_json_ = 0;
   uint64_t cut_ = 0;
   // Lines that matched nothing only move "now"; while that crosses no bucket
   // boundary, offer() would decide and write nothing, so such lines just

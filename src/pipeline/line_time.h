@@ -17,6 +17,9 @@
 //   input's next stamp does not go back before it (by more than kJumpSlackMs,
 //   as lines of several writers do). That next line is then judged afresh
 //   against the candidate; if it goes back, the candidate was a lone outlier.
+//   In a replay (Trust::replay: a file read, not followed), the wall clock
+//   corroborates nothing: a line stamped "now" in last year's log is held
+//   like any other jump, or it would make every later line late.
 // An untrusted line is decided like a line without a stamp (the input's last
 // trusted time, or untimed) and counted. Only trusted stamps are "newest"
 // (--state saves them). So a lone 2099 line, or a lone 2031 line in a replay
@@ -43,6 +46,7 @@ class LineTime {
   struct Trust {
     int64_t max_future_ms = -1;
     int64_t max_jump_ms = -1;
+    bool replay = false;  // the input is a replay: nearness to the wall clock excuses no jump
   };
   // A jump is confirmed by a next stamp at most this much before it.
   static constexpr int64_t kJumpSlackMs = 60'000;
@@ -123,7 +127,8 @@ class LineTime {
       }
     }
     const int64_t jump = trust_.max_jump_ms;
-    if (jump >= 0 && trusted_newest_ != kNoStamp && stamp - trusted_newest_ > jump && wall_ms - stamp > jump) {
+    if (jump >= 0 && trusted_newest_ != kNoStamp && stamp - trusted_newest_ > jump &&
+        (trust_.replay || wall_ms - stamp > jump)) {
       candidate_ = stamp;
       untrusted_why_ = Untrusted::Jump;
       return false;

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "state/state_checksum.h"
 #include "util/atomic_file.h"
 #include "util/clock.h"
 
@@ -222,17 +223,25 @@ EngineState StateFile::load(std::string& warning, int64_t now_wall_ms) {
   text.resize(got_bytes);
   // Nothing to lose in an empty file; `touch state.json` is a natural first step.
   if (text.empty()) return {};
+  const SealCheck seal = check_seal(text);
+  if (seal.seal == Seal::Bad) return aside(fmt::format("{}: {}", path_, seal.why));
   auto parsed = from_json(text);
   if (!parsed) {
     Error e = parsed.error();
     e.file = path_;
     return aside(e.str());
   }
+  // Written before checksums were: loaded once, and the next save adds one.
+  if (seal.seal == Seal::Missing)
+    warning = fmt::format(
+        "state file {} has no checksum (saved by an older swthrottle): loaded as it is; the next "
+        "save adds one",
+        path_);
   return std::move(*parsed);
 }
 
 Result<bool> StateFile::save(const EngineState& s, int64_t now_wall_ms) {
-  const std::string text = to_json(s, now_wall_ms);  // before the lock: keep the locked time short
+  const std::string text = seal(to_json(s, now_wall_ms));  // before the lock: keep the locked time short
   std::lock_guard guard(mu_);
   auto fail = [&](int e) { return Error{"", 0, 0, fmt::format("cannot save state to {}: {}", path_, strerr(e))}; };
 

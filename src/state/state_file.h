@@ -59,17 +59,20 @@ class StateFile {
   void unlock();
 
   // Loads at start. A missing or empty file gives an empty state and no
-  // warning. A file that is corrupt, unreadable or of a newer version is
+  // warning. A file that is corrupt (its checksum does not match its
+  // content: state_checksum.h), unreadable or of a newer version is
   // renamed aside to PATH.corrupt-YYYYMMDDTHHMMSSZ (from now_wall_ms; with
   // ".2", ".3", ... appended when that name is taken, never overwriting), and
   // `warning` is set to one line for stderr naming the file, the reason and
-  // where it went; the state returned is empty. Something that is not a
+  // where it went; the state returned is empty. A file without a checksum
+  // (saved before there was one) is loaded, with a notice in `warning`. Something that is not a
   // regular file (a directory, /dev/null) is reported but never moved.
   // Without the run lock, the lock is taken just for the load.
   engine::EngineState load(std::string& warning, int64_t now_wall_ms);
   engine::EngineState load(std::string& warning);  // now_wall_ms from the system clock
 
-  // Replaces the file atomically (see the file comment), under the lock (the
+  // Replaces the file atomically (see the file comment), with its checksum
+  // (state_checksum.h), under the lock (the
   // run lock when held, else taken for the save and released after). On
   // failure: Error{what = "cannot save state to PATH: <strerror>"}, the
   // previous file is untouched and the temporary file is removed.

@@ -79,6 +79,15 @@ class RangeCheck {
       return false;
     if (!w.pending_counts.empty() && w.pending.suppressed == 0)
       return fail(at(pp, "counts"), "per-event counts without suppressed lines");
+    // Suppressed lines were decided at times in order: the earliest, the
+    // latest, and the window's now, which no decision passes.
+    if (w.pending.suppressed != 0 && w.pending.first_ms > w.pending.last_ms)
+      return fail(at(pp, "first_ms"), fmt::format("time {} after last_ms {}: the first suppressed line comes first",
+                                                  w.pending.first_ms, w.pending.last_ms));
+    if (w.pending.suppressed != 0 && w.pending.first_ms < 0)
+      return fail(at(pp, "first_ms"), "no time for the suppressed lines");
+    if (w.pending.suppressed != 0 && w.pending.last_ms > w.now_ms)
+      return fail(at(pp, "last_ms"), fmt::format("time {} after the window's now_ms {}", w.pending.last_ms, w.now_ms));
     for (std::size_t e = 0; e < w.pending_counts.size(); ++e)
       if (!count(w.pending_counts[e], kMaxTally, index(at(pp, "counts"), e))) return false;
     // The alert state machine (window/alert_state.h) only reaches these:

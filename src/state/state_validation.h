@@ -4,7 +4,9 @@
 //
 //  out_of_range()        values no run of any rules writes: times outside
 //    the years a timestamp can give (now_ms near INT64_MAX overflowed the
-//    boundary arithmetic), counts beyond what any log could hold, an alert
+//    boundary arithmetic), times out of their order (a suppressed line's
+//    first_ms after its last_ms, or either after the window's now_ms; an
+//    alert after now_ms), counts beyond what any log could hold, an alert
 //    state the state machine never reaches. The file is not ours or was
 //    damaged: from_json() fails with the member path, and the state file
 //    is moved aside whole (state_file.h), as a file that is not JSON.

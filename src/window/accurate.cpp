@@ -133,8 +133,12 @@ ThrottleOutcome AccurateWindow::offer_throttle(int64_t t_ms, int64_t now_ms, uin
     out.passed = true;
     out.summary = take_pending_locked(counts_out);
   } else {
-    if (pending_++ == 0) first_ms_ = decided_at;
-    last_ms_ = decided_at;
+    if (pending_++ == 0) {
+      first_ms_ = last_ms_ = decided_at;
+    } else {
+      first_ms_ = std::min(first_ms_, decided_at);
+      last_ms_ = std::max(last_ms_, decided_at);
+    }
     tally_events_locked(events);
   }
   return out;

@@ -468,10 +468,8 @@ WindowState EfficientWindow::save() const {
     if (untaken != 0) {
       const TallySlot* t = x->tally();
       int64_t last = kUnset;
-      for (uint32_t i = 0; i < stripes_; ++i)
-        if (t[i].count.load(std::memory_order_relaxed) != 0) last = std::max(last, t[i].last_ms.load());
-      const int64_t first = x->first_ms.load();
-      st.pending = Summary{untaken, first == kUnset ? last : first, last};
+      for (uint32_t i = 0; i < stripes_; ++i) last = std::max(last, t[i].last_ms.load());
+      st.pending = summary_of(untaken, x->first_ms.load(), last);
       st.pending_counts = untaken_event_counts(x);
     }
   } else {
@@ -494,8 +492,10 @@ void EfficientWindow::load(const WindowState& st) {
     if (st.pending.suppressed != 0) x->throttled.store(true, std::memory_order_relaxed);
     TallySlot& slot = x->tally()[stripe_id() & (stripes_ - 1)];
     slot.count.fetch_add(untaken, std::memory_order_relaxed);
-    slot.last_ms.store(st.pending.last_ms, std::memory_order_relaxed);
-    if (st.pending.suppressed != 0) x->first_ms.store(st.pending.first_ms);
+    if (st.pending.suppressed != 0) {
+      atomic_max(slot.last_ms, st.pending.last_ms);
+      x->first_ms.store(st.pending.first_ms);
+    }
     if (st.pending.suppressed != 0 && !st.pending_counts.empty()) {
       const auto n = static_cast<uint32_t>(std::min<std::size_t>(st.pending_counts.size(), 64));
       Cell* be = ensure_by_event(x, n);

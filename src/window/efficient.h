@@ -102,7 +102,7 @@ class EfficientWindow final : public Window {
   static constexpr int64_t kUnset = INT64_MIN;
   struct alignas(kFalseSharingRange) TallySlot {
     std::atomic<uint64_t> count{0};
-    std::atomic<int64_t> last_ms{0};
+    std::atomic<int64_t> last_ms{kUnset};  // latest decision time of a line tallied here since the last summary
   };
   // Allocated the first time the window is contended or suppresses, followed
   // by its S tally slots in the same block: one pointer from the window to
@@ -113,7 +113,7 @@ class EfficientWindow final : public Window {
   struct alignas(kFalseSharingRange) Ext {
     std::atomic<Cell*> more{nullptr};       // S stripes of stride() cells, from the first contention
     std::atomic<uint64_t> reported{0};      // tally total at the last summary or alert
-    std::atomic<int64_t> first_ms{kUnset};  // decision time of the first suppressed line since the summary
+    std::atomic<int64_t> first_ms{kUnset};  // earliest decision time of a suppressed line since the summary
     std::atomic<bool> throttled{false};     // used as a throttle: its tally is pending summaries
     std::atomic<uint32_t> events_n{0};      // n of by_event, stored before by_event is published
     // Per-event tallies of suppressed lines (LineEvents), from the first one:
@@ -166,6 +166,7 @@ class EfficientWindow final : public Window {
   uint64_t tally_total(const Ext* x) const;
   uint64_t untaken_tally() const;
   Summary take_summary(std::span<uint64_t> counts_out);
+  Summary summary_of(uint64_t suppressed, int64_t first, int64_t last) const;
   uint64_t take_alert_suppressed();
   AlertAction decide_alert(const AlertPolicy& policy, AlertOutcome& out, std::span<uint64_t> counts_out,
                            bool from_event);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 
+#include "util/atomic_max.h"
 #include "window/efficient.h"
 #include "window/stripe.h"
 
@@ -28,11 +29,12 @@ void EfficientWindow::tally_add(Ext* x, int64_t decided_ms, LineEvents events) {
   if (events.of != 0) tally_events(x, stripe, events);
   TallySlot& slot = x->tally()[stripe];
   slot.count.fetch_add(1, std::memory_order_relaxed);
-  slot.last_ms.store(decided_ms, std::memory_order_relaxed);
-  // Set once per summary: in a flood this is a load of a read-mostly line.
-  if (x->first_ms.load(std::memory_order_relaxed) == kUnset) {
-    int64_t expected = kUnset;
-    x->first_ms.compare_exchange_strong(expected, decided_ms);
+  // The latest and the earliest decision times (a line a moment out of order
+  // is decided at its own, older time): in a flood whose times only grow,
+  // each is a load of a read-mostly line and at most a store.
+  atomic_max(slot.last_ms, decided_ms);
+  int64_t first = x->first_ms.load(std::memory_order_relaxed);
+  while ((first == kUnset || decided_ms < first) && !x->first_ms.compare_exchange_weak(first, decided_ms)) {
   }
 }
 
@@ -90,26 +92,31 @@ void EfficientWindow::take_event_counts(Ext* x, std::span<uint64_t> out) {
   }
 }
 
+// A summary of `suppressed` lines with the earliest and latest decision
+// times the tally holds. An add racing the summary may have counted its
+// line before setting its times (they then go to the next summary): the
+// times are kept in order, first <= last <= now, whatever it did.
+Summary EfficientWindow::summary_of(uint64_t suppressed, int64_t first, int64_t last) const {
+  if (first == kUnset && last == kUnset) first = last = now_ms_.load();
+  if (first == kUnset) first = last;
+  if (last == kUnset || last < first) last = first;
+  return Summary{suppressed, first, last};
+}
+
 // Tallies are never reset (a striped read-then-reset loses counts, cf.
 // LongAdder.sumThenReset): a report takes the growth since the last report.
 Summary EfficientWindow::take_summary(std::span<uint64_t> counts_out) {
   Ext* x = ext();
   if (x == nullptr) return {};
-  const TallySlot* t = x->tally();
+  TallySlot* t = x->tally();
   const uint64_t total = tally_total(x);
   uint64_t prev = x->reported.load();
   while (total > prev) {
     if (x->reported.compare_exchange_weak(prev, total)) {
-      Summary s;
-      s.suppressed = total - prev;
+      // The times are taken with the tally: the next summary's are its own.
       int64_t last = kUnset;
-      for (uint32_t i = 0; i < stripes_; ++i) {
-        if (t[i].count.load(std::memory_order_relaxed) != 0)
-          last = std::max(last, t[i].last_ms.load(std::memory_order_relaxed));
-      }
-      const int64_t first = x->first_ms.exchange(kUnset);
-      s.last_ms = last;
-      s.first_ms = first == kUnset ? last : first;
+      for (uint32_t i = 0; i < stripes_; ++i) last = std::max(last, t[i].last_ms.exchange(kUnset));
+      const Summary s = summary_of(total - prev, x->first_ms.exchange(kUnset), last);
       take_event_counts(x, counts_out);
       return s;
     }

@@ -68,8 +68,12 @@ struct AlertPolicy {
 // Suppressed lines of a throttle since the last summary. suppressed == 0: none.
 struct Summary {
   uint64_t suppressed = 0;
-  int64_t first_ms = 0;  // decision time of the first suppressed line
-  int64_t last_ms = 0;   // decision time of the last suppressed line
+  // The earliest and latest decision times of the suppressed lines (lines a
+  // moment out of order are decided at their own, older time): first_ms <=
+  // last_ms <= the window's now whenever suppressed != 0, which a --state
+  // load checks.
+  int64_t first_ms = 0;
+  int64_t last_ms = 0;
 };
 
 // The events a throttled line matched (bit i: event i of its rule), out of

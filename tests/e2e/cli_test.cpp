@@ -900,7 +900,7 @@ threshold = "2 per 10s"
       "2026-11-21T10:00:10Z ERR late\n"    // older than the window 10:00:21..30: late. t decides it at now:
                                            // suppressed, first = 10:00:30 (now). a: not added, not evaluated
       "2026-11-21T10:00:25Z ERR older\n";  // inside the window, its own bucket. t: suppressed at its own
-                                           // time, last = 10:00:25. a: 2 in window: alert, written at now
+                                           // time: first 10:00:25, the earliest. a: 2 in window: alert, at now
   RunResult r = swt({"-r", rules, "--format", "json", "--stats"}, input);
   CHECK(r.exit_status == 0);
   check_records(
@@ -910,7 +910,7 @@ threshold = "2 per 10s"
           R"({"type":"alert","time":"2026-11-21T10:00:30.000Z","rule":"a","key":"","window":"10s","threshold":2,
           "count":2,"counts":{"e":2},"suppressed":0,"line":"2026-11-21T10:00:25Z ERR older"})",
           R"({"type":"summary","time":"2026-11-21T10:00:30.000Z","rule":"t","key":"","window":"10s","threshold":1,
-          "suppressed":2,"first":"2026-11-21T10:00:30.000Z","last":"2026-11-21T10:00:25.000Z","counts":{"e":2}})",
+          "suppressed":2,"first":"2026-11-21T10:00:25.000Z","last":"2026-11-21T10:00:30.000Z","counts":{"e":2}})",
       });
   CHECK(stats_of(r.err, "t")["late"] == 1);
   CHECK(stats_of(r.err, "a")["late"] == 1);

@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "state/state_checksum.h"
 #include "support/http_receiver.h"
 #include "support/limited_command.h"
 #include "support/process.h"
@@ -360,4 +361,119 @@ TEST_CASE("fault: an outbox that cannot record removals says so once, keeps its 
     CHECK(contains(r.err, "swthrottle: delivery: 8 records not delivered after 200ms"));
     CHECK(ids_sent(before).size() >= 5);  // the four taken, and those tried and refused since
   }
-}
+
+  namespace {
+
+  // An alert of 2 per 1h whose cooldown holds the lines after it back
+  // (alert_suppressed), and a throttle of 1 per 1h with a pending summary.
+  const std::string kStateRules = R"toml(
+[settings]
+time = "log"
+timezone = "UTC"
+
+[[rule]]
+name = "fails"
+kind = "alert"
+threshold = "2 per 1h"
+  [[rule.event]]
+  name = "fail"
+  match = 'fail'
+
+[[rule]]
+name = "flood"
+kind = "throttle"
+threshold = "1 per 1h"
+  [[rule.event]]
+  name = "flood"
+  match = 'flood'
+)toml";
+
+  const std::string kSlice1 =
+      "2026-11-21T10:00:00Z fail\n2026-11-21T10:00:01Z fail\n2026-11-21T10:00:02Z fail\n2026-11-21T10:00:03Z fail\n"
+      "2026-11-21T10:00:04Z flood\n2026-11-21T10:00:05Z flood\n2026-11-21T10:00:07Z flood\n";
+  // Two hours later: the cooldown is over, the throttle has room again.
+  const std::string kSlice2 = "2026-11-21T12:00:00Z fail\n2026-11-21T12:00:01Z fail\n2026-11-21T12:00:02Z flood\n";
+
+  // The saved state of kSlice1, with `from` replaced by `to` (once, checked).
+  std::string edited(const std::string& saved, const std::string& from, const std::string& to) {
+    const std::size_t at = saved.find(from);
+    REQUIRE_MESSAGE(at != std::string::npos, from);
+    std::string s = saved;
+    s.replace(at, from.size(), to);
+    return s;
+  }
+
+  }  // namespace
+
+  // Issue 32, item 7: a changed alert_suppressed loaded silently and changed
+  // the next alert's count of held-back lines. Now the file's checksum does
+  // not match: it is moved aside like a corrupt file, with a message.
+  TEST_CASE("fault: a state file changed after it was saved (one digit) is moved aside, said") {
+    TempDir dir;
+    const std::string rules = dir.write("rules.toml", kStateRules);
+    const std::string state = dir.file("state.json");
+    REQUIRE(run({"--rule", rules, "--state", state}, kSlice1).exit_status == 0);
+    const std::string saved = read_file(state);
+    REQUIRE(saved.find("\"checksum\":\"xxh3-64:") != std::string::npos);
+    const RunResult good = run({"--rule", rules, "--state", dir.write("control.json", saved)}, kSlice2);
+    REQUIRE(good.err == "");
+    REQUIRE(good.out.find("suppressed=2") != std::string::npos);  // the 2 held back in slice 1's cooldown
+
+    dir.write("state.json", edited(saved, "\"alert_suppressed\":2", "\"alert_suppressed\":7"));
+    const RunResult r = run({"--rule", rules, "--state", state}, kSlice2);
+    CHECK(r.exit_status == 0);
+    const std::vector<std::string> aside = files_starting(dir.path(), "state.json.corrupt-");
+    REQUIRE(aside.size() == 1);
+    CHECK(r.err.starts_with("swthrottle: state file " + state + ": its content does not match its checksum (xxh3-64 "));
+    CHECK(r.err.ends_with("): it was changed after it was saved; moved aside to " + dir.file(aside[0]) +
+                          ", starting fresh\n"));
+    CHECK(r.out.find("suppressed=7") == std::string::npos);  // before: the edited count was written
+    CHECK(read_file(dir.file(aside[0])) == edited(saved, "\"alert_suppressed\":2", "\"alert_suppressed\":7"));
+  }
+
+  // Issue 32, item 7: a pending summary's first_ms after its last_ms is no
+  // order a run writes. With a matching checksum written over it (on purpose,
+  // or by a buggy tool), the order check still moves the file aside.
+  TEST_CASE("fault: a state file whose pending summary's times are out of order is moved aside, with the place") {
+    TempDir dir;
+    const std::string rules = dir.write("rules.toml", kStateRules);
+    const std::string state = dir.file("state.json");
+    REQUIRE(run({"--rule", rules, "--state", state}, kSlice1).exit_status == 0);
+    const std::string saved = read_file(state);
+    // flood: 10:00:05 and 10:00:07 held back.
+    const std::string pending = "\"first_ms\":1795255205000,\"last_ms\":1795255207000";
+    std::string body = edited(saved, pending, "\"first_ms\":1795255208000,\"last_ms\":1795255207000");
+    body = body.substr(0, body.rfind(",\n\"checksum\"")) + "}\n";
+    dir.write("state.json", swthrottle::state::seal(body));
+    const RunResult r = run({"--rule", rules, "--state", state}, kSlice2);
+    CHECK(r.exit_status == 0);
+    const std::vector<std::string> aside = files_starting(dir.path(), "state.json.corrupt-");
+    REQUIRE(aside.size() == 1);
+    CHECK(r.err == "swthrottle: state file " + state +
+                       ": rules[1].windows[0].pending.first_ms: time 1795255208000 "
+                       "after last_ms 1795255207000: the first suppressed line comes "
+                       "first; moved aside to " +
+                       dir.file(aside[0]) + ", starting fresh\n");
+  }
+
+  // Decided: a state file from before checksums (the upgrade) is loaded once,
+  // with a notice; the next save adds the checksum, and the run after that
+  // loads without a word.
+  TEST_CASE("fault: a state file without a checksum (an older swthrottle's) is loaded once, with a notice") {
+    TempDir dir;
+    const std::string rules = dir.write("rules.toml", kStateRules);
+    const std::string state = dir.file("state.json");
+    REQUIRE(run({"--rule", rules, "--state", state}, kSlice1).exit_status == 0);
+    const std::string saved = read_file(state);
+    const std::string control = dir.write("control.json", saved);
+    const RunResult want = run({"--rule", rules, "--state", control}, kSlice2);
+    dir.write("state.json", saved.substr(0, saved.rfind(",\n\"checksum\"")) + "}\n");
+    const RunResult r = run({"--rule", rules, "--state", state}, kSlice2);
+    CHECK(r.exit_status == 0);
+    CHECK(r.out == want.out);
+    CHECK(r.err == "swthrottle: state file " + state +
+                       " has no checksum (saved by an older swthrottle): loaded as it is; the next save adds one\n");
+    CHECK(read_file(state).find("\"checksum\":\"xxh3-64:") != std::string::npos);
+    CHECK(run({"--rule", rules, "--state", state}, "").err == "");
+    CHECK(files_starting(dir.path(), "state.json.corrupt-").empty());
+  }

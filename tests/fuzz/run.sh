@@ -16,7 +16,7 @@ root=$PWD
 
 seconds=${1:?usage: run.sh SECONDS [HARNESS...]}
 shift
-all=(rules expr template logtime json_fields state lines envelope)
+all=(rules expr template logtime json_fields json_strings state lines envelope http_head)
 harnesses=("$@")
 [ ${#harnesses[@]} -gt 0 ] || harnesses=("${all[@]}")
 
@@ -80,7 +80,7 @@ make_corpus() {
         head -n 40 "$f" | seed "$dir" "bytes-${f//\//_}" '\001'
       done
       ;;
-    state) ;;
+    state | http_head) ;;
     envelope)
       # The example pod logs as cri and auto (max-line 8 and 260), and records written as dockerd writes them.
       for f in examples/k8s-pods/var/log/pods/*/*/*.log; do

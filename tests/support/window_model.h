@@ -80,8 +80,10 @@ class WindowModel {
       o.passed = true;
       o.summary = take_pending(counts_out);
     } else {
-      if (pending_++ == 0) first_ = at;
-      last_ = at;
+      // The earliest and the latest decision times (window.h's Summary).
+      if (pending_++ == 0) first_ = last_ = at;
+      first_ = std::min(first_, at);
+      last_ = std::max(last_, at);
       if (ev.of != 0) {
         pending_events_.resize(ev.of, 0);
         for (uint32_t e = 0; e < ev.of; ++e)

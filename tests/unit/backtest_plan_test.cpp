@@ -84,7 +84,7 @@ const std::string kFleet = "[fleet]\nredis = \"unix:/nonexistent\"\n\n";
 
 // ssh: a keyed threshold rule with exec, ignore and no cooldown of its own;
 // ratio: a sweepable `when` with its own cooldown; flood: a throttle shared
-// with the fleet; combo: a `when` no sweep can vary.
+// with the fleet; combo: a `when` no sweep can vary (an `or`).
 const std::string kRules = kFleet + R"toml(
 [[rule]]
 name = "ssh"
@@ -126,7 +126,7 @@ fleet = "exact"
 name = "combo"
 kind = "alert"
 window = "1m"
-when = "a >= 3 and b >= 1"
+when = "a >= 3 or b >= 1"
   [[rule.event]]
   name = "a"
   match = 'AAA'
@@ -239,6 +239,27 @@ TEST_CASE("backtest when_threshold: one comparison EXPR >= N or EXPR > N") {
   CHECK(e->number == "1");
   CHECK(when_threshold("notice + band + floor + sand_or >= 4").has_value());
   CHECK(when_threshold("or_x >= 4").has_value());
+  CHECK(a->guard.empty());
+}
+
+TEST_CASE("backtest when_threshold: a comparison with `and` guards sweeps the comparison, keeps the guards") {
+  // The form the man page recommends for a ratio: before, "not swept".
+  auto r = when_threshold("error / request > 0.05 and request >= 100");
+  REQUIRE(r.has_value());
+  CHECK(r->prefix == "error / request >");
+  CHECK(r->number == "0.05");
+  CHECK(r->guard == "and request >= 100");
+  CHECK(r->with("0.1") == "error / request > 0.1 and request >= 100");
+  auto two = when_threshold("  a >= 3 and b >= 1 and (c > 2)  ");
+  REQUIRE(two.has_value());
+  CHECK(two->number == "3");
+  CHECK(two->guard == "and b >= 1 and (c > 2)");
+  // `and` inside parentheses belongs to the first comparison: not one comparison.
+  CHECK_FALSE(when_threshold("(a and b) >= 3 and c > 1").has_value());
+  auto named = when_threshold("sand >= 2 and android > 0");
+  REQUIRE(named.has_value());
+  CHECK(named->prefix == "sand >=");
+  CHECK(named->guard == "and android > 0");
 }
 
 TEST_CASE("backtest when_threshold: a condition of silence, EXPR < N or EXPR <= N") {
@@ -250,12 +271,18 @@ TEST_CASE("backtest when_threshold: a condition of silence, EXPR < N or EXPR <= 
   REQUIRE(b.has_value());
   CHECK(b->prefix == "success + retry <=");
   CHECK(b->number == "2");
-  CHECK_FALSE(when_threshold("hb < 1 and any >= 1").has_value());
+  // With `and` guards, as a comparison upwards (the guards kept as written).
+  auto guarded = when_threshold("hb < 1 and any >= 1");
+  REQUIRE(guarded.has_value());
+  CHECK(guarded->prefix == "hb <");
+  CHECK(guarded->guard == "and any >= 1");
   CHECK_FALSE(when_threshold("hb < 0").has_value());
 }
 
 TEST_CASE("backtest when_threshold: anything else is not swept") {
-  for (std::string_view w : {"a >= 3 and b >= 1",
+  for (std::string_view w : {"a >= 3 and b",
+                             "a >= b and b >= 1",
+                             "a >= 3 and b >= 1 or c > 1",
                              "a > 3 or b > 1",
                              "not a > 3",
                              "not-a > 3",
@@ -286,13 +313,13 @@ TEST_CASE("backtest when_threshold: whatever it accepts reads back as the same `
   const std::vector<std::string> names{"a", "android", "order", "notice"};
   // "not-a > 3" is `not (-a > 3)`, a negation: not swept (above), though it reads.
   CHECK(swthrottle::config::Expr::parse("not-a > 3", names).ok());
-  for (std::string_view w :
-       {"a >= 3", "android > 2", "order >= 1", "notice*2 > 0.5", "-a > 1", "a - order >= 2", "a < 2", "order <= 1"}) {
+  for (std::string_view w : {"a >= 3", "android > 2", "order >= 1", "notice*2 > 0.5", "-a > 1", "a - order >= 2",
+                             "a < 2", "order <= 1", "a / order > 0.5 and order >= 2"}) {
     CAPTURE(w);
     auto t = when_threshold(w);
     REQUIRE(t.has_value());
     auto original = swthrottle::config::Expr::parse(w, names);
-    auto rebuilt = swthrottle::config::Expr::parse(t->prefix + " " + t->number, names);
+    auto rebuilt = swthrottle::config::Expr::parse(t->with(t->number), names);
     REQUIRE(original.ok());
     REQUIRE(rebuilt.ok());
     for (uint64_t n : {0u, 1u, 2u, 3u, 4u, 10u}) {
@@ -527,6 +554,34 @@ buckets = 7
   CHECK(good->rules.rules[1].buckets == 7);
 }
 
+TEST_CASE("backtest plan_sweep: a ratio with a minimum volume sweeps the ratio and keeps the guard") {
+  // Before: "not swept", though it is the form the man page recommends.
+  const RuleSet rules = rules_of(R"toml(
+[[rule]]
+name = "ratio"
+kind = "alert"
+window = "5m"
+when = "error / request > 0.05 and request >= 100"
+  [[rule.event]]
+  name = "request"
+  match = 'HTTP/1'
+  [[rule.event]]
+  name = "error"
+  match = 'HTTP/1\S* 5\d\d '
+)toml");
+  const SweepPlan p = plan_of(rules, sweep_of("0.1,0.01"));
+  REQUIRE(p.results.size() == 1);
+  CHECK(p.results[0].not_swept.empty());
+  CHECK(names_of(p) == std::vector<std::string>{"ratio", "ratio@0.01/5m", "ratio@0.1/5m"});
+  const Rule& lo = rule_named(p, "ratio@0.01/5m");
+  CHECK(lo.when_text == "error / request > 0.01 and request >= 100");
+  CHECK(rule_named(p, "ratio@0.1/5m").when_text == "error / request > 0.1 and request >= 100");
+  // Events: request, error. The guard holds in each copy: 2 errors in 99 requests are too few.
+  CHECK(eval(lo, {100, 2}));
+  CHECK_FALSE(eval(lo, {99, 2}));
+  CHECK_FALSE(eval(rule_named(p, "ratio@0.1/5m"), {100, 8}));
+}
+
 TEST_CASE("backtest plan_sweep: a `when` no sweep can vary") {
   const RuleSet rules = rules_of(kRules);
   const SweepPlan p = plan_of(rules, sweep_of("5"), {"combo"});
@@ -546,11 +601,11 @@ TEST_CASE("backtest plan_sweep: a `when` no sweep can vary") {
   REQUIRE(w.rules.rules.size() == 5);
   const Rule& c = w.rules.rules[4];
   CHECK(c.matched_as == std::optional<uint32_t>{3});
-  CHECK(c.when_text == "a >= 3 and b >= 1");
+  CHECK(c.when_text == "a >= 3 or b >= 1");
   CHECK(c.window_ms == 120'000);
   CHECK(c.cooldown_ms == 120'000);
-  CHECK(eval(c, {3, 1}));
-  CHECK_FALSE(eval(c, {3, 0}));
+  CHECK(eval(c, {3, 0}));
+  CHECK_FALSE(eval(c, {2, 0}));
 
   // Only --sweep-window: nothing to say about the condition.
   const SweepPlan only_w = plan_of(rules, sweep_of("", "2m"), {"combo"});

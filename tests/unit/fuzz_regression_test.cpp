@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/template.h"
+#include "fuzz/json_strings_target.h"
 #include "fuzz/template_target.h"
 
 namespace {
@@ -36,6 +37,18 @@ TEST_CASE("fuzz regression: a template width of 111 million is refused at once, 
   REQUIRE_FALSE(widest.ok());
   CHECK(widest.error().what == "format spec \"*^2147483647\" for field \"ip\" is wider than 1024 characters");
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+}
+
+// fuzz_json_strings (issue 32): each form of bad string content the probe
+// found made the whole line invalid JSON, and FUZZ_CHECK aborted on it: the
+// line must be read (leniently), its other fields intact.
+TEST_CASE("fuzz regression: bad bytes and escapes inside a JSON string keep the line JSON") {
+  for (const std::string& content : std::vector<std::string>{
+           "caf\xe9", "x\xc0\xafy", "x\xed\xa0\x80y", "x\\ud800y", "x\\uZZZZ", "\x1b[31mred", "\\udc00\\ud83d\\ude00",
+           "a\\q\\", std::string("nul\0", 4), "\xf4\x90\x80\x80", "\\u12", "ok \\\"quoted\\\" \\u00e9"}) {
+    CAPTURE(content);
+    sw::fuzz::json_strings_one_input(reinterpret_cast<const uint8_t*>(content.data()), content.size());
+  }
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ std::string read_all(JsonFields& f, const std::vector<std::string>& paths, std::
   const JsonFields::Read r = f.read(line);
   if (r == JsonFields::Read::Text) return "text";
   if (r == JsonFields::Read::Invalid) return "invalid";
-  std::string out;
+  std::string out = r == JsonFields::Read::Repaired ? "(repaired)" : "";
   for (std::size_t i = 0; i < paths.size(); ++i) {
     if (const auto t = f.text(i)) out += (out.empty() ? "" : " ") + paths[i] + "=" + std::string(*t);
   }
@@ -66,8 +66,8 @@ TEST_CASE("json fields: what a line gives each named path") {
       {R"({"a":1} {"a":2})", "invalid"},                              // more than one object
       {R"({"a":tru})", "invalid"},                                    // a bad value on a named path
       {R"({"a":01})", "invalid"},
-      {"{\"a\":\"\xff\"}", "invalid"},  // not UTF-8
-      {R"([1,2])", "text"},             // not an object: not tried
+      {"{\"a\":\"\xff\"}", "(repaired) a=\xff"},  // not UTF-8: read leniently (below)
+      {R"([1,2])", "text"},                       // not an object: not tried
       {"plain text a=1", "text"},
       {"", "text"},
       {R"({"a":")" + long_value + R"("})", "a=" + long_value},
@@ -78,6 +78,68 @@ TEST_CASE("json fields: what a line gives each named path") {
   }
   // A value the rules do not name is skipped unread, so its errors go unseen.
   CHECK(read_all(f, paths, R"({"z":tru,"a":1})") == "a=1");
+}
+
+// Issue 32: one bad byte in any string made the whole line "invalid JSON",
+// so that no `fields` condition held on it: a client controlling one field
+// (a user name, a user agent) escaped every field rule. Each form the probe
+// found is read leniently now; only a broken structure is still invalid.
+TEST_CASE("json fields: a bad byte or escape in a string is read leniently, the rest decoded") {
+  const std::vector<std::string> paths{"level", "svc", "a.b.c"};
+  JsonFields f(paths);
+  struct Case {
+    std::string line;
+    std::string want;
+  };
+  const std::string tail = R"(,"a":{"b":{"c":"x"}}})";
+  const std::vector<Case> cases{
+      // The probe's line: an invalid byte.
+      {"{\"level\":\"error\",\"svc\":\"caf\xe9\"" + tail, "(repaired) level=error svc=caf\xe9 a.b.c=x"},
+      // An overlong '/', an encoded surrogate: kept as the bytes they are.
+      {"{\"level\":\"error\",\"svc\":\"x\xc0\xafy\"" + tail, "(repaired) level=error svc=x\xc0\xafy a.b.c=x"},
+      {"{\"level\":\"error\",\"svc\":\"x\xed\xa0\x80y\"" + tail, "(repaired) level=error svc=x\xed\xa0\x80y a.b.c=x"},
+      // A lone surrogate escape has no UTF-8 form: U+FFFD; a pair is decoded.
+      {R"({"level":"error","svc":"x\ud800y")" + tail, "(repaired) level=error svc=x\xef\xbf\xbdy a.b.c=x"},
+      {R"({"level":"error","svc":"\udc00\ud83d\ude00")" + tail, "(repaired) level=error svc=\xef\xbf\xbd😀 a.b.c=x"},
+      {R"({"level":"error","svc":"\ud800\u0041")" + tail,
+       "(repaired) level=error svc=\xef\xbf\xbd"
+       "A a.b.c=x"},
+      // An escape JSON does not have stays as written.
+      {R"({"level":"error","svc":"x\uZZZZ")" + tail, "(repaired) level=error svc=x\\uZZZZ a.b.c=x"},
+      {R"({"level":"error","svc":"a\qb\u12")" + tail, "(repaired) level=error svc=a\\qb\\u12 a.b.c=x"},
+      // A raw control byte (a colour code).
+      {"{\"level\":\"error\",\"svc\":\"\x1b[31mred\x1b[0m\"" + tail,
+       "(repaired) level=error svc=\x1b[31mred\x1b[0m a.b.c=x"},
+      // In a field nobody names, and in a key: the named fields still read.
+      {"{\"user\":\"j\xf6rg\",\"level\":\"warn\"}", "(repaired) level=warn"},
+      {"{\"l\xe9vel\":\"x\",\"level\":\"warn\"}", "(repaired) level=warn"},
+      {"{\"lev\\u0065l\":\"a\\q\",\"svc\":\"\xff\"}", "(repaired) level=a\\q svc=\xff"},
+      // Duplicate keys: the first still wins.
+      {"{\"svc\":\"one\xff\",\"svc\":\"two\xfe\"}", "(repaired) svc=one\xff"},
+      // A broken structure stays invalid, bad bytes or not.
+      {"{\"level\":\"error\",\"svc\":\"caf\xe9\"", "invalid"},
+      {"{\"level\":\"error\",\"svc\":caf\xe9}", "invalid"},
+      {"{\"level\":\"error\",\"svc\":\"unterminated\\", "invalid"},
+      {"{\"level\":\"error\"\xff}", "invalid"},
+      // A lone surrogate in a value nobody reads goes unseen, as any bad value there.
+      {R"({"x":"\ud800","level":"e"})", "level=e"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.line);
+    CHECK(read_all(f, paths, c.line) == c.want);
+  }
+  // The lenient read leaves no trace on the next line.
+  CHECK(read_all(f, paths, R"({"svc":"ok"})") == "svc=ok");
+}
+
+TEST_CASE("json fields: a named key that is itself bad is read leniently, as its values are") {
+  // fuzz_json_strings found it: the key's place in the line was asked of
+  // simdjson after unescaped_key() had consumed it (an assertion in a build
+  // with them, no lenient key in one without).
+  const std::vector<std::string> paths{"caf\xe9", "\xef\xbf\xbd-id", "a.b\\q"};
+  JsonFields f(paths);
+  CHECK(read_all(f, paths, "{\"caf\xe9\":\"1\",\"\\ud800-id\":\"2\",\"a\":{\"b\\q\":\"3\"}}") ==
+        "(repaired) caf\xe9=1 \xef\xbf\xbd-id=2 a.b\\q=3");
 }
 
 RuleSet rules_of(const std::string& toml) {
@@ -219,6 +281,55 @@ TEST_CASE("json fields: events on fields, all of which must hold") {
     CHECK(got[i] == cases[i].want);
   }
   CHECK(invalid == 1);  // {"level":"error"  (auto: only lines starting with '{' are tried)
+}
+
+TEST_CASE("json fields: field rules hold on a line with a bad byte, which is matched as UTF-8 and as Latin-1") {
+  const RuleSet rules = rules_of(R"(
+[[rule]]
+name = "err"
+kind = "alert"
+threshold = "1/1m"
+key = "{.svc}"
+[[rule.event]]
+name = "error"
+fields = { level = "error" }
+
+[[rule]]
+name = "cafe"
+kind = "alert"
+threshold = "1/1m"
+[[rule.event]]
+name = "cafe"
+fields = { svc = { match = '^caf.$' } }
+
+[[rule]]
+name = "agent"
+kind = "alert"
+threshold = "1/1m"
+[[rule.event]]
+name = "bot"
+fields = { ua = { match = 'bot\S*\s' } }
+)");
+  const std::vector<std::string> lines{
+      "{\"level\":\"error\",\"svc\":\"caf\xe9\",\"a\":{\"b\":{\"c\":\"x\"}}}",  // Latin-1 é: '.' reads it
+      "{\"level\":\"error\",\"svc\":\"caf\xc3\xa9\"}",                          // UTF-8 é, valid: not repaired
+      "{\"ua\":\"evilbot\xff\x1b \",\"level\":\"info\"}",                       // \S reads a stray byte as Latin-1
+      "{\"level\":\"error\",\"svc\":\"x\\ud800\"}",
+      "{\"level\":\"error\",\"svc\":\"caf\xe9\"",  // broken: text, fields do not hold
+  };
+  uint64_t invalid = 0;
+  const auto got = match_all(rules, lines, InputFormat::Auto, &invalid);
+  CHECK(got == std::vector<std::string>{"err{error}[.svc=caf\xe9] cafe{cafe}", "err{error}[.svc=café] cafe{cafe}",
+                                        "agent{bot}", "err{error}[.svc=x\xef\xbf\xbd]", ""});
+  CHECK(invalid == 1);
+  // Counted apart from invalid lines (each line was read twice, batch and one by one).
+  auto m = Matcher::make(rules, false, true);
+  REQUIRE(m.ok());
+  MatchResult one;
+  for (const std::string& l : lines) m->match(l, one);
+  CHECK(m->take_repaired_json() == 3);
+  CHECK(m->take_invalid_json() == 1);
+  CHECK(m->take_repaired_json() == 0);
 }
 
 TEST_CASE("json fields: format per input") {

@@ -187,6 +187,35 @@ TEST_CASE(
   check_trust(replay, kWall, {{kWall - 10 * kDay, true, kWall - 30 * kDay, Why::Jump}});
 }
 
+// Issue 32: one line stamped "now" in last year's log, replayed, was taken
+// because it was near the wall clock: every later line was late. In a
+// replay the wall clock excuses no jump; the lone "now" is an outlier.
+TEST_CASE("line time: in a replay, a jump to the wall clock still waits for the next stamp") {
+  const int64_t t = kWall - 400 * kDay;
+  LineTime replay;
+  replay.set_trust({kMin, kDay, /*replay=*/true});
+  check_trust(replay, kWall,
+              {
+                  {t, true, t},
+                  {kWall - 1000, true, t, Why::Jump},  // live input would take it (above)
+                  {t + 1000, true, t + 1000},          // not confirmed: it was a lone outlier
+                  {t + 2000, true, t + 2000},
+              });
+  const LineTime::Counts c = replay.take_counts();
+  CHECK(c.untrusted == 1);
+  CHECK(c.newest == t + 2000);  // what --state saves: never the outlier
+  // A real jump in a replay is confirmed as ever.
+  check_trust(replay, kWall,
+              {
+                  {kWall - 1000, true, t + 2000, Why::Jump},
+                  {kWall - 500, true, kWall - 500},
+              });
+  // The same lines as live input: the wall clock corroborates the jump.
+  LineTime live;
+  live.set_trust({kMin, kDay});
+  check_trust(live, kWall, {{t, true, t}, {kWall - 1000, true, kWall - 1000}});
+}
+
 TEST_CASE("line time: arrival time is when the line is read, never before the engine's now") {
   CHECK(LineTime::arrival(1000, 500).t_ms == 1000);
   CHECK(LineTime::arrival(1000, 1500).t_ms == 1500);

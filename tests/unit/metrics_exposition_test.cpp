@@ -46,6 +46,7 @@ Snapshot full() {
   s.no_timestamp = 2;
   s.untrusted = 1;
   s.invalid_json = 1;
+  s.json_repaired = 3;
   s.cut = 1;
   s.reload_failures = 1;
   RuleCounters a;
@@ -145,6 +146,10 @@ constexpr const char* kBareText =
     "# HELP swthrottle_lines_invalid_json_total Lines of a JSON input that were not valid JSON.\n"
     "# TYPE swthrottle_lines_invalid_json_total counter\n"
     "swthrottle_lines_invalid_json_total 0\n"
+    "# HELP swthrottle_lines_json_repaired_total Lines of a JSON input read leniently: bytes or escapes in a string "
+    "that JSON does not allow.\n"
+    "# TYPE swthrottle_lines_json_repaired_total counter\n"
+    "swthrottle_lines_json_repaired_total 0\n"
     "# HELP swthrottle_events_cut_total Multi-line events cut at a size or line cap.\n"
     "# TYPE swthrottle_events_cut_total counter\n"
     "swthrottle_events_cut_total 0\n";
@@ -274,6 +279,7 @@ TEST_CASE("metrics: stats_json: one JSON object with the same figures") {
   CHECK(j["ready"] == true);
   CHECK(j["lines"]["read"] == 10);
   CHECK(j["lines"]["invalid_json"] == 1);
+  CHECK(j["lines"]["json_repaired"] == 3);
   CHECK(j["events_cut"] == 1);
   REQUIRE(j["rules"].size() == 2);
   CHECK(j["rules"][0]["rule"] == "ssh-brute");

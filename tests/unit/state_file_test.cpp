@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "state/state_checksum.h"
 #include "state/state_file.h"
 #include "support/process.h"
 #include "support/seed.h"
@@ -28,6 +29,7 @@
 using swthrottle::engine::EngineState;
 using swthrottle::engine::RuleWindows;
 using swthrottle::state::from_json;
+using swthrottle::state::seal;
 using swthrottle::state::StateFile;
 using swthrottle::state::to_json;
 using swthrottle::test::read_file;
@@ -84,7 +86,7 @@ EngineState rich_state() {
   alert.alert_suppressed = 281474976710656u;  // 2^48
 
   WindowState throttle = window(253402300799999, {{0, {5}}, {253402300799999, {1099511627776u}}});  // 9999-12-31
-  throttle.pending = {42, -1, 253402300799999};
+  throttle.pending = {42, 0, 253402300799999};  // first <= last <= its now_ms
 
   WindowState resolved = window(0, {});
   resolved.alerted = true;  // an alert at time 0, since resolved
@@ -464,7 +466,7 @@ TEST_CASE("state file: save then load gives the state back") {
     auto r = sf.save(s, kSavedAt);
     REQUIRE(r.ok());
   }
-  CHECK(read_file(path) == to_json(s, kSavedAt));
+  CHECK(read_file(path) == seal(to_json(s, kSavedAt)));
   StateFile sf2(path);
   std::string warning;
   EngineState back = sf2.load(warning, kSavedAt);
@@ -602,7 +604,7 @@ TEST_CASE("state file: a failed save is reported and the previous file stays") {
     CHECK(read_file(path) == good);
     REQUIRE(::rmdir(tmp.c_str()) == 0);  // not ours: left alone
     REQUIRE(sf.save(b, kSavedAt).ok());
-    CHECK(read_file(path) == to_json(b, kSavedAt));
+    CHECK(read_file(path) == seal(to_json(b, kSavedAt)));
   }
 
   SUBCASE("a symlink at the temporary name is replaced, never written through") {
@@ -610,7 +612,7 @@ TEST_CASE("state file: a failed save is reported and the previous file stays") {
     REQUIRE(::symlink(victim.c_str(), tmp.c_str()) == 0);
     REQUIRE(sf.save(b, kSavedAt).ok());
     CHECK(read_file(victim) == "precious");
-    CHECK(read_file(path) == to_json(b, kSavedAt));
+    CHECK(read_file(path) == seal(to_json(b, kSavedAt)));
   }
 
   SUBCASE("the disk is full (a file size limit in a child)") {
@@ -753,8 +755,8 @@ TEST_CASE("state file: concurrent savers never leave a broken file") {
   const std::string path = dir.file("state.json");
   const EngineState a = big_state(1, 300);
   const EngineState b = big_state(2, 300);
-  const std::string text_a = to_json(a, kSavedAt);
-  const std::string text_b = to_json(b, kSavedAt);
+  const std::string text_a = seal(to_json(a, kSavedAt));  // as a save writes it
+  const std::string text_b = seal(to_json(b, kSavedAt));
   constexpr int kSaves = 40;
 
   SUBCASE("two processes, while a third reads") {
@@ -825,8 +827,8 @@ TEST_CASE("state file: SIGKILL in the middle of saving leaves the old file or th
   const std::string path = dir.file("state.json");
   const EngineState a = big_state(1, 2000);
   const EngineState b = big_state(2, 2000);
-  const std::string text_a = to_json(a, kSavedAt);
-  const std::string text_b = to_json(b, kSavedAt);
+  const std::string text_a = seal(to_json(a, kSavedAt));  // as a save writes it
+  const std::string text_b = seal(to_json(b, kSavedAt));
   {
     StateFile sf(path);
     REQUIRE(sf.save(a, kSavedAt).ok());

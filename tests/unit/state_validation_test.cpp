@@ -279,6 +279,66 @@ TEST_CASE("state validation: a value no run writes is an error that names its me
   CHECK(load_error(edge).empty());
 }
 
+// Issue 32: a pending summary whose first_ms is after its last_ms loaded
+// silently and changed the summary written. Times in a window are in
+// order: first_ms <= last_ms <= the window's now_ms.
+TEST_CASE("state validation: a pending summary's times out of order are an error that names its member") {
+  auto rules = load("accurate");
+  const EngineState good = saved_state(*rules);
+  const std::string flood = "rules[" + std::to_string(rule_index(good, "flood")) + "].windows[0]";
+  EngineState probe = good;
+  const WindowState w = first_window(probe, "flood");
+  REQUIRE(w.pending.suppressed > 0);
+  REQUIRE(w.pending.first_ms <= w.pending.last_ms);
+  REQUIRE(w.pending.last_ms <= w.now_ms);
+
+  EngineState later = good;
+  first_window(later, "flood").pending.first_ms = w.pending.last_ms + 1;
+  CHECK(load_error(later) == flood + ".pending.first_ms: time " + std::to_string(w.pending.last_ms + 1) +
+                                 " after last_ms " + std::to_string(w.pending.last_ms) +
+                                 ": the first suppressed line comes first");
+  EngineState ahead = good;
+  first_window(ahead, "flood").pending.last_ms = w.now_ms + 1;
+  CHECK(load_error(ahead) == flood + ".pending.last_ms: time " + std::to_string(w.now_ms + 1) +
+                                 " after the window's now_ms " + std::to_string(w.now_ms));
+  EngineState none = good;
+  first_window(none, "flood").pending.first_ms = -1;
+  CHECK(load_error(none) == flood + ".pending.first_ms: no time for the suppressed lines");
+  // With nothing suppressed the times are left over from the last summary: not checked.
+  EngineState idle = good;
+  auto& iw = first_window(idle, "flood");
+  iw.pending.suppressed = 0;
+  iw.pending_counts.clear();
+  iw.pending.first_ms = iw.now_ms + 5;
+  CHECK(load_error(idle).empty());
+}
+
+// Lines a moment out of order are decided at their own, older time: the
+// summary's first and last are the earliest and latest, in both modes.
+TEST_CASE("state validation: out-of-order suppressed lines keep first_ms <= last_ms, in both window modes") {
+  for (const std::string mode : {"accurate", "efficient"}) {
+    CAPTURE(mode);
+    auto rules = load(mode);
+    auto m = swthrottle::match::Matcher::make(*rules);
+    REQUIRE(m.ok());
+    swthrottle::engine::Engine engine(*rules, {});
+    swthrottle::match::MatchResult hits;
+    std::vector<swthrottle::engine::Record> out;
+    // Two pass (2 per 5s), then 10:00:07 and 10:00:06 are held back.
+    for (int64_t t : {kT0, kT0 + 1000, kT0 + 2000, kT0 + 1500}) {
+      const std::string text = "flood a";
+      m->match(text, hits);
+      engine.offer(swthrottle::engine::LineEvent{text, true, t}, hits, out);
+    }
+    EngineState st = engine.save_state();
+    const WindowState& w = first_window(st, "flood");
+    CHECK(w.pending.suppressed == 2);
+    CHECK(w.pending.first_ms == kT0 + 1500);  // before (accurate): 2000, the first decided
+    CHECK(w.pending.last_ms == kT0 + 2000);   // before: 1500, the last decided
+    CHECK(load_error(st).empty());
+  }
+}
+
 TEST_CASE("state validation: an entry its rule's window could not have written is dropped, the others stay") {
   auto rules = load("efficient");
   const EngineState good = saved_state(*rules);
