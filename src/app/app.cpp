@@ -78,6 +78,21 @@ bool App::start() {
     print_message(why);
     return false;
   }
+  if (!start_exec() || !open_state()) return false;
+  // After the state lock: the outbox beside the state file is this run's.
+  auto d = start_delivery(
+      options_, *current()->rules, state_ ? state_->path() : std::string(),
+      [](const std::string& m) { print_message(m); }, clock_);
+  if (!d) {
+    print_message(d.error().str());
+    return false;
+  }
+  delivery_ = std::move(*d);
+  return start_metrics_server();
+}
+
+// The exec pool, when --exec or a rule's exec asks for one.
+bool App::start_exec() {
   if (!options_.exec.empty()) {
     auto argv = output::split_command(options_.exec);
     if (!argv) {
@@ -105,79 +120,77 @@ bool App::start() {
       return false;
     }
   }
-  if (!options_.state_file.empty()) {
-    state_ = std::make_unique<state::StateFile>(options_.state_file);
-    // SIGINT/SIGTERM are blocked here and the signal thread is not running
-    // yet: sleep in sigtimedwait so that they end the wait.
-    int stopped_by = 0;
-    auto pause = [&stopped_by](int64_t ms) {
-      sigset_t stop;
-      sigemptyset(&stop);
-      sigaddset(&stop, SIGINT);
-      sigaddset(&stop, SIGTERM);
-      const timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};
-      const int sig = ::sigtimedwait(&stop, nullptr, &ts);
-      if (sig == SIGINT || sig == SIGTERM) stopped_by = sig;
-      return stopped_by == 0;
-    };
-    auto locked = state_->lock_for_run_within(
-        options_.state_wait_ms, [](const std::string& m) { print_message(m); }, pause, clock_);
-    if (!locked) {
-      print_message(locked.error().str());
-    } else if (*locked != state::StateFile::Wait::Locked) {
-      const std::string lp = state_->lock_path();
-      if (*locked == state::StateFile::Wait::Busy)
-        print_message(
-            "--state " + state_->path() + ": another run still holds " + lp + " after --state-wait " +
-            (options_.state_wait_ms == 0 ? std::string("0") : config::format_duration(options_.state_wait_ms)) +
-            "; nothing was read (exit 4)");
-      else
-        print_message(std::string(stopped_by == SIGINT ? "SIGINT" : "SIGTERM") + " while waiting for " + lp +
-                      "; nothing was read (exit 4)");
-      start_status_ = cli::kExitStateBusy;
-      return false;
-    }
-    std::string warning;
-    engine::EngineState st = state_->load(warning, clock_.wall_ms());
-    if (!warning.empty()) print_message(warning);
-    // Before anything edits st: the messages name the members of the file.
-    for (const std::string& m : state::drop_inconsistent(st, *current()->rules))
-      print_message("state file " + state_->path() + ": " + m);
-    if (const std::string c = state::clamp_future(st, clock_.wall_ms(), current()->rules->settings.max_future_ms);
-        !c.empty())
-      print_message("--state " + state_->path() + ": " + c);
-    for (const auto& name : current()->engine->load_state(st))
-      print_message("state: rule \"" + name + "\" changed since the state was saved; it starts fresh");
-    if (!st.fleet_unsent.empty()) {
-      // Batched counts the last run could not send: sent with the next flush.
-      const std::size_t dropped =
-          current()->fleet ? current()->fleet->restore(st.fleet_unsent) : st.fleet_unsent.size();
-      if (dropped > 0)
-        print_message("state: " + std::to_string(dropped) +
-                      " windows of fleet counts not sent last run belong to rules that are gone or changed; dropped");
-    }
-    if (st.last_log_ms >= 0) last_log_ms_ = st.last_log_ms;
-  }
-  // After the state lock: the outbox beside the state file is this run's.
-  auto d = start_delivery(
-      options_, *current()->rules, state_ ? state_->path() : std::string(),
-      [](const std::string& m) { print_message(m); }, clock_);
-  if (!d) {
-    print_message(d.error().str());
+  return true;
+}
+
+// --state: the run's lock (waiting up to --state-wait), then the saved
+// windows loaded into the first generation's engine.
+bool App::open_state() {
+  if (options_.state_file.empty()) return true;
+  state_ = std::make_unique<state::StateFile>(options_.state_file);
+  // SIGINT/SIGTERM are blocked here and the signal thread is not running
+  // yet: sleep in sigtimedwait so that they end the wait.
+  int stopped_by = 0;
+  auto pause = [&stopped_by](int64_t ms) {
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    const timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};
+    const int sig = ::sigtimedwait(&stop, nullptr, &ts);
+    if (sig == SIGINT || sig == SIGTERM) stopped_by = sig;
+    return stopped_by == 0;
+  };
+  auto locked = state_->lock_for_run_within(
+      options_.state_wait_ms, [](const std::string& m) { print_message(m); }, pause, clock_);
+  if (!locked) {
+    print_message(locked.error().str());
+  } else if (*locked != state::StateFile::Wait::Locked) {
+    const std::string lp = state_->lock_path();
+    if (*locked == state::StateFile::Wait::Busy)
+      print_message("--state " + state_->path() + ": another run still holds " + lp + " after --state-wait " +
+                    (options_.state_wait_ms == 0 ? std::string("0") : config::format_duration(options_.state_wait_ms)) +
+                    "; nothing was read (exit 4)");
+    else
+      print_message(std::string(stopped_by == SIGINT ? "SIGINT" : "SIGTERM") + " while waiting for " + lp +
+                    "; nothing was read (exit 4)");
+    start_status_ = cli::kExitStateBusy;
     return false;
   }
-  delivery_ = std::move(*d);
-  if (!options_.metrics_listen.empty()) {
-    // /healthz calls an input stalled after a minute with lines waiting.
-    constexpr int64_t kStallMs = 60'000;
-    auto server = metrics::MetricsServer::start(
-        options_.metrics_listen, [this] { return snapshot(); }, kStallMs);
-    if (!server) {
-      print_message(server.error().str());
-      return false;
-    }
-    metrics_server_ = std::move(*server);
+  std::string warning;
+  engine::EngineState st = state_->load(warning, clock_.wall_ms());
+  if (!warning.empty()) print_message(warning);
+  // Before anything edits st: the messages name the members of the file.
+  for (const std::string& m : state::drop_inconsistent(st, *current()->rules))
+    print_message("state file " + state_->path() + ": " + m);
+  if (const std::string c = state::clamp_future(st, clock_.wall_ms(), current()->rules->settings.max_future_ms);
+      !c.empty())
+    print_message("--state " + state_->path() + ": " + c);
+  for (const auto& name : current()->engine->load_state(st))
+    print_message("state: rule \"" + name + "\" changed since the state was saved; it starts fresh");
+  if (!st.fleet_unsent.empty()) {
+    // Batched counts the last run could not send: sent with the next flush.
+    const std::size_t dropped = current()->fleet ? current()->fleet->restore(st.fleet_unsent) : st.fleet_unsent.size();
+    if (dropped > 0)
+      print_message("state: " + std::to_string(dropped) +
+                    " windows of fleet counts not sent last run belong to rules that are gone or changed; dropped");
   }
+  if (st.last_log_ms >= 0) last_log_ms_ = st.last_log_ms;
+  return true;
+}
+
+// --metrics-listen: /metrics and /healthz.
+bool App::start_metrics_server() {
+  if (options_.metrics_listen.empty()) return true;
+  // /healthz calls an input stalled after a minute with lines waiting.
+  constexpr int64_t kStallMs = 60'000;
+  auto server = metrics::MetricsServer::start(
+      options_.metrics_listen, [this] { return snapshot(); }, kStallMs);
+  if (!server) {
+    print_message(server.error().str());
+    return false;
+  }
+  metrics_server_ = std::move(*server);
   return true;
 }
 

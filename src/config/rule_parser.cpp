@@ -14,34 +14,19 @@
 #include "config/regex_lint.h"
 #include "config/rule_condition.h"
 #include "config/rule_identity.h"
+#include "config/rule_table.h"
 #include "config/settings_parser.h"
+#include "config/shape_parser.h"
 #include "config/watch_parser.h"
 
 namespace swthrottle::config {
 namespace {
-
-// One [[rule]] table while it is read: each section below reads the keys of
-// one concern from `t` into `out`, in the order their checks depend on
-// (events before the condition that names them, captures before templates).
-struct RuleTable {
-  const TomlReader& in;
-  const toml::table& t;
-  std::string label;  // "[[rule]] \"name\"", for messages
-  bool alert = false;
-};
 
 bool is_rule_name(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
            c == '-';
   });
-}
-
-std::string trim(std::string_view s) {
-  auto space = [](char c) { return c == ' ' || c == '\t'; };
-  while (!s.empty() && space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && space(s.back())) s.remove_suffix(1);
-  return std::string(s);
 }
 
 // Bucket counts that would fit `window_ms`, for the error message: the
@@ -62,40 +47,6 @@ std::vector<int64_t> near_divisors(int64_t window_ms, int64_t asked) {
   std::vector<int64_t> out(below.begin(), below.begin() + static_cast<std::ptrdiff_t>(take_below));
   out.insert(out.end(), above.begin(), above.begin() + static_cast<std::ptrdiff_t>(take_above));
   std::sort(out.begin(), out.end());
-  return out;
-}
-
-Result<Template> parse_template(const TomlReader& in, const toml::node& v, std::string_view key,
-                                const std::vector<std::string>& known, const std::vector<int>& ids) {
-  const auto* s = v.as_string();
-  if (s == nullptr) {
-    return in.err(v, fmt::format("{} must be a string (a template such as \"{{ip}}\"), not {}", key, describe(v)));
-  }
-  auto resolve = [&](std::string_view name) -> int {
-    auto it = std::find(known.begin(), known.end(), name);
-    return it == known.end() ? -1 : ids[static_cast<std::size_t>(it - known.begin())];
-  };
-  auto t = Template::parse(s->get(), resolve, known);
-  if (!t) return in.err_in(v, t.error().col, fmt::format("{}: {}", key, t.error().what));
-  return std::move(*t);
-}
-
-// The "{.path}" fields of a template's text, each with its leading ".";
-// "{{" is a literal brace. Template::parse checks the rest of the syntax.
-std::vector<std::string> json_field_refs(std::string_view text) {
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '{') continue;
-    if (i + 1 < text.size() && text[i + 1] == '{') {
-      ++i;
-      continue;
-    }
-    const std::size_t end = text.find_first_of(":}", i + 1);
-    if (end == std::string_view::npos) break;
-    const std::string_view name = text.substr(i + 1, end - i - 1);
-    if (name.size() > 1 && name.front() == '.') out.emplace_back(name);
-    i = end;
-  }
   return out;
 }
 
@@ -154,7 +105,7 @@ MaybeError parse_when_condition(RuleTable& r, const toml::node& window, const to
   auto w = in.duration(window, "window");
   if (!w) return w.error();
   rule.window_ms = *w;
-  rule.window_text = trim(window.as_string()->get());
+  rule.window_text = trim_blanks(window.as_string()->get());
   out.window_pos = pos_of(window.source());
   const auto* s = when.as_string();
   if (s == nullptr) {
@@ -226,33 +177,6 @@ MaybeError parse_ignore(RuleTable& r, PendingRule& out) {
   if (!re) return re.error();
   out.rule.ignore = ignore->as_string()->get();
   return std::nullopt;
-}
-
-// "{.path}" in a template is the text of a JSON field: it takes a capture
-// slot of its own, named with the leading "." no regex group can have.
-void add_json_field_captures(const toml::table& t, const char* which, Rule& rule) {
-  const toml::node* n = t.get(which);
-  if (n == nullptr || !n->is_string()) return;
-  for (const std::string& path : json_field_refs(n->as_string()->get())) {
-    if (std::find(rule.capture_names.begin(), rule.capture_names.end(), path) == rule.capture_names.end()) {
-      rule.capture_names.push_back(path);
-    }
-  }
-}
-
-// The fields of a template rendered per line without a record (key,
-// distinct, new): {rule}, {event} and the captures.
-struct KeyFields {
-  std::vector<std::string> names;
-  std::vector<int> ids;
-};
-KeyFields key_fields(const Rule& rule) {
-  KeyFields f{{kBuiltinFields[kFieldRule], kBuiltinFields[kFieldEvent]}, {kFieldRule, kFieldEvent}};
-  for (std::size_t i = 0; i < rule.capture_names.size(); ++i) {
-    f.names.push_back(rule.capture_names[i]);
-    f.ids.push_back(kFieldFirstCapture + static_cast<int>(i));
-  }
-  return f;
 }
 
 // key and message: fmt-style templates over the built-in fields and the
@@ -449,147 +373,17 @@ MaybeError parse_window_options(RuleTable& r, PendingRule& out) {
   return std::nullopt;
 }
 
-// The distinct, first-seen and previous-window rules keep their own state per
-// key, as a watched rule or a sequence does its own: one rule is one kind.
-// Before parse_watch, whose errors assume a rule of neither.
-MaybeError check_one_kind(RuleTable& r, PendingRule& out) {
-  const Rule& rule = out.rule;
-  const char* what = rule.distinct ? "distinct" : rule.new_value ? "new" : rule.keeps_previous ? "previous()" : nullptr;
-  if (what == nullptr) return std::nullopt;
-  for (const char* key : {"for", "forget", "then", "within"}) {
-    if (const toml::node* n = r.t.get(key))
-      return r.in.err(
-          *n, fmt::format("{} uses {}, which {} cannot be combined with; split it into two rules", r.label, what, key));
-  }
-  return std::nullopt;
-}
-
 // for, forget, then and within (config/watch_parser.h): after everything
 // they depend on (the condition, resolve, fleet).
 MaybeError parse_watch(RuleTable& r, PendingRule& out) { return parse_watch_keys(r.in, r.t, r.label, out.rule); }
 
-// distinct = TEMPLATE (alert rules): the rule also counts the distinct
-// values it renders per window, `distinct` in its condition. Read before
-// the condition, which may name it.
-MaybeError parse_distinct(RuleTable& r, PendingRule& out) {
-  const toml::node* n = r.t.get("distinct");
-  if (n == nullptr) return std::nullopt;
-  Rule& rule = out.rule;
-  if (!r.alert)
-    return r.in.err(
-        *n, fmt::format("{} is a throttle rule; distinct applies to alert rules (a throttle counts lines)", r.label));
-  for (const Event& e : rule.events) {
-    if (e.name == "distinct")
-      return r.in.err(*n, fmt::format("{} counts distinct values, so no event of it may be named \"distinct\": in its "
-                                      "condition that name is the count of distinct values",
-                                      r.label));
-  }
-  add_json_field_captures(r.t, "distinct", rule);
-  const KeyFields f = key_fields(rule);
-  auto tpl = parse_template(r.in, *n, "distinct", f.names, f.ids);
-  if (!tpl) return tpl.error();
-  if (tpl->empty()) return r.in.err(*n, "distinct must not be empty (a template such as \"{ip}\")");
-  rule.distinct = std::move(*tpl);
-  return std::nullopt;
-}
-
-// What a `new` rule takes no part of: it raises one alert per new value.
-constexpr const char* kNotForNew[] = {"threshold",    "window",   "when",    "cooldown", "resolve",
-                                      "resolve_when", "distinct", "buckets", "max_keys"};
-
-// The settings of a `new` rule that are durations: remember and learn.
-Result<int64_t> new_rule_duration(const RuleTable& r, const char* key, int64_t fallback, std::string& text,
-                                  bool zero_ok) {
-  const toml::node* n = r.t.get(key);
-  if (n == nullptr) return fallback;
-  if (zero_ok && n->is_string() && n->as_string()->get() == "0") {
-    text = "0";
-    return 0;
-  }
-  auto d = r.in.duration(*n, key);
-  if (!d) return d.error();
-  text = trim(n->as_string()->get());
-  return *d;
-}
-
-// new = TEMPLATE (alert rules) with remember, learn and max_values: an
-// alert once per value not seen within `remember`, none while learning.
-MaybeError parse_new_value(RuleTable& r, PendingRule& out) {
-  const toml::node* n = r.t.get("new");
-  if (n == nullptr) {
-    for (const char* key : {"remember", "learn", "max_values"})
-      if (const toml::node* v = r.t.get(key))
-        return r.in.err(*v, fmt::format("{} applies to rules with new = \"TEMPLATE\" (first-seen values)", key));
-    return std::nullopt;
-  }
-  Rule& rule = out.rule;
-  if (!r.alert) return r.in.err(*n, fmt::format("{} is a throttle rule; new applies to alert rules", r.label));
-  for (const char* key : kNotForNew)
-    if (const toml::node* v = r.t.get(key))
-      return r.in.err(*v, fmt::format("{} has new: it raises one alert per value not seen within remember, so it takes "
-                                      "no {}",
-                                      r.label, key));
-  add_json_field_captures(r.t, "new", rule);
-  const KeyFields f = key_fields(rule);
-  auto tpl = parse_template(r.in, *n, "new", f.names, f.ids);
-  if (!tpl) return tpl.error();
-  if (tpl->empty()) return r.in.err(*n, "new must not be empty (a template such as \"{ua}\")");
-  rule.new_value = std::move(*tpl);
-  std::string remember_text = "30d", learn_text = "1d";
-  auto remember = new_rule_duration(r, "remember", 30 * 86'400'000LL, remember_text, false);
-  if (!remember) return remember.error();
-  auto learn = new_rule_duration(r, "learn", 86'400'000LL, learn_text, true);
-  if (!learn) return learn.error();
-  if (const toml::node* m = r.t.get("max_values")) {
-    auto v = r.in.integer(*m, "max_values", 1, INT64_MAX);
-    if (!v) return v.error();
-    rule.max_values = static_cast<uint64_t>(*v);
-  }
-  // One alert per value: threshold 1 in a window of `remember`, one bucket.
-  rule.window_ms = *remember;
-  rule.window_text = remember_text;
-  rule.learn_ms = *learn;
-  rule.learn_text = learn_text;
-  rule.threshold = 1;
-  rule.when = Expr::threshold(1, rule.events.size());
-  out.buckets = 1;
-  const toml::node* at = r.t.get("remember");
-  out.window_pos = pos_of((at != nullptr ? at : n)->source());
-  return std::nullopt;
-}
-
-// What the distinct, first-seen and previous-window rules ask of the rest of
-// the rule, once it is all read.
-MaybeError check_shapes(RuleTable& r, PendingRule& out) {
-  const Rule& rule = out.rule;
-  const toml::node* when = r.t.get("when");
-  const toml::node* at = when != nullptr ? when : r.t.get("resolve_when");
-  if (rule.keeps_previous && rule.distinct)
-    return r.in.err(*at, fmt::format("{} counts distinct values, and a rule that does keeps no previous window: "
-                                     "previous() needs a rule without distinct",
-                                     r.label));
-  // The window's and the previous window's counts are read together, in 64 at most.
-  if (rule.keeps_previous && rule.events.size() > 32)
-    return r.in.err(*at, fmt::format("{} uses previous() with {} events; previous() takes a rule of at most 32",
-                                     r.label, rule.events.size()));
-  if (rule.fleet == FleetMode::Off) return std::nullopt;
-  // Fleet windows share event counts through Redis; values and previous
-  // windows are not in them. Refused rather than counted on this host alone.
-  const char* what = rule.distinct ? "distinct" : rule.new_value ? "new" : rule.keeps_previous ? "previous()" : nullptr;
-  if (what == nullptr) return std::nullopt;
-  return r.in.err(out.fleet_pos,
-                  fmt::format("{} uses {}, which fleet windows do not keep (they share event counts through Redis); "
-                              "remove fleet to decide on this host's windows",
-                              r.label, what));
-}
-
 // The sections of a [[rule]] table, in the order they are read. A new rule
 // setting is a section here (and its key in kRuleKeys).
 using Section = MaybeError (*)(RuleTable&, PendingRule&);
-constexpr Section kSections[] = {parse_identity, parse_rule_events, parse_distinct,         parse_condition,
-                                 parse_ignore,   parse_templates,   parse_new_value,        parse_cooldown,
-                                 parse_resolve,  parse_actions,     parse_alert_attributes, parse_window_options,
-                                 check_one_kind, parse_watch,       check_shapes};
+constexpr Section kSections[] = {
+    parse_identity,         parse_rule_events,    parse_distinct, parse_condition, parse_ignore,
+    parse_templates,        parse_new_value,      parse_cooldown, parse_resolve,   parse_actions,
+    parse_alert_attributes, parse_window_options, check_one_kind, parse_watch,     check_shapes};
 
 }  // namespace
 

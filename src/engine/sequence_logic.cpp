@@ -47,24 +47,8 @@ class SequenceLogic final : public RuleLogic {
     const std::span<uint64_t> counts = hit.counts.first(n);
     const std::span<uint64_t> then_counts(k.then_counts(), n);
     std::lock_guard lock(k.mu);
-    hit.window.advance(hit.now);
-    bool late = false;
-    for (uint64_t m = hit.events; m != 0 && !late; m &= m - 1)
-      late = hit.window.add(hit.t, static_cast<uint32_t>(std::countr_zero(m))) == window::AddResult::Late;
-    std::fill(counts.begin(), counts.end(), 0);
-    hit.window.read(counts);
-    Decision d;
-    d.counts_known = true;
-    d.window_now = hit.now;
-    if (late) {  // changes nothing (DESIGN.md §3)
-      rs.stats().late.add();
-      d.verdict = Verdict::Late;
-      return d;
-    }
-    d.counted = true;
-    rs.stats().events.add(static_cast<uint64_t>(std::popcount(hit.events)));
-    if (hit.want_count)
-      for (uint64_t c : counts) d.window_count += c;
+    Decision d = count_watched_hit(rs, hit, counts);
+    if (d.verdict == Verdict::Late) return d;
     if (k.armed && hit.now - k.armed_at_ms > rule.within_ms) k.armed = false;  // lapsed
     if (!k.armed) {
       d.verdict = Verdict::Counted;

@@ -76,24 +76,8 @@ class WatchLogic final : public RuleLogic {
     const std::size_t n = rs.rule->events.size();
     const std::span<uint64_t> counts = hit.counts.first(n);
     std::lock_guard lock(k.mu);
-    hit.window.advance(hit.now);
-    bool late = false;
-    for (uint64_t m = hit.events; m != 0 && !late; m &= m - 1)
-      late = hit.window.add(hit.t, static_cast<uint32_t>(std::countr_zero(m))) == window::AddResult::Late;
-    std::fill(counts.begin(), counts.end(), 0);
-    hit.window.read(counts);
-    Decision d;
-    d.counts_known = true;
-    d.window_now = hit.now;
-    if (late) {  // changes nothing (DESIGN.md §3)
-      rs.stats().late.add();
-      d.verdict = Verdict::Late;
-      return d;
-    }
-    d.counted = true;
-    rs.stats().events.add(static_cast<uint64_t>(std::popcount(hit.events)));
-    if (hit.want_count)
-      for (uint64_t c : counts) d.window_count += c;
+    Decision d = count_watched_hit(rs, hit, counts);
+    if (d.verdict == Verdict::Late) return d;
     if (!k.seen) {
       k.seen = true;
       k.since_ms = hit.now;
@@ -267,6 +251,28 @@ class WatchLogic final : public RuleLogic {
 };
 
 }  // namespace
+
+Decision count_watched_hit(RuleState& rs, Hit& hit, std::span<uint64_t> counts) {
+  hit.window.advance(hit.now);
+  bool late = false;
+  for (uint64_t m = hit.events; m != 0 && !late; m &= m - 1)
+    late = hit.window.add(hit.t, static_cast<uint32_t>(std::countr_zero(m))) == window::AddResult::Late;
+  std::fill(counts.begin(), counts.end(), 0);
+  hit.window.read(counts);
+  Decision d;
+  d.counts_known = true;
+  d.window_now = hit.now;
+  if (late) {  // changes nothing (DESIGN.md §3)
+    rs.stats().late.add();
+    d.verdict = Verdict::Late;
+    return d;
+  }
+  d.counted = true;
+  rs.stats().events.add(static_cast<uint64_t>(std::popcount(hit.events)));
+  if (hit.want_count)
+    for (uint64_t c : counts) d.window_count += c;
+  return d;
+}
 
 const RuleLogic& watch_logic() {
   static const WatchLogic logic;

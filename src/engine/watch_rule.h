@@ -16,9 +16,11 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <span>
 #include <type_traits>
 #include <vector>
 
+#include "engine/decision.h"
 #include "engine/due_keys.h"
 #include "engine/watch_step.h"
 #include "window/tiny_mutex.h"
@@ -68,5 +70,13 @@ struct WatchRule {
   std::vector<uint64_t> single_storage;
   void* single() { return single_storage.data(); }
 };
+
+struct Hit;
+struct RuleState;
+
+// A hit counted into its key's window (under the key's lock, held by the
+// caller): the window's counts into `counts`, and the decision so far:
+// Late (nothing changed, DESIGN.md §3), or counted with the window's count.
+Decision count_watched_hit(RuleState& rs, Hit& hit, std::span<uint64_t> counts);
 
 }  // namespace swthrottle::engine

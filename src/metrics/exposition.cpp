@@ -155,12 +155,8 @@ void fleet_families(std::string& out, const Snapshot& s) {
          num(s.fleet_unconfirmed));
 }
 
-}  // namespace
-
-std::string prometheus_text(const Snapshot& s) {
-  std::string out;
-  out.reserve(4096 + 1024 * s.rules.size());
-
+// The process: readiness, reloads, and the lines of every input together.
+void process_families(std::string& out, const Snapshot& s) {
   single(out, "swthrottle_ready", "gauge", "1 once the rules are loaded and the inputs open, else 0.",
          s.ready ? "1" : "0");
   single(out, "swthrottle_start_time_seconds", "gauge", "When the process started, in seconds since the Unix epoch.",
@@ -185,7 +181,10 @@ std::string prometheus_text(const Snapshot& s) {
          "Lines of a JSON input read leniently: bytes or escapes in a string that JSON does not allow.",
          num(s.json_repaired));
   single(out, "swthrottle_events_cut_total", "counter", "Multi-line events cut at a size or line cap.", num(s.cut));
+}
 
+// Per rule (label rule).
+void rule_families(std::string& out, const Snapshot& s) {
   per_rule(out, s, "swthrottle_rule_lines_total", "counter", "Lines that matched the rule.",
            [](const RuleCounters& r) { return r.lines; });
   per_rule(out, s, "swthrottle_rule_events_total", "counter", "Events the rule counted.",
@@ -213,43 +212,48 @@ std::string prometheus_text(const Snapshot& s) {
   per_rule(out, s, "swthrottle_rule_forgotten_total", "counter",
            "Keys of a watched rule forgotten after `forget` without an event.",
            [](const RuleCounters& r) { return r.forgotten; });
+}
 
-  {
-    std::vector<Sample> lines, behind, lag, progress, no_timestamp;
-    for (const InputState& in : s.inputs) {
-      const std::string labels = label_set({{"input", in.input}});
-      lines.push_back({labels, num(in.lines)});
-      no_timestamp.push_back({labels, in.no_timestamp ? "1" : "0"});
-      if (in.bytes_behind) behind.push_back({labels, num(*in.bytes_behind)});
-      if (in.newest_log_ms) lag.push_back({labels, seconds_text(s.wall_ms - *in.newest_log_ms)});
-      if (in.last_progress_ms != 0) progress.push_back({labels, seconds_text(in.last_progress_ms)});
-    }
-    family(out, "swthrottle_input_lines_total", "counter", "Lines read from the input.", lines);
-    family(out, "swthrottle_input_behind_bytes", "gauge", "Bytes of a followed file not read yet.", behind);
-    family(out, "swthrottle_input_log_time_lag_seconds", "gauge",
-           "How far the newest timestamp read from the input is behind the wall clock.", lag);
-    family(out, "swthrottle_input_last_progress_timestamp_seconds", "gauge",
-           "When a line of the input was last decided, in seconds since the Unix epoch.", progress);
-    family(out, "swthrottle_input_no_timestamp", "gauge",
-           "1 while the input is reported for giving no timestamp under time = \"log\", else 0.", no_timestamp);
+// Per input (label input).
+void input_families(std::string& out, const Snapshot& s) {
+  std::vector<Sample> lines, behind, lag, progress, no_timestamp;
+  for (const InputState& in : s.inputs) {
+    const std::string labels = label_set({{"input", in.input}});
+    lines.push_back({labels, num(in.lines)});
+    no_timestamp.push_back({labels, in.no_timestamp ? "1" : "0"});
+    if (in.bytes_behind) behind.push_back({labels, num(*in.bytes_behind)});
+    if (in.newest_log_ms) lag.push_back({labels, seconds_text(s.wall_ms - *in.newest_log_ms)});
+    if (in.last_progress_ms != 0) progress.push_back({labels, seconds_text(in.last_progress_ms)});
   }
+  family(out, "swthrottle_input_lines_total", "counter", "Lines read from the input.", lines);
+  family(out, "swthrottle_input_behind_bytes", "gauge", "Bytes of a followed file not read yet.", behind);
+  family(out, "swthrottle_input_log_time_lag_seconds", "gauge",
+         "How far the newest timestamp read from the input is behind the wall clock.", lag);
+  family(out, "swthrottle_input_last_progress_timestamp_seconds", "gauge",
+         "When a line of the input was last decided, in seconds since the Unix epoch.", progress);
+  family(out, "swthrottle_input_no_timestamp", "gauge",
+         "1 while the input is reported for giving no timestamp under time = \"log\", else 0.", no_timestamp);
+}
 
-  if (s.exec) {
-    single(out, "swthrottle_exec_started_total", "counter", "Exec actions started.", num(s.exec_started));
-    single(out, "swthrottle_exec_succeeded_total", "counter", "Exec actions that exited 0.", num(s.exec_succeeded));
-    single(out, "swthrottle_exec_failed_attempts_total", "counter", "Exec attempts that failed.",
-           num(s.exec_failed_attempts));
-    single(out, "swthrottle_exec_timed_out_total", "counter", "Exec attempts killed at their timeout.",
-           num(s.exec_timed_out));
-    single(out, "swthrottle_exec_gave_up_total", "counter", "Exec actions given up after their last attempt.",
-           num(s.exec_gave_up));
-    single(out, "swthrottle_exec_dropped_total", "counter", "Exec actions dropped at a full queue.",
-           num(s.exec_dropped));
-    single(out, "swthrottle_exec_not_run_total", "counter", "Exec actions ended by a stop (SIGTERM) before they ran.",
-           num(s.exec_not_run));
-    single(out, "swthrottle_exec_queued", "gauge", "Exec actions waiting for a command slot.", num(s.exec_queued));
-  }
+// The exec actions, when a rule has one.
+void exec_families(std::string& out, const Snapshot& s) {
+  if (!s.exec) return;
+  single(out, "swthrottle_exec_started_total", "counter", "Exec actions started.", num(s.exec_started));
+  single(out, "swthrottle_exec_succeeded_total", "counter", "Exec actions that exited 0.", num(s.exec_succeeded));
+  single(out, "swthrottle_exec_failed_attempts_total", "counter", "Exec attempts that failed.",
+         num(s.exec_failed_attempts));
+  single(out, "swthrottle_exec_timed_out_total", "counter", "Exec attempts killed at their timeout.",
+         num(s.exec_timed_out));
+  single(out, "swthrottle_exec_gave_up_total", "counter", "Exec actions given up after their last attempt.",
+         num(s.exec_gave_up));
+  single(out, "swthrottle_exec_dropped_total", "counter", "Exec actions dropped at a full queue.", num(s.exec_dropped));
+  single(out, "swthrottle_exec_not_run_total", "counter", "Exec actions ended by a stop (SIGTERM) before they ran.",
+         num(s.exec_not_run));
+  single(out, "swthrottle_exec_queued", "gauge", "Exec actions waiting for a command slot.", num(s.exec_queued));
+}
 
+// Per destination (label destination), and the outbox when there is one.
+void delivery_families(std::string& out, const Snapshot& s) {
   per_destination(out, s, "swthrottle_delivery_queued_total", "counter", "Records queued for the destination.",
                   [](const DestinationCounters& d) { return d.queued; });
   per_destination(out, s, "swthrottle_delivery_delivered_total", "counter", "Records the destination accepted.",
@@ -270,19 +274,27 @@ std::string prometheus_text(const Snapshot& s) {
   per_destination(out, s, "swthrottle_delivery_circuit_open", "gauge",
                   "1 while the destination's circuit breaker is open, else 0.",
                   [](const DestinationCounters& d) { return uint64_t{d.circuit_open ? 1u : 0u}; });
+  if (!s.outbox) return;
+  single(out, "swthrottle_outbox_pending", "gauge", "Records waiting in the outbox.", num(s.outbox_pending));
+  single(out, "swthrottle_outbox_dead_letters_total", "counter", "Records of the outbox given up (dead letters).",
+         num(s.outbox_dead_letters));
+  single(out, "swthrottle_outbox_dropped_total", "counter", "Records dropped from a full outbox, oldest first.",
+         num(s.outbox_dropped));
+  single(out, "swthrottle_outbox_unrecorded", "gauge",
+         "Records done but still listed in the outbox (its journal could not be written): a restart sends them again.",
+         num(s.outbox_unrecorded));
+}
 
-  if (s.outbox) {
-    single(out, "swthrottle_outbox_pending", "gauge", "Records waiting in the outbox.", num(s.outbox_pending));
-    single(out, "swthrottle_outbox_dead_letters_total", "counter", "Records of the outbox given up (dead letters).",
-           num(s.outbox_dead_letters));
-    single(out, "swthrottle_outbox_dropped_total", "counter", "Records dropped from a full outbox, oldest first.",
-           num(s.outbox_dropped));
-    single(
-        out, "swthrottle_outbox_unrecorded", "gauge",
-        "Records done but still listed in the outbox (its journal could not be written): a restart sends them again.",
-        num(s.outbox_unrecorded));
-  }
+}  // namespace
 
+std::string prometheus_text(const Snapshot& s) {
+  std::string out;
+  out.reserve(4096 + 1024 * s.rules.size());
+  process_families(out, s);
+  rule_families(out, s);
+  input_families(out, s);
+  exec_families(out, s);
+  delivery_families(out, s);
   if (s.fleet) fleet_families(out, s);
   return out;
 }
