@@ -8,6 +8,8 @@
 
 #include "delivery/alertmanager_alert.h"
 #include "delivery/record_body.h"
+#include "delivery/record_fields.h"
+#include "output/record_id.h"
 #include "support/engine_run.h"
 #include "support/json.h"
 
@@ -43,7 +45,7 @@ TEST_CASE("watch delivery: an alert without a line, to a webhook and to Alertman
   CHECK(alert.message == "web7: no heartbeat within 10s");  // {line} is empty at a check
 
   // Webhook: the JSON record with its id, no "line" member.
-  const std::string body = sw::delivery::webhook_body(alert, sw::delivery::record_id(alert));
+  const std::string body = sw::delivery::webhook_body(alert, sw::output::record_id(alert));
   auto j = sw::test::parse_json(body);
   REQUIRE_MESSAGE(j.has_value(), body);
   CHECK((*j)["type"] == "alert");
@@ -55,10 +57,10 @@ TEST_CASE("watch delivery: an alert without a line, to a webhook and to Alertman
   CHECK((*j)["id"].get<std::string>().size() > 10);
 
   // Alertmanager: the alert, firing, and its resolved when web7 beats again.
-  sw::delivery::FiringAlerts firing(sw::delivery::AlertmanagerOptions{{}, 60'000, ""});
+  sw::delivery::FiringAlerts firing(sw::delivery::AlertmanagerOptions{{}, 60'000});
   sw::delivery::AmAlert am;
-  REQUIRE(firing.on_record(alert, 20'000, am));
-  auto a = sw::test::parse_json(sw::delivery::alertmanager_body({am}, ""));
+  REQUIRE(firing.on_record(alert, sw::delivery::record_fields(alert, "id", "host"), 20'000, am));
+  auto a = sw::test::parse_json(sw::delivery::alertmanager_body({am}));
   REQUIRE(a.has_value());
   CHECK((*a)[0]["labels"]["alertname"] == "heartbeat");
   CHECK((*a)[0]["labels"]["key"] == "web7");
@@ -71,7 +73,7 @@ TEST_CASE("watch delivery: an alert without a line, to a webhook and to Alertman
   out = run.last();
   REQUIRE(out.size() == 1);
   REQUIRE(out[0].type == sw::engine::RecordType::Resolved);
-  REQUIRE(firing.on_record(out[0], 21'000, am));
+  REQUIRE(firing.on_record(out[0], sw::delivery::record_fields(out[0], "id", "host"), 21'000, am));
   CHECK(am.ends_ms == 12'000);
   CHECK(firing.size() == 0);
 }
