@@ -63,7 +63,7 @@ TEST_CASE("e2e stamps: an input without a timestamp is reported once, with a sam
 
 // A followed file is live: a quiet one may take days to reach 1000 lines
 // (the minute that also ends the wait is stamp_watch_test's and app_test's).
-TEST_CASE("e2e stamps: a followed file is reported after 10 lines without one; the metric says which input") {
+TEST_CASE("e2e stamps: a followed file is reported after 10 lines without one, the metric says which input") {
   TempDir dir;
   const std::string rules = dir.write("rules.toml", kLogRules);
   std::string ten;

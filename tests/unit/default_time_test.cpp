@@ -56,7 +56,7 @@ std::string lines(int n, Stamped stamped) {
 const std::string kStamped = "2026-11-21T09:00:00Z ERROR a\n2026-11-21T09:30:00Z ERROR b\n2026-11-21T10:00:00Z ok\n";
 const std::string kPlain = "GET / 200\nGET /a 200\nERROR b\n";
 
-TEST_CASE("default time: a replayed file whose first lines carry timestamps is log time; one without, arrival") {
+TEST_CASE("default time: a replayed file whose first lines carry timestamps is log time, one without, arrival") {
   TempDir dir;
   const std::string stamped = dir.write("stamped.log", kStamped);
   const std::string plain = dir.write("plain.log", kPlain);
@@ -182,7 +182,7 @@ std::unique_ptr<sw::pipeline::Generation> load(const sw::cli::Options& o,
   return std::move(*g);
 }
 
-TEST_CASE("default time: --time and [settings] time win; a reload keeps the default the run started with") {
+TEST_CASE("default time: --time and [settings] time win, a reload keeps the default the run started with") {
   TempDir dir;
   const std::string stamped = dir.write("stamped.log", kStamped);
   sw::cli::Options o;

@@ -56,7 +56,7 @@ TEST_CASE("ignored stamps: lines without timestamps, or only a few with one, are
   CHECK(n.got.empty());
 }
 
-TEST_CASE("ignored stamps: a short input is reported at its end; blank lines do not count") {
+TEST_CASE("ignored stamps: a short input is reported at its end, blank lines do not count") {
   Notices n;
   IgnoredStamps p = n.probe("c.log", "c.log is followed");
   p.line("", false, kWallMs);
@@ -73,7 +73,7 @@ TEST_CASE("ignored stamps: a short input is reported at its end; blank lines do 
   CHECK(n.got.size() == 1);
 }
 
-TEST_CASE("ignored stamps: a container runtime's line has its envelope's time; an event, its first line's") {
+TEST_CASE("ignored stamps: a container runtime's line has its envelope's time, an event, its first line's") {
   Notices n;
   IgnoredStamps envelope = n.probe("0.log");
   for (int i = 0; i < 5; ++i) envelope.line(kPlain, /*enveloped=*/true, kWallMs);

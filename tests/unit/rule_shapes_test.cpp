@@ -70,7 +70,7 @@ TEST_CASE("rule shapes: previous() makes the rule keep the previous window") {
   CHECK(fingerprint(same_window) != fingerprint(r));
 }
 
-TEST_CASE("rule shapes: distinct counts rendered values; a threshold compares their count") {
+TEST_CASE("rule shapes: distinct counts rendered values, a threshold compares their count") {
   const Rule r = parse_ok(rule("threshold = \"6 per 10m\"\nkey = \"{user}\"\ndistinct = \"{ip}\"\n")).rules[0];
   REQUIRE(r.distinct.has_value());
   CHECK(r.distinct->text() == "{ip}");

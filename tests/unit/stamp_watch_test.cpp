@@ -122,7 +122,7 @@ TEST_CASE("stamp watch: a followed file is reported after 10 lines, or a minute 
   CHECK(r.got.size() == 2);
 }
 
-TEST_CASE("stamp watch: a pipe has the minute and 1000 lines; a replay no minute; a timestamp ends both") {
+TEST_CASE("stamp watch: a pipe has the minute and 1000 lines, a replay no minute, a timestamp ends both") {
   FakeClock clock;
   Reports r;
   auto report = [&r](const std::string& m) { r.got.push_back(m); };
