@@ -45,7 +45,8 @@ logs=(examples/*.log examples/*/*.log examples/*/*.txt examples/*/syslog example
 make_corpus() {
   local h=$1 dir=$2 f i n
   mkdir -p "$dir"
-  cp "tests/fuzz/seeds/$h/"* "$dir/"
+  # Hand-written seeds, for the harnesses that have some.
+  if [ -d "tests/fuzz/seeds/$h" ]; then cp "tests/fuzz/seeds/$h/"* "$dir/"; fi
   case $h in
     rules)
       for f in examples/*.toml examples/*/*.toml; do cp "$f" "$dir/example-${f//\//_}"; done
@@ -84,8 +85,8 @@ make_corpus() {
     envelope)
       # The example pod logs as cri and auto (max-line 8 and 260), and records written as dockerd writes them.
       for f in examples/k8s-pods/var/log/pods/*/*/*.log; do
-        head -n 30 "$f" | seed "$dir" "cri-${f##*/pods/}" 'ü'
-        head -n 30 "$f" | seed "$dir" "auto-short-${f##*/pods/}" ''
+        head -n 30 "$f" | seed "$dir" "cri-${f//\//_}" 'ü'
+        head -n 30 "$f" | seed "$dir" "auto-short-${f//\//_}" ''
       done
       printf '%s\n' '{"log":"a \u003cb\u003e\n","stream":"stdout","time":"2026-01-01T00:00:00.1Z"}' \
         '{"log":"half","stream":"stderr","attrs":{"tag":"x"},"time":"2026-01-01T00:00:01Z"}' \
