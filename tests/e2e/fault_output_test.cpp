@@ -139,8 +139,10 @@ TEST_CASE("fault: a consumer that stops reading: input slowed, memory bounded, t
   // and the input is not read on behind the consumer's back.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   // A sanitized binary's resident memory is mostly the sanitizer's (shadow
-  // memory, its allocator): a looser bound there; the Release run checks 40 MiB.
-  constexpr long kBoundKb = 160 * 1024;
+  // memory, its allocator, its quarantine of freed blocks, which grows with
+  // the program): a looser bound there (167 MiB seen under ASan with the rule
+  // kinds of this release); the Release run checks 40 MiB, the real bound.
+  constexpr long kBoundKb = 256 * 1024;
 #else
   constexpr long kBoundKb = 40 * 1024;
 #endif
