@@ -74,6 +74,14 @@ bool App::attach_fleet(pipeline::Generation& g, std::string* why) {
 }
 
 bool App::start() {
+  const bool started = start_owners();
+  // The App is never destroyed: a start that fails stops the fleet thread
+  // here, or it would still be reconnecting while the process exits.
+  if (!started && fleet_) fleet_->stop();
+  return started;
+}
+
+bool App::start_owners() {
   if (std::string why; !attach_fleet(*current(), &why)) {
     print_message(why);
     return false;
@@ -357,6 +365,9 @@ void App::finish() {
     g.engine->finish(records);
     emit(records);
   }
+  // Nothing asks the fleet from here on. Its thread stops now, before the
+  // process exits under it (a degraded client would still be reconnecting).
+  if (fleet_) fleet_->stop();
   if (exec_) {
     exec_->drain();  // exit waits for running commands; after a stop, for a second at most (killed)
     exec_->flush_reports();

@@ -148,12 +148,14 @@ class App final : private pipeline::DeciderHost {
   // holds the lock (a decider waiting for delivery).
   std::unique_lock<pipeline::OrderLock> order_watching_stop();
   int stop_signal_ = 0;  // the signal thread's own
-  // Rules with `fleet`: the fleet client (made once, at start) and the
-  // generation's link to it. False: the fleet cannot serve these rules.
-  // Parts of start(), in its order: each says what failed and returns false.
+  // start() without its clean-up; then its parts, in its order: each says
+  // what failed and returns false.
+  bool start_owners();
   bool start_exec();
   bool open_state();
   bool start_metrics_server();
+  // Rules with `fleet`: the fleet client (made once, at start) and the
+  // generation's link to it. False: the fleet cannot serve these rules.
   bool attach_fleet(pipeline::Generation& g, std::string* why);
   // The alerts the fleet thread claimed for batched rules (of every
   // generation), written. With the order lock held exclusive.

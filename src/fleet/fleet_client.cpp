@@ -47,7 +47,9 @@ FleetClient::FleetClient(const Clock& clock, FleetClientOptions options, Report 
   thread_ = std::thread([this] { loop(); });
 }
 
-FleetClient::~FleetClient() {
+FleetClient::~FleetClient() { stop(); }
+
+void FleetClient::stop() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
@@ -55,6 +57,7 @@ FleetClient::~FleetClient() {
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   fail_queued();
+  server_.reset();  // after the join: the server is the fleet thread's own; its watcher stops here
 }
 
 bool FleetClient::ask(const Request& request, Reply& reply) {

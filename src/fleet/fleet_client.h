@@ -92,7 +92,7 @@ class FleetClient {
   // outlives this: a test's FakeClock drives them without sleeping. The
   // socket timeouts inside hiredis stay real.
   FleetClient(const Clock& clock, FleetClientOptions options, Report report);
-  ~FleetClient();  // stops the thread; pending askers get false
+  ~FleetClient();  // stop()
   FleetClient(const FleetClient&) = delete;
   FleetClient& operator=(const FleetClient&) = delete;
 
@@ -112,6 +112,11 @@ class FleetClient {
   // read once more, so that --stats counts what a short run had evicted.
   bool finish(std::chrono::milliseconds within);
 
+  // The fleet thread and the server's watchers stop (joined), and pending
+  // askers get false; later asks are unanswered. The stats stay readable.
+  // Idempotent. The App, never destroyed, calls it at the end of a run: no
+  // thread of the fleet may still run while the process exits.
+  void stop();
   const FleetStats& stats() const { return stats_; }
   FleetStats& stats() { return stats_; }
   // One line on stderr (for what the rules' side finds, such as log lag).

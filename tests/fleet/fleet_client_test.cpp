@@ -125,6 +125,33 @@ TEST_CASE("fleet client: reconnects after a backoff of the clock that doubles, f
   CHECK(poll_until([&] { return lines.any("reachable again after "); }));
 }
 
+TEST_CASE("fleet client: stop() ends the fleet thread, its stats stay, and asks after it are unanswered") {
+  // The App is never destroyed, so a degraded client that was not stopped
+  // would still be reconnecting while the process exits (a use after free
+  // of the scripts' text under ThreadSanitizer).
+  RedisServer redis;
+  redis.kill9();
+  FakeClock clock;
+  ReportedLines lines;
+  FleetClient client(clock, options_for(redis), lines.sink());
+  REQUIRE(client.stats().degraded_now.load());
+  settle(clock);  // the fleet thread waits out its backoff on the clock
+  client.stop();
+  client.stop();                // idempotent
+  CHECK(clock.waiting() == 0);  // no fleet thread waits any more
+  redis.restart();
+  clock.advance(60'000);  // many backoffs: a running fleet thread would reconnect now
+  CHECK(client.stats().degraded_now.load());
+  CHECK(client.stats().reconnects.load() == 0);
+  Request r;
+  r.op = Op::Read;
+  r.hash_key = "swt:{client-test}";
+  r.shape = {10, 1000, 1, 60'000};
+  Reply reply;
+  CHECK_FALSE(client.ask(r, reply));
+  CHECK(client.stats().unanswered.load() == 1);
+}
+
 TEST_CASE("fleet client: an asker waits `timeout` of the clock for a stopped Redis, then decides alone") {
   RedisServer redis;
   FakeClock clock;
