@@ -32,6 +32,7 @@
 
 #include "support/http_receiver.h"
 #include "support/process.h"
+#include "support/sanitized.h"
 #include "support/temp_dir.h"
 
 namespace {
@@ -45,11 +46,7 @@ using swthrottle::test::TempDir;
 
 const std::string kBinary = SWTHROTTLE_BINARY;
 constexpr long kMiB = 1024;  // in KiB, as peak_rss_kb() counts
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+using swthrottle::test::kSanitized;
 // Input sizes: what a memory check needs, or what a sanitized binary reads in time.
 constexpr std::size_t kLongLine = kSanitized ? 8u << 20 : 64u << 20;
 constexpr int kKeys = kSanitized ? 20'000 : 200'000;
