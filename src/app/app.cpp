@@ -24,15 +24,6 @@
 #include "util/stderr.h"
 
 namespace swthrottle::app {
-namespace {
-
-// The bound of the exec actions waiting for a command slot (man page,
-// Actions): whichever is reached first.
-constexpr std::size_t kExecQueueJobs = 10'000;
-constexpr std::size_t kExecQueueBytes = std::size_t{64} << 20;
-
-}  // namespace
-
 App::App(const cli::Options& options, const AppOptions& app_options, std::unique_ptr<pipeline::Generation> first,
          output::RecordSink& sink, const Clock& clock)
     : options_(options), app_options_(app_options), clock_(clock), arrival_(clock), sink_(sink), notify_(clock) {
@@ -88,46 +79,25 @@ bool App::start_owners() {
   }
   if (!start_exec() || !open_state()) return false;
   // After the state lock: the outbox beside the state file is this run's.
-  auto d = start_delivery(
+  auto d = Deliveries::start(
       options_, *current()->rules, state_ ? state_->path() : std::string(),
       [](const std::string& m) { print_message(m); }, clock_);
   if (!d) {
     print_message(d.error().str());
     return false;
   }
-  delivery_ = std::move(*d);
+  deliveries_ = std::move(*d);
   return start_metrics_server();
 }
 
 // The exec pool, when --exec or a rule's exec asks for one.
 bool App::start_exec() {
-  if (!options_.exec.empty()) {
-    auto argv = output::split_command(options_.exec);
-    if (!argv) {
-      print_message("--exec: " + argv.error().str());
-      return false;
-    }
-    exec_argv_ = std::move(*argv);
+  auto exec = ExecActions::start(options_, *current()->rules, clock_);
+  if (!exec) {
+    print_message(exec.error().str());
+    return false;
   }
-  if (!exec_argv_.empty() || uses_exec(*current()->rules)) {
-    output::ExecOptions eo;
-    eo.jobs = options_.exec_jobs;
-    eo.timeout_ms = *config::parse_duration(options_.exec_timeout);  // checked by parse_options
-    // Output lines never wait on a slow command: past this bound (man
-    // page, Actions) an action is dropped, counted and reported, and the
-    // record is still written. Memory: at most kExecQueueBytes of waiting
-    // actions, whatever the line length.
-    eo.queue_capacity = kExecQueueJobs;
-    eo.queue_bytes = kExecQueueBytes;
-    eo.full = output::ExecOptions::Full::Drop;
-    if (const char* at = std::getenv("SWTHROTTLE_EXEC_THREAD_FAIL")) eo.fail_thread_at = std::atoi(at);  // tests
-    exec_ = std::make_unique<output::ExecPool>(eo, output::ExecPool::Reporter{}, clock_);
-    if (exec_->workers() == 0) {
-      print_message("exec: cannot start a worker thread for the actions (" + exec_->thread_error() +
-                    "); lower --exec-jobs or raise the limit on processes (ulimit -u, the unit's TasksMax=)");
-      return false;
-    }
-  }
+  exec_ = std::move(*exec);
   return true;
 }
 
@@ -264,15 +234,8 @@ int App::exit_status() {
   if (input_failed_ || sink_.failed() || state_save_failed_) return cli::kExitError;
   // An action that gave up, was dropped at a full queue or was not run at a
   // stop: a record was not delivered.
-  if (exec_) {
-    const output::ExecStats e = exec_->stats();
-    if (e.gave_up > 0 || e.dropped > 0 || e.not_run > 0) return cli::kExitExecGaveUp;
-  }
-  if (delivery_.pool && delivery_.pool->dead_letters() > 0) return cli::kExitExecGaveUp;
-  // A record neither delivered nor kept in the outbox is lost: the same.
-  if (delivery_.lost > 0) return cli::kExitExecGaveUp;
-  // Records a full outbox dropped (outbox_full = "drop-oldest") are dead letters too.
-  if (delivery_.outbox && delivery_.outbox->stats().dead_letters > 0) return cli::kExitExecGaveUp;
+  if (exec_.lost_actions()) return cli::kExitExecGaveUp;
+  if (deliveries_.lost_records()) return cli::kExitExecGaveUp;
   if (options_.exit_code && sink_.wrote_alert()) return cli::kExitAlert;
   return 0;
 }
@@ -281,17 +244,10 @@ void App::emit(const std::vector<engine::Record>& records, const engine::Explain
   if (!sink_.write(records, explain ? cli::explain_line(*explain) : std::string())) {
     stop_ = true;  // output closed: end quietly (state is still saved)
     stop_followers();
-    if (delivery_.pool) delivery_.pool->unblock();  // a full delivery queue must not hold the end up
+    deliveries_.unblock();  // a full delivery queue must not hold the end up
   }
-  if (delivery_.pool) delivery_.pool->submit(records);
-  if (!exec_) return;
-  // Alert, resolved and summary records go to the rule's own command and to
-  // --exec's.
-  for (const auto& r : records) {
-    if (r.type == engine::RecordType::Line || r.rule == nullptr) continue;
-    if (!r.rule->exec.empty()) exec_->submit(output::exec_job_for(r, r.rule->exec));
-    if (!exec_argv_.empty()) exec_->submit(output::exec_job_for(r, exec_argv_));
-  }
+  deliveries_.submit(records);
+  exec_.submit(records);
 }
 
 void App::fail(const std::string& message) {
@@ -306,13 +262,10 @@ void App::request_stop(int sig) {
   // Exit does not wait for actions: running commands are killed (SIGTERM,
   // then SIGKILL after a second), and every action not run is named on
   // stderr. They do not go into the outbox (man page, Actions).
-  if (exec_) {
-    const char* name = sig > 0 ? sigabbrev_np(sig) : nullptr;
-    exec_->stop(name != nullptr ? std::string("stopped by SIG") + name : std::string("the run stopped"));
-  }
+  exec_.stop(sig);
   // A decider waiting for room in a delivery queue (a receiver long down)
   // must not hold the stop up: from now on submit() does not wait.
-  if (delivery_.pool) delivery_.pool->unblock();
+  deliveries_.unblock();
   stop_followers();
 }
 
@@ -368,14 +321,11 @@ void App::finish() {
   // Nothing asks the fleet from here on. Its thread stops now, before the
   // process exits under it (a degraded client would still be reconnecting).
   if (fleet_) fleet_->stop();
-  if (exec_) {
-    exec_->drain();  // exit waits for running commands; after a stop, for a second at most (killed)
-    exec_->flush_reports();
-  }
+  exec_.finish();  // exit waits for running commands; after a stop, for a second at most (killed)
   // Exit waits for deliveries a while; what is left stays in the outbox
   // for the next run (without --state it is lost, and said so). No worker
   // outlives the run (the process exits without destroying the App).
-  finish_delivery(delivery_, [](const std::string& m) { print_message(m); });
+  deliveries_.finish();
   if (options_.stats) print_error(stats_text());
   write_metrics_file();  // the run's last figures, for the textfile collector
   // /metrics stops here: the App is never destroyed, and a scrape must not
@@ -407,23 +357,22 @@ std::string App::stats_text() {
   if (options_.stats_json) return metrics::stats_json(snapshot()) + "\n";
   std::string s = cli::stats_report(*current()->engine);
   if (fleet_) s += cli::fleet_stats_report(fleet_->stats(), current()->rules->settings.fleet);
-  if (exec_) {
-    const auto e = exec_->stats();
-    s += "swthrottle: stats: exec: started " + std::to_string(e.started) + " succeeded " + std::to_string(e.succeeded) +
-         " retried " + std::to_string(e.retried) + " timed out " + std::to_string(e.timed_out) + " gave up " +
-         std::to_string(e.gave_up) + " dropped " + std::to_string(e.dropped) + " not run " + std::to_string(e.not_run) +
-         "\n";
+  if (const auto e = exec_.stats()) {
+    s += "swthrottle: stats: exec: started " + std::to_string(e->started) + " succeeded " +
+         std::to_string(e->succeeded) + " retried " + std::to_string(e->retried) + " timed out " +
+         std::to_string(e->timed_out) + " gave up " + std::to_string(e->gave_up) + " dropped " +
+         std::to_string(e->dropped) + " not run " + std::to_string(e->not_run) + "\n";
   }
-  if (delivery_.pool) {
-    for (const delivery::DestinationStats& d : delivery_.pool->stats()) {
+  if (const delivery::DeliveryStats ds = deliveries_.stats(); !ds.destinations.empty()) {
+    for (const delivery::DestinationStats& d : ds.destinations) {
       s += fmt::format(
           "swthrottle: stats: delivery: {}: queued {} delivered {} attempts {} failed {} dead_letters {} reposts {} "
           "pending {}{}\n",
           d.label, d.queued, d.delivered, d.attempts, d.failed_attempts, d.dead_letters, d.reposts, d.pending,
           d.circuit_open ? " circuit open" : "");
     }
-    if (delivery_.outbox) {
-      const delivery::OutboxStats o = delivery_.outbox->stats();
+    if (ds.outbox) {
+      const delivery::OutboxStats& o = *ds.outbox;
       s += fmt::format(
           "swthrottle: stats: outbox: added {} delivered {} dead_letters {} dropped {} recovered {} pending {}{}\n",
           o.added, o.delivered, o.dead_letters, o.dropped, o.recovered, o.pending,
@@ -456,12 +405,11 @@ void App::reload() {
   {
     // Delivery destinations are made at start: a URL only the new rules
     // name gets nothing until a restart (said, and the rules still load).
-    std::vector<delivery::DestinationStats> started;
-    if (delivery_.pool) started = delivery_.pool->stats();
+    const std::vector<delivery::DestinationStats> started = deliveries_.stats().destinations;
     for (const std::string& t : destinations_not_started(options_, *(*next)->rules, started))
       print_message("SIGHUP: destination " + t + " is new in the rules; records go there after a restart");
   }
-  if (uses_exec(*(*next)->rules) && !exec_) {
+  if (uses_exec(*(*next)->rules) && !exec_.running()) {
     print_message(
         "SIGHUP: keeping the current rules: exec actions need the exec pool, which "
         "starts only when the rules at start or --exec use it; restart swthrottle");

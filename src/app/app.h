@@ -24,7 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "app/deliveries.h"
 #include "app/delivery_setup.h"
+#include "app/exec_actions.h"
 #include "app/inputs.h"
 #include "cli/options.h"
 #include "fleet/fleet_client.h"
@@ -33,7 +35,6 @@
 #include "metrics/metrics_server.h"
 #include "metrics/snapshot.h"
 #include "metrics/systemd_notify.h"
-#include "output/exec.h"
 #include "output/sink.h"
 #include "pipeline/decider.h"
 #include "pipeline/generation.h"
@@ -170,10 +171,9 @@ class App final : private pipeline::DeciderHost {
   int64_t started_ms_ = 0;                                          // in fleet episode ids
   std::vector<std::unique_ptr<pipeline::Generation>> generations_;  // guarded by mu_ (appended on reload)
   std::atomic<pipeline::Generation*> current_{nullptr};
-  std::unique_ptr<output::ExecPool> exec_;
-  std::vector<std::string> exec_argv_;
+  ExecActions exec_;  // --exec and the rules' exec actions; started by start()
   std::unique_ptr<state::StateFile> state_;
-  DeliverySetup delivery_;  // webhooks and Alertmanagers (an outbox with --state); started after the state lock
+  Deliveries deliveries_;  // webhooks and Alertmanagers (an outbox with --state); started after the state lock
   std::atomic<bool> stop_{false};
   std::atomic<bool> input_failed_{false};
   std::atomic<bool> state_save_failed_{false};  // the save at the end failed: exit 2

@@ -126,8 +126,8 @@ metrics::Snapshot App::snapshot() {
       s.inputs.push_back(std::move(in));
     }
   }
-  if (exec_) {
-    const auto x = exec_->stats();
+  if (const auto exec = exec_.stats()) {
+    const output::ExecStats& x = *exec;
     s.exec = true;
     s.exec_started = x.started;
     s.exec_succeeded = x.succeeded;
@@ -138,8 +138,9 @@ metrics::Snapshot App::snapshot() {
     s.exec_not_run = x.not_run;
     s.exec_queued = x.queued;
   }
-  if (delivery_.pool) {
-    for (const delivery::DestinationStats& d : delivery_.pool->stats()) {
+  const delivery::DeliveryStats delivery = deliveries_.stats();
+  {
+    for (const delivery::DestinationStats& d : delivery.destinations) {
       metrics::DestinationCounters c;
       c.destination = d.label;
       c.queued = d.queued;
@@ -153,8 +154,8 @@ metrics::Snapshot App::snapshot() {
       s.destinations.push_back(std::move(c));
     }
   }
-  if (delivery_.outbox) {
-    const delivery::OutboxStats o = delivery_.outbox->stats();
+  if (delivery.outbox) {
+    const delivery::OutboxStats& o = *delivery.outbox;
     s.outbox = true;
     s.outbox_pending = o.pending;
     s.outbox_dead_letters = o.dead_letters;
