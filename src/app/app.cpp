@@ -15,7 +15,6 @@
 #include "cli/explain.h"
 #include "cli/report.h"
 #include "config/duration.h"
-#include "fleet/credentials.h"
 #include "fleet/rule_fleet.h"
 #include "metrics/exposition.h"
 #include "state/clamp_future.h"
@@ -24,9 +23,16 @@
 #include "util/stderr.h"
 
 namespace swthrottle::app {
+
 App::App(const cli::Options& options, const AppOptions& app_options, std::unique_ptr<pipeline::Generation> first,
          output::RecordSink& sink, const Clock& clock)
-    : options_(options), app_options_(app_options), clock_(clock), arrival_(clock), sink_(sink), notify_(clock) {
+    : options_(options),
+      app_options_(app_options),
+      clock_(clock),
+      arrival_(clock),
+      sink_(sink),
+      fleet_(clock),
+      notify_(clock) {
   started_wall_ms_ = clock_.wall_ms();
   current_ = first.get();
   generations_.push_back(std::move(first));
@@ -34,46 +40,16 @@ App::App(const cli::Options& options, const AppOptions& app_options, std::unique
 
 App::~App() = default;
 
-bool App::attach_fleet(pipeline::Generation& g, std::string* why) {
-  const config::RuleSet& rules = *g.rules;
-  if (!config::uses_fleet(rules)) return true;
-  const config::FleetSettings& f = rules.settings.fleet;
-  if (!fleet_) {
-    fleet::FleetClientOptions fo;
-    fo.endpoint = *fleet::parse_endpoint(f.redis);  // checked by load_generation
-    fo.credentials = fleet::credentials_from_environment("SWTHROTTLE_REDIS");
-    fo.sentinel_credentials = fleet::credentials_from_environment("SWTHROTTLE_SENTINEL");
-    fo.allow_eviction = f.allow_eviction;
-    fo.timeout = std::chrono::milliseconds(f.timeout_ms);
-    fo.sync = std::chrono::milliseconds(f.sync_ms);
-    fo.fallback = std::string(to_string(f.on_unreachable));
-    int64_t narrowest = INT64_MAX;
-    for (const auto& r : rules.rules)
-      if (r.fleet != config::FleetMode::Off) narrowest = std::min(narrowest, r.window_ms / r.buckets);
-    fo.skew_warn_ms = narrowest / 4;
-    started_ms_ = clock_.wall_ms();
-    fleet_ =
-        std::make_unique<fleet::FleetClient>(clock_, std::move(fo), [](const std::string& m) { print_message(m); });
-  } else if (f.redis != fleet_->options().endpoint.text || f.timeout_ms != fleet_->options().timeout.count()) {
-    // One connection for the run; a SIGHUP does not move it.
-    *why = "[fleet] redis and timeout changed; they take effect at a restart";
-    return false;
-  }
-  g.fleet = std::make_unique<fleet::RuleFleet>(*fleet_, rules, f.host, started_ms_);
-  g.engine->attach_fleet(g.fleet.get());
-  return true;
-}
-
 bool App::start() {
   const bool started = start_owners();
   // The App is never destroyed: a start that fails stops the fleet thread
   // here, or it would still be reconnecting while the process exits.
-  if (!started && fleet_) fleet_->stop();
+  if (!started) fleet_.finish();
   return started;
 }
 
 bool App::start_owners() {
-  if (std::string why; !attach_fleet(*current(), &why)) {
+  if (std::string why; !fleet_.attach(*current(), &why)) {
     print_message(why);
     return false;
   }
@@ -300,10 +276,10 @@ void App::finish() {
     cv_.notify_all();
   }
   pipeline::Generation& g = *current();
-  if (fleet_) {
+  if (fleet_.connected()) {
     // Batched fleet rules: what this host counted goes to the fleet before
     // it exits, and the alerts that flush claims are written.
-    fleet_->finish(2 * fleet_->options().timeout + fleet_->options().sync);
+    fleet_.flush();
     write_fleet_alerts();
   }
   if (state_) {
@@ -320,7 +296,7 @@ void App::finish() {
   }
   // Nothing asks the fleet from here on. Its thread stops now, before the
   // process exits under it (a degraded client would still be reconnecting).
-  if (fleet_) fleet_->stop();
+  fleet_.finish();
   exec_.finish();  // exit waits for running commands; after a stop, for a second at most (killed)
   // Exit waits for deliveries a while; what is left stays in the outbox
   // for the next run (without --state it is lost, and said so). No worker
@@ -338,25 +314,19 @@ void App::finish() {
 }
 
 void App::write_fleet_alerts() {
-  std::vector<engine::FleetClaim> claims;
-  std::vector<engine::Record> records;
   std::vector<pipeline::Generation*> gens;
   {
     std::lock_guard lock(mu_);
     for (auto& g : generations_) gens.push_back(g.get());
   }
-  for (pipeline::Generation* g : gens) {
-    if (!g->fleet) continue;
-    g->engine->fleet_alerts(claims, records);
-    if (!records.empty()) emit(records);
-  }
+  if (const std::vector<engine::Record> records = fleet_.claimed_alerts(gens); !records.empty()) emit(records);
 }
 
 std::string App::stats_text() {
   // --stats-format json: one JSON object (on stderr, never among the records).
   if (options_.stats_json) return metrics::stats_json(snapshot()) + "\n";
   std::string s = cli::stats_report(*current()->engine);
-  if (fleet_) s += cli::fleet_stats_report(fleet_->stats(), current()->rules->settings.fleet);
+  if (const auto f = fleet_.stats()) s += cli::fleet_stats_report(*f, current()->rules->settings.fleet);
   if (const auto e = exec_.stats()) {
     s += "swthrottle: stats: exec: started " + std::to_string(e->started) + " succeeded " +
          std::to_string(e->succeeded) + " retried " + std::to_string(e->retried) + " timed out " +
@@ -397,7 +367,7 @@ void App::reload() {
     reload_failures_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  if (std::string why; !attach_fleet(**next, &why)) {
+  if (std::string why; !fleet_.attach(**next, &why)) {
     print_message("SIGHUP: keeping the current rules: " + why);
     reload_failures_.fetch_add(1, std::memory_order_relaxed);
     return;

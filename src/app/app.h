@@ -27,9 +27,9 @@
 #include "app/deliveries.h"
 #include "app/delivery_setup.h"
 #include "app/exec_actions.h"
+#include "app/fleet_connection.h"
 #include "app/inputs.h"
 #include "cli/options.h"
-#include "fleet/fleet_client.h"
 #include "input/follow.h"
 #include "input/glob_watcher.h"
 #include "metrics/metrics_server.h"
@@ -155,9 +155,6 @@ class App final : private pipeline::DeciderHost {
   bool start_exec();
   bool open_state();
   bool start_metrics_server();
-  // Rules with `fleet`: the fleet client (made once, at start) and the
-  // generation's link to it. False: the fleet cannot serve these rules.
-  bool attach_fleet(pipeline::Generation& g, std::string* why);
   // The alerts the fleet thread claimed for batched rules (of every
   // generation), written. With the order lock held exclusive.
   void write_fleet_alerts();
@@ -167,8 +164,7 @@ class App final : private pipeline::DeciderHost {
   const Clock& clock_;
   ArrivalClock arrival_;
   output::RecordSink& sink_;
-  std::unique_ptr<fleet::FleetClient> fleet_;                       // before generations_: their links point into it
-  int64_t started_ms_ = 0;                                          // in fleet episode ids
+  FleetConnection fleet_;  // before generations_: their links point into its client
   std::vector<std::unique_ptr<pipeline::Generation>> generations_;  // guarded by mu_ (appended on reload)
   std::atomic<pipeline::Generation*> current_{nullptr};
   ExecActions exec_;  // --exec and the rules' exec actions; started by start()

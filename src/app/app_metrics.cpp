@@ -55,18 +55,18 @@ void App::no_timestamp(const std::string& input, const std::string& message) {
 namespace {
 
 // The fleet client's counters, as a scrape sees them.
-void fleet_counters(const fleet::FleetStats& f, metrics::Snapshot& s) {
+void fleet_counters(const fleet::FleetCounts& f, metrics::Snapshot& s) {
   s.fleet = true;
-  s.fleet_degraded = f.degraded_now.load(std::memory_order_acquire);
-  s.fleet_asked = f.asked.load(std::memory_order_relaxed);
-  s.fleet_answered = f.answered.load(std::memory_order_relaxed);
-  s.fleet_unanswered = f.unanswered.load(std::memory_order_relaxed);
-  s.fleet_timeouts = f.timeouts.load(std::memory_order_relaxed);
-  s.fleet_errors = f.errors.load(std::memory_order_relaxed);
-  s.fleet_reconnects = f.reconnects.load(std::memory_order_relaxed);
-  s.fleet_evicted = f.evicted.load(std::memory_order_relaxed);
-  s.fleet_failovers = f.failovers.load(std::memory_order_relaxed);
-  s.fleet_unconfirmed = f.unconfirmed.load(std::memory_order_relaxed);
+  s.fleet_degraded = f.degraded_now;
+  s.fleet_asked = f.asked;
+  s.fleet_answered = f.answered;
+  s.fleet_unanswered = f.unanswered;
+  s.fleet_timeouts = f.timeouts;
+  s.fleet_errors = f.errors;
+  s.fleet_reconnects = f.reconnects;
+  s.fleet_evicted = f.evicted;
+  s.fleet_failovers = f.failovers;
+  s.fleet_unconfirmed = f.unconfirmed;
 }
 
 }  // namespace
@@ -162,7 +162,7 @@ metrics::Snapshot App::snapshot() {
     s.outbox_dropped = o.dropped;
     s.outbox_unrecorded = o.unrecorded;
   }
-  if (fleet_) fleet_counters(fleet_->stats(), s);
+  if (const auto f = fleet_.stats()) fleet_counters(*f, s);
   return s;
 }
 

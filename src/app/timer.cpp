@@ -14,7 +14,7 @@ namespace swthrottle::app {
 
 bool App::needs_timer() const {
   return current_.load()->rules->settings.time == config::TimeSource::Arrival || state_ != nullptr || live_ ||
-         fleet_ != nullptr;
+         fleet_.connected();
 }
 
 void App::watch_stamps(pipeline::StampWatch& watch, bool on) {
@@ -66,7 +66,7 @@ void App::timer_loop() {
           g->engine->tick(now, records);
           if (!records.empty()) emit(records);
         }
-        if (fleet_) write_fleet_alerts();  // claimed by the fleet thread (batched rules)
+        if (fleet_.connected()) write_fleet_alerts();  // claimed by the fleet thread (batched rules)
         if (state_ && clock_.steady_ms() >= next_save) {
           save_state(*g);
           next_save = clock_.steady_ms() + app_options_.state_save_every_ms;

@@ -202,16 +202,14 @@ std::string stats_report(const engine::Engine& engine) {
   return out;
 }
 
-std::string fleet_stats_report(const fleet::FleetStats& s, const config::FleetSettings& fleet) {
-  auto n = [](const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); };
+std::string fleet_stats_report(const fleet::FleetCounts& s, const config::FleetSettings& fleet) {
   return fmt::format(
       "swthrottle: stats: fleet: redis {} namespace {} host {} state {} asked {} answered {} unanswered {} "
       "timeouts {} errors {} degraded {} reconnects {} reloads {} resets {} evicted {} failovers {} unconfirmed {} "
       "flushes {} late_flushed {} dropped {} local_alerts {} duplicates {}\n",
-      fleet.redis, fleet.namespace_name, fleet.host, s.degraded_now.load() ? "degraded" : "ok", n(s.asked),
-      n(s.answered), n(s.unanswered), n(s.timeouts), n(s.errors), n(s.degraded), n(s.reconnects), n(s.reloads),
-      n(s.resets), n(s.evicted), n(s.failovers), n(s.unconfirmed), n(s.flushes), n(s.late_flushed), n(s.dropped),
-      n(s.local_alerts), n(s.duplicates));
+      fleet.redis, fleet.namespace_name, fleet.host, s.degraded_now ? "degraded" : "ok", s.asked, s.answered,
+      s.unanswered, s.timeouts, s.errors, s.degraded, s.reconnects, s.reloads, s.resets, s.evicted, s.failovers,
+      s.unconfirmed, s.flushes, s.late_flushed, s.dropped, s.local_alerts, s.duplicates);
 }
 
 }  // namespace swthrottle::cli

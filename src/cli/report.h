@@ -6,7 +6,7 @@
 
 #include "config/rules.h"
 #include "engine/engine.h"
-#include "fleet/fleet_client.h"
+#include "fleet/fleet_stats.h"
 
 namespace swthrottle::cli {
 
@@ -17,6 +17,6 @@ std::string check_summary(const config::RuleSet& rules);
 std::string stats_report(const engine::Engine& engine);
 
 // --stats / SIGUSR1: the fleet's line (only with fleet rules).
-std::string fleet_stats_report(const fleet::FleetStats& stats, const config::FleetSettings& fleet);
+std::string fleet_stats_report(const fleet::FleetCounts& stats, const config::FleetSettings& fleet);
 
 }  // namespace swthrottle::cli
