@@ -14,11 +14,8 @@
 #include "app/load_generation.h"
 #include "cli/explain.h"
 #include "cli/report.h"
-#include "config/duration.h"
 #include "fleet/rule_fleet.h"
 #include "metrics/exposition.h"
-#include "state/clamp_future.h"
-#include "state/state_validation.h"
 #include "util/atomic_max.h"
 #include "util/stderr.h"
 
@@ -32,6 +29,7 @@ App::App(const cli::Options& options, const AppOptions& app_options, std::unique
       arrival_(clock),
       sink_(sink),
       fleet_(clock),
+      state_(options_, clock),
       notify_(clock) {
   started_wall_ms_ = clock_.wall_ms();
   current_ = first.get();
@@ -56,8 +54,7 @@ bool App::start_owners() {
   if (!start_exec() || !open_state()) return false;
   // After the state lock: the outbox beside the state file is this run's.
   auto d = Deliveries::start(
-      options_, *current()->rules, state_ ? state_->path() : std::string(),
-      [](const std::string& m) { print_message(m); }, clock_);
+      options_, *current()->rules, state_.path(), [](const std::string& m) { print_message(m); }, clock_);
   if (!d) {
     print_message(d.error().str());
     return false;
@@ -80,57 +77,9 @@ bool App::start_exec() {
 // --state: the run's lock (waiting up to --state-wait), then the saved
 // windows loaded into the first generation's engine.
 bool App::open_state() {
-  if (options_.state_file.empty()) return true;
-  state_ = std::make_unique<state::StateFile>(options_.state_file);
-  // SIGINT/SIGTERM are blocked here and the signal thread is not running
-  // yet: sleep in sigtimedwait so that they end the wait.
-  int stopped_by = 0;
-  auto pause = [&stopped_by](int64_t ms) {
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    const timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};
-    const int sig = ::sigtimedwait(&stop, nullptr, &ts);
-    if (sig == SIGINT || sig == SIGTERM) stopped_by = sig;
-    return stopped_by == 0;
-  };
-  auto locked = state_->lock_for_run_within(
-      options_.state_wait_ms, [](const std::string& m) { print_message(m); }, pause, clock_);
-  if (!locked) {
-    print_message(locked.error().str());
-  } else if (*locked != state::StateFile::Wait::Locked) {
-    const std::string lp = state_->lock_path();
-    if (*locked == state::StateFile::Wait::Busy)
-      print_message("--state " + state_->path() + ": another run still holds " + lp + " after --state-wait " +
-                    (options_.state_wait_ms == 0 ? std::string("0") : config::format_duration(options_.state_wait_ms)) +
-                    "; nothing was read (exit 4)");
-    else
-      print_message(std::string(stopped_by == SIGINT ? "SIGINT" : "SIGTERM") + " while waiting for " + lp +
-                    "; nothing was read (exit 4)");
-    start_status_ = cli::kExitStateBusy;
-    return false;
-  }
-  std::string warning;
-  engine::EngineState st = state_->load(warning, clock_.wall_ms());
-  if (!warning.empty()) print_message(warning);
-  // Before anything edits st: the messages name the members of the file.
-  for (const std::string& m : state::drop_inconsistent(st, *current()->rules))
-    print_message("state file " + state_->path() + ": " + m);
-  if (const std::string c = state::clamp_future(st, clock_.wall_ms(), current()->rules->settings.max_future_ms);
-      !c.empty())
-    print_message("--state " + state_->path() + ": " + c);
-  for (const auto& name : current()->engine->load_state(st))
-    print_message("state: rule \"" + name + "\" changed since the state was saved; it starts fresh");
-  if (!st.fleet_unsent.empty()) {
-    // Batched counts the last run could not send: sent with the next flush.
-    const std::size_t dropped = current()->fleet ? current()->fleet->restore(st.fleet_unsent) : st.fleet_unsent.size();
-    if (dropped > 0)
-      print_message("state: " + std::to_string(dropped) +
-                    " windows of fleet counts not sent last run belong to rules that are gone or changed; dropped");
-  }
-  if (st.last_log_ms >= 0) last_log_ms_ = st.last_log_ms;
-  return true;
+  if (state_.open(*current(), last_log_ms_) == StateKeeper::Opened::Loaded) return true;
+  start_status_ = cli::kExitStateBusy;
+  return false;
 }
 
 // --metrics-listen: /metrics and /healthz.
@@ -207,7 +156,7 @@ int App::run(std::vector<InputSpec> inputs) {
 // The same after SIGINT/SIGTERM as at the end of input: a stop writes (or
 // saves) what is pending, it does not hide what the run saw.
 int App::exit_status() {
-  if (input_failed_ || sink_.failed() || state_save_failed_) return cli::kExitError;
+  if (input_failed_ || sink_.failed() || state_.final_save_failed()) return cli::kExitError;
   // An action that gave up, was dropped at a full queue or was not run at a
   // stop: a record was not delivered.
   if (exec_.lost_actions()) return cli::kExitExecGaveUp;
@@ -251,15 +200,6 @@ void App::stop_followers() {
   for (auto* g : globs_) g->stop();
 }
 
-bool App::save_state(pipeline::Generation& g) {
-  engine::EngineState st = g.engine->save_state();
-  st.last_log_ms = last_log_ms_.load();
-  if (g.fleet) st.fleet_unsent = g.fleet->unsent();
-  auto r = state_->save(st, clock_.wall_ms());
-  if (!r) print_message(r.error().str());
-  return r.ok();
-}
-
 // End of input, a signal, or a closed output: once. With --state, pending
 // summaries are saved (carried to the next run), else written.
 void App::finish() {
@@ -282,13 +222,9 @@ void App::finish() {
     fleet_.flush();
     write_fleet_alerts();
   }
-  if (state_) {
-    // The last save is the one the next run reads: without it the windows
-    // and the pending summaries of this run are lost, which the exit says.
-    if (!save_state(g)) {
-      print_message("--state " + state_->path() + ": the state of this run was not saved (exit 2)");
-      state_save_failed_ = true;
-    }
+  if (state_.active()) {
+    // The last save is the one the next run reads (a failure makes exit 2).
+    state_.finish(g, last_log_ms_.load());
   } else if (!sink_.closed()) {
     std::vector<engine::Record> records;
     g.engine->finish(records);

@@ -29,6 +29,7 @@
 #include "app/exec_actions.h"
 #include "app/fleet_connection.h"
 #include "app/inputs.h"
+#include "app/state_keeper.h"
 #include "cli/options.h"
 #include "input/follow.h"
 #include "input/glob_watcher.h"
@@ -41,7 +42,6 @@
 #include "pipeline/order_lock.h"
 #include "pipeline/parallel_match.h"
 #include "pipeline/quiet_time.h"
-#include "state/state_file.h"
 #include "util/clock.h"
 
 namespace swthrottle::app {
@@ -139,7 +139,6 @@ class App final : private pipeline::DeciderHost {
   void watch_stamps(pipeline::StampWatch& watch, bool on);
   int64_t quiet_reached(const pipeline::Generation& g);
   void stop_followers();
-  bool save_state(pipeline::Generation& g);  // false: failed, and said so
   void finish();
   int exit_status();  // after finish(): DESIGN.md §6
   std::string stats_text();
@@ -167,12 +166,11 @@ class App final : private pipeline::DeciderHost {
   FleetConnection fleet_;  // before generations_: their links point into its client
   std::vector<std::unique_ptr<pipeline::Generation>> generations_;  // guarded by mu_ (appended on reload)
   std::atomic<pipeline::Generation*> current_{nullptr};
-  ExecActions exec_;  // --exec and the rules' exec actions; started by start()
-  std::unique_ptr<state::StateFile> state_;
+  ExecActions exec_;       // --exec and the rules' exec actions; started by start()
+  StateKeeper state_;      // --state: locked and loaded by start()
   Deliveries deliveries_;  // webhooks and Alertmanagers (an outbox with --state); started after the state lock
   std::atomic<bool> stop_{false};
   std::atomic<bool> input_failed_{false};
-  std::atomic<bool> state_save_failed_{false};  // the save at the end failed: exit 2
   std::atomic<int64_t> last_log_ms_{-1};
   std::size_t inputs_ = 1;
   int start_status_ = 2;
