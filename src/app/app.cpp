@@ -30,8 +30,7 @@ App::App(const cli::Options& options, const AppOptions& app_options, std::unique
       sink_(sink),
       fleet_(clock),
       state_(options_, clock),
-      notify_(clock) {
-  started_wall_ms_ = clock_.wall_ms();
+      metrics_(options_, clock, [this](metrics::Snapshot& s) { add_snapshot_parts(s); }) {
   current_ = first.get();
   generations_.push_back(std::move(first));
 }
@@ -60,7 +59,7 @@ bool App::start_owners() {
     return false;
   }
   deliveries_ = std::move(*d);
-  return start_metrics_server();
+  return metrics_.start_server();  // --metrics-listen
 }
 
 // The exec pool, when --exec or a rule's exec asks for one.
@@ -82,38 +81,12 @@ bool App::open_state() {
   return false;
 }
 
-// --metrics-listen: /metrics and /healthz.
-bool App::start_metrics_server() {
-  if (options_.metrics_listen.empty()) return true;
-  // /healthz calls an input stalled after a minute with lines waiting.
-  constexpr int64_t kStallMs = 60'000;
-  auto server = metrics::MetricsServer::start(
-      options_.metrics_listen, [this] { return snapshot(); }, kStallMs);
-  if (!server) {
-    print_message(server.error().str());
-    return false;
-  }
-  metrics_server_ = std::move(*server);
-  return true;
-}
-
 int App::run(std::vector<InputSpec> inputs) {
   inputs_ = inputs.size();
   live_ = std::any_of(inputs.begin(), inputs.end(),
                       [](const InputSpec& in) { return pace_of(in) != pipeline::StampWatch::Pace::Replay; });
-  {
-    std::lock_guard lock(mu_);  // /metrics may be reading them already
-    for (const InputSpec& in : inputs) {
-      if (meter_of(in.name) != nullptr) continue;
-      meters_.push_back(std::make_unique<InputMeter>());
-      meters_.back()->name = in.name;
-    }
-  }
   // Rules loaded, inputs open: ready (systemd, /healthz, swthrottle_ready).
-  ready_.store(true, std::memory_order_release);
-  notify_.ready();
-  std::thread metrics;
-  if (needs_metrics_thread()) metrics = std::thread([this] { metrics_loop(); });
+  metrics_.start(inputs);
   {
     std::unique_ptr<std::thread> timer;
     if (needs_timer()) timer = std::make_unique<std::thread>([this] { timer_loop(); });
@@ -145,7 +118,6 @@ int App::run(std::vector<InputSpec> inputs) {
   for (const InputSpec& in : inputs)
     if (in.fd > 0) ::close(in.fd);
   finish();
-  if (metrics.joinable()) metrics.join();
   {
     std::lock_guard work(signal_mu_);  // a reload or stats report in progress ends first
     exiting_ = true;
@@ -206,7 +178,7 @@ void App::finish() {
   std::lock_guard once(finish_mu_);
   if (finish_started_) return;
   finish_started_ = true;
-  notify_.stopping();
+  metrics_.stopping();
   std::unique_lock order(order_);
   {
     // The timer stops first: it must not write a summary (or save an older
@@ -239,13 +211,9 @@ void App::finish() {
   // outlives the run (the process exits without destroying the App).
   deliveries_.finish();
   if (options_.stats) print_error(stats_text());
-  write_metrics_file();  // the run's last figures, for the textfile collector
-  // /metrics stops here: the App is never destroyed, and a scrape must not
-  // run into the process's exit.
-  metrics_server_.reset();
+  metrics_.finish();  // the last metrics file; /metrics stops
   std::lock_guard lock(mu_);
   finished_ = true;
-  metrics_done_ = true;
   cv_.notify_all();
 }
 
@@ -260,7 +228,7 @@ void App::write_fleet_alerts() {
 
 std::string App::stats_text() {
   // --stats-format json: one JSON object (on stderr, never among the records).
-  if (options_.stats_json) return metrics::stats_json(snapshot()) + "\n";
+  if (options_.stats_json) return metrics::stats_json(metrics_.snapshot()) + "\n";
   std::string s = cli::stats_report(*current()->engine);
   if (const auto f = fleet_.stats()) s += cli::fleet_stats_report(*f, current()->rules->settings.fleet);
   if (const auto e = exec_.stats()) {
@@ -292,20 +260,20 @@ std::string App::stats_text() {
 void App::reload() {
   // systemd: RELOADING=1 now, READY=1 once the reload is over, whatever
   // its outcome (the old rules stay when the new ones are bad).
-  notify_.reloading();
+  metrics_.reload_started();
   struct ReadyAgain {
-    metrics::SystemdNotify& n;
-    ~ReadyAgain() { n.ready(); }
-  } ready_again{notify_};
+    RunMetrics& m;
+    ~ReadyAgain() { m.reload_ended(); }
+  } ready_again{metrics_};
   auto next = load_generation(options_, current());
   if (!next) {
     print_message("SIGHUP: keeping the current rules: " + next.error().str());
-    reload_failures_.fetch_add(1, std::memory_order_relaxed);
+    metrics_.count_reload(false);
     return;
   }
   if (std::string why; !fleet_.attach(**next, &why)) {
     print_message("SIGHUP: keeping the current rules: " + why);
-    reload_failures_.fetch_add(1, std::memory_order_relaxed);
+    metrics_.count_reload(false);
     return;
   }
   {
@@ -319,7 +287,7 @@ void App::reload() {
     print_message(
         "SIGHUP: keeping the current rules: exec actions need the exec pool, which "
         "starts only when the rules at start or --exec use it; restart swthrottle");
-    reload_failures_.fetch_add(1, std::memory_order_relaxed);
+    metrics_.count_reload(false);
     return;
   }
   // Exclusive: no decider is between match and output while the rules
@@ -333,7 +301,7 @@ void App::reload() {
   std::lock_guard lock(mu_);
   current_.store(next->get(), std::memory_order_release);
   generations_.push_back(std::move(*next));
-  reloads_.fetch_add(1, std::memory_order_relaxed);
+  metrics_.count_reload(true);
   std::string msg = "SIGHUP: reloaded " + std::to_string(n) + " rules";
   if (!fresh.empty()) {
     msg += "; started fresh:";

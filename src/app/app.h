@@ -29,13 +29,12 @@
 #include "app/exec_actions.h"
 #include "app/fleet_connection.h"
 #include "app/inputs.h"
+#include "app/run_metrics.h"
 #include "app/state_keeper.h"
 #include "cli/options.h"
 #include "input/follow.h"
 #include "input/glob_watcher.h"
-#include "metrics/metrics_server.h"
 #include "metrics/snapshot.h"
-#include "metrics/systemd_notify.h"
 #include "output/sink.h"
 #include "pipeline/decider.h"
 #include "pipeline/generation.h"
@@ -90,27 +89,16 @@ class App final : private pipeline::DeciderHost {
   void saw_log_time(int64_t newest_ms) override;
   const Clock& clock() override { return clock_; }
   int64_t arrival_ms() override { return arrival_.now_ms(); }
-  void progressed(const std::string& input, uint64_t lines, int64_t newest_log_ms) override;
-  void no_timestamp(const std::string& input, const std::string& message) override;
+  void progressed(const std::string& input, uint64_t lines, int64_t newest_log_ms) override {
+    metrics_.progressed(input, lines, newest_log_ms);
+  }
+  void no_timestamp(const std::string& input, const std::string& message) override {
+    metrics_.no_timestamp(input, message);
+  }
 
-  // Metrics (app_metrics.cpp): one input's figures, made by run() before
-  // any input thread starts (then only read: atomics, and `follower` under mu_).
-  struct InputMeter {
-    std::string name;
-    std::atomic<uint64_t> lines{0};
-    std::atomic<int64_t> newest_log_ms{INT64_MIN};
-    std::atomic<int64_t> progress_ms{0};    // wall clock of the last decided line
-    std::atomic<bool> no_timestamp{false};  // reported without a timestamp (stamp_watch.h), none since
-    input::Follower* follower = nullptr;    // guarded by mu_: while it is followed
-  };
-  InputMeter* meter_of(const std::string& input);
-  metrics::Snapshot snapshot();
-  // The metrics thread: --metrics-file every few seconds, the systemd
-  // STATUS line, and watchdog pings while the pipeline is healthy.
-  bool needs_metrics_thread() const;
-  void metrics_loop();
-  void write_metrics_file();
-  std::string status_line();
+  // The App's part of a snapshot (app_metrics.cpp): the engine's counters
+  // and the owners' stats; RunMetrics adds the rest.
+  void add_snapshot_parts(metrics::Snapshot& s);
 
   // One input, read by the source it needs, decided in its own order.
   void read_input(const InputSpec& in);
@@ -153,7 +141,6 @@ class App final : private pipeline::DeciderHost {
   bool start_owners();
   bool start_exec();
   bool open_state();
-  bool start_metrics_server();
   // The alerts the fleet thread claimed for batched rules (of every
   // generation), written. With the order lock held exclusive.
   void write_fleet_alerts();
@@ -184,19 +171,14 @@ class App final : private pipeline::DeciderHost {
   std::vector<pipeline::StampWatch*> stamp_watches_;  // of the inputs read live
   bool live_ = false;                                 // some input is followed, or a pipe (set by run())
   bool timer_done_ = false;
-  std::vector<std::unique_ptr<InputMeter>> meters_;  // made by run()
-  metrics::SystemdNotify notify_;
-  std::atomic<bool> ready_{false};
-  std::atomic<uint64_t> reloads_{0}, reload_failures_{0};
-  int64_t started_wall_ms_ = 0;  // the App's start (wall clock), for swthrottle_start_time_seconds
-  bool metrics_done_ = false;    // guarded by mu_: the metrics thread ends
   bool finished_ = false;
   std::mutex finish_mu_;
   bool finish_started_ = false;  // guarded by finish_mu_
   std::mutex signal_mu_;         // held by the signal thread while it reloads or reports
   bool exiting_ = false;         // guarded by signal_mu_
-  // --metrics-listen: last, so that it stops first (its thread calls snapshot()).
-  std::unique_ptr<metrics::MetricsServer> metrics_server_;
+  // Last, so that it stops first: its threads (/metrics, the metrics file,
+  // systemd) read the members above through add_snapshot_parts().
+  RunMetrics metrics_;
 };
 
 }  // namespace swthrottle::app
