@@ -13,9 +13,9 @@
 
 #include "app/load_generation.h"
 #include "cli/explain.h"
-#include "cli/report.h"
 #include "fleet/rule_fleet.h"
 #include "metrics/exposition.h"
+#include "metrics/stats_text.h"
 #include "util/atomic_max.h"
 #include "util/stderr.h"
 
@@ -227,33 +227,9 @@ void App::write_fleet_alerts() {
 }
 
 std::string App::stats_text() {
+  const metrics::Snapshot s = metrics_.snapshot();
   // --stats-format json: one JSON object (on stderr, never among the records).
-  if (options_.stats_json) return metrics::stats_json(metrics_.snapshot()) + "\n";
-  std::string s = cli::stats_report(*current()->engine);
-  if (const auto f = fleet_.stats()) s += cli::fleet_stats_report(*f, current()->rules->settings.fleet);
-  if (const auto e = exec_.stats()) {
-    s += "swthrottle: stats: exec: started " + std::to_string(e->started) + " succeeded " +
-         std::to_string(e->succeeded) + " retried " + std::to_string(e->retried) + " timed out " +
-         std::to_string(e->timed_out) + " gave up " + std::to_string(e->gave_up) + " dropped " +
-         std::to_string(e->dropped) + " not run " + std::to_string(e->not_run) + "\n";
-  }
-  if (const delivery::DeliveryStats ds = deliveries_.stats(); !ds.destinations.empty()) {
-    for (const delivery::DestinationStats& d : ds.destinations) {
-      s += fmt::format(
-          "swthrottle: stats: delivery: {}: queued {} delivered {} attempts {} failed {} dead_letters {} reposts {} "
-          "pending {}{}\n",
-          d.label, d.queued, d.delivered, d.attempts, d.failed_attempts, d.dead_letters, d.reposts, d.pending,
-          d.circuit_open ? " circuit open" : "");
-    }
-    if (ds.outbox) {
-      const delivery::OutboxStats& o = *ds.outbox;
-      s += fmt::format(
-          "swthrottle: stats: outbox: added {} delivered {} dead_letters {} dropped {} recovered {} pending {}{}\n",
-          o.added, o.delivered, o.dead_letters, o.dropped, o.recovered, o.pending,
-          o.unrecorded > 0 ? fmt::format(" unrecorded {}", o.unrecorded) : std::string());
-    }
-  }
-  return s;
+  return options_.stats_json ? metrics::stats_json(s) + "\n" : metrics::stats_text(s);
 }
 
 // SIGHUP: a bad new rules file is reported and the old rules stay.

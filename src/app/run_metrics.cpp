@@ -168,15 +168,15 @@ std::string RunMetrics::status_line() {
   const metrics::Snapshot s = snapshot();
   uint64_t alerts = 0, suppressed = 0;
   for (const auto& r : s.rules) {
-    alerts += r.alerts;
-    suppressed += r.suppressed;
+    alerts += r.counts.alerts;
+    suppressed += r.counts.suppressed;
   }
-  std::string line =
-      fmt::format("{} lines, {} matched, {} alerts, {} suppressed", s.lines, s.matched, alerts, suppressed);
+  std::string line = fmt::format("{} lines, {} matched, {} alerts, {} suppressed", s.counts.lines, s.counts.matched,
+                                 alerts, suppressed);
   uint64_t pending = 0;
-  for (const auto& d : s.destinations) pending += d.pending;
-  if (!s.destinations.empty()) line += fmt::format(", {} waiting for delivery", pending);
-  if (s.fleet && s.fleet_degraded) line += ", fleet unreachable";
+  for (const auto& d : s.delivery.destinations) pending += d.pending;
+  if (!s.delivery.destinations.empty()) line += fmt::format(", {} waiting for delivery", pending);
+  if (s.fleet && s.fleet->counts.degraded_now) line += ", fleet unreachable";
   return line;
 }
 
