@@ -12,12 +12,12 @@
 #include "app/deliveries.h"
 #include "app/exec_actions.h"
 #include "app/fleet_connection.h"
-#include "app/load_generation.h"
 #include "app/run_metrics.h"
 #include "app/state_keeper.h"
 #include "pipeline/batch.h"
 #include "support/captured_stderr.h"
 #include "support/fake_clock.h"
+#include "support/loaded_generation.h"
 #include "support/temp_dir.h"
 
 namespace {
@@ -27,11 +27,7 @@ using sw::test::CapturedStderr;
 using sw::test::FakeClock;
 using sw::test::TempDir;
 
-std::unique_ptr<sw::pipeline::Generation> load(const sw::cli::Options& o) {
-  auto g = sw::app::load_generation(o);
-  REQUIRE_MESSAGE(g.ok(), (g.ok() ? std::string() : g.error().str()));
-  return std::move(*g);
-}
+using sw::test::loaded_generation;
 
 const char* const kAlertRule = R"toml(
 [settings]
@@ -45,6 +41,19 @@ threshold = "2 per 10s"
   match = 'FAIL'
 )toml";
 
+// A run's command line with one alert rule, loaded; each owner starts from it.
+struct OneRule {
+  TempDir dir;
+  FakeClock clock;
+  sw::cli::Options o;
+  std::unique_ptr<sw::pipeline::Generation> g;
+  OneRule() {
+    o.rule_files = {dir.write("rules.toml", kAlertRule)};
+    g = loaded_generation(o);
+  }
+  const sw::config::Rule& rule() const { return g->rules->rules[0]; }
+};
+
 sw::engine::Record alert_of(const sw::config::Rule& rule) {
   sw::engine::Record r;
   r.type = sw::engine::RecordType::Alert;
@@ -57,11 +66,8 @@ sw::engine::Record alert_of(const sw::config::Rule& rule) {
 }  // namespace
 
 TEST_CASE("ExecActions: none without --exec or a rule's exec, a bad --exec is refused") {
-  TempDir dir;
-  sw::cli::Options o;
-  o.rule_files = {dir.write("rules.toml", kAlertRule)};
-  FakeClock clock;
-  auto g = load(o);
+  OneRule run;
+  auto& [dir, clock, o, g] = run;
   auto none = sw::app::ExecActions::start(o, *g->rules, clock);
   REQUIRE(none.ok());
   CHECK_FALSE(none->running());
@@ -76,12 +82,9 @@ TEST_CASE("ExecActions: none without --exec or a rule's exec, a bad --exec is re
 }
 
 TEST_CASE("ExecActions: lines are not actions, an action after a stop is not run, and that is exit 3's") {
-  TempDir dir;
-  sw::cli::Options o;
-  o.rule_files = {dir.write("rules.toml", kAlertRule)};
+  OneRule run;
+  auto& [dir, clock, o, g] = run;
   o.exec = "/bin/true";
-  FakeClock clock;
-  auto g = load(o);
   auto exec = sw::app::ExecActions::start(o, *g->rules, clock);
   REQUIRE(exec.ok());
   REQUIRE(exec->running());
@@ -101,11 +104,8 @@ TEST_CASE("ExecActions: lines are not actions, an action after a stop is not run
 }
 
 TEST_CASE("Deliveries: none without a destination, a record neither delivered nor kept is lost (exit 3)") {
-  TempDir dir;
-  sw::cli::Options o;
-  o.rule_files = {dir.write("rules.toml", kAlertRule)};
-  FakeClock clock;
-  auto g = load(o);
+  OneRule run;
+  auto& [dir, clock, o, g] = run;
   g->rules->settings.delivery.drain_ms = 0;  // no wait at the end (a rules file cannot say 0)
   auto none = sw::app::Deliveries::start(o, *g->rules, "", {}, clock);
   REQUIRE(none.ok());
@@ -136,11 +136,8 @@ TEST_CASE("Deliveries: none without a destination, a record neither delivered no
 }
 
 TEST_CASE("StateKeeper: inactive without --state, saves counted, a held lock is exit 4, a failed last save exit 2") {
-  TempDir dir;
-  sw::cli::Options o;
-  o.rule_files = {dir.write("rules.toml", kAlertRule)};
-  FakeClock clock;
-  auto g = load(o);
+  OneRule run;
+  auto& [dir, clock, o, g] = run;
   std::atomic<int64_t> last_log_ms{-1};
   {
     sw::app::StateKeeper none(o, clock);
@@ -172,7 +169,7 @@ TEST_CASE("StateKeeper: inactive without --state, saves counted, a held lock is 
   // Saved: the newest log time comes back at the next open.
   sw::app::StateKeeper next(o, clock);
   std::atomic<int64_t> loaded{-1};
-  REQUIRE(next.open(*load(o), loaded) == sw::app::StateKeeper::Opened::Loaded);
+  REQUIRE(next.open(*loaded_generation(o), loaded) == sw::app::StateKeeper::Opened::Loaded);
   CHECK(loaded == 1'795'255'200'000);
 
   o.state_file = dir.path() + "/gone/state.json";  // a directory that is not there
@@ -185,11 +182,8 @@ TEST_CASE("StateKeeper: inactive without --state, saves counted, a held lock is 
 }
 
 TEST_CASE("FleetConnection: nothing without fleet rules, a reload cannot move [fleet] redis") {
-  TempDir dir;
-  FakeClock clock;
-  sw::cli::Options plain;
-  plain.rule_files = {dir.write("plain.toml", kAlertRule)};
-  auto g = load(plain);
+  OneRule run;
+  auto& [dir, clock, o, g] = run;
   sw::app::FleetConnection none(clock);
   std::string why;
   CHECK(none.attach(*g, &why));
@@ -205,9 +199,8 @@ TEST_CASE("FleetConnection: nothing without fleet rules, a reload cannot move [f
            "[[rule.event]]\nname = \"e\"\nmatch = 'ERROR'\n";
   };
   CapturedStderr err(dir.path() + "/stderr");  // the client says it cannot reach Redis
-  sw::cli::Options o;
   o.rule_files = {dir.write("fleet.toml", fleet_rules("unix:" + dir.path() + "/no.sock"))};
-  auto first = load(o);
+  auto first = loaded_generation(o);
   sw::app::FleetConnection fleet(clock);
   REQUIRE(fleet.attach(*first, &why));
   CHECK(fleet.connected());
@@ -216,7 +209,7 @@ TEST_CASE("FleetConnection: nothing without fleet rules, a reload cannot move [f
   CHECK(fleet.stats()->degraded_now);  // nothing listens there: degraded, not an error
 
   o.rule_files = {dir.write("moved.toml", fleet_rules("unix:" + dir.path() + "/other.sock"))};
-  auto moved = load(o);
+  auto moved = loaded_generation(o);
   CHECK_FALSE(fleet.attach(*moved, &why));
   CHECK(why == "[fleet] redis and timeout changed; they take effect at a restart");
   CHECK(moved->fleet == nullptr);
