@@ -1,17 +1,30 @@
 // App: one run of swthrottle, from the first line to the exit status.
 //
-// Lifecycle: start() (exec pool, --state lock and load), run() (one decider
-// thread per input, or one for the inputs merged by time, and the timer;
-// then finish() once), exit status. Around it:
-// the signal thread (signal_loop: SIGINT/SIGTERM stop, SIGHUP reload,
-// SIGUSR1 stats) and the timer (arrival-time boundary checks, periodic
-// --state saves). Time comes from the injected Clock only.
+// The App wires small owners together, each with a start, a finish and its
+// stats: ExecActions (exec_actions.h: the exec pool), Deliveries
+// (deliveries.h: the delivery pool and outbox), FleetConnection
+// (fleet_connection.h: the fleet client), StateKeeper (state_keeper.h:
+// --state) and RunMetrics (run_metrics.h: the input meters, /metrics, the
+// metrics file, systemd, and the one Snapshot every report renders). It
+// keeps what ties them together: the generations (reload), the order lock,
+// the deciders, the timer and the signals, and the exit status, which asks
+// each owner for its part.
 //
-// Threads and lock order: order_ (pipeline/order_lock.h), then mu_, then the sink's,
-// the exec pool's and the engine's own locks. Deciders hold order_ shared
-// from a line's match to its output; the timer, reload() and finish() hold
-// it exclusive, so none of them comes between a line and its records.
-// signal_mu_ is taken by the signal thread before any of those.
+// Lifecycle: start() (the fleet link, exec, the --state lock and load,
+// delivery, /metrics), run() (one decider thread per input, or one for the
+// inputs merged by time, and the timer; then finish() once), exit status.
+// Around it: the signal thread (signal_loop: SIGINT/SIGTERM stop, SIGHUP
+// reload, SIGUSR1 stats) and the timer (arrival-time boundary checks,
+// periodic --state saves, the alerts the fleet claimed). Time comes from the
+// injected Clock only.
+//
+// Threads and lock order: signal_mu_ (the signal thread, before any other),
+// then order_ (pipeline/order_lock.h), then mu_, then the owners' own (the
+// sink's, the exec pool's, the delivery pool's then the outbox's,
+// RunMetrics' leaf mutex) and the engine's. Deciders hold order_ shared from
+// a line's match to its output; the timer, reload() and finish() hold it
+// exclusive, so none of them comes between a line and its records. A
+// snapshot (/metrics, the metrics thread, --stats) takes no App lock.
 #pragma once
 
 #include <signal.h>
