@@ -13,212 +13,80 @@
 
 #include "app/load_generation.h"
 #include "cli/explain.h"
-#include "cli/report.h"
-#include "config/duration.h"
-#include "fleet/credentials.h"
 #include "fleet/rule_fleet.h"
 #include "metrics/exposition.h"
-#include "state/clamp_future.h"
-#include "state/state_validation.h"
+#include "metrics/stats_text.h"
 #include "util/atomic_max.h"
 #include "util/stderr.h"
 
 namespace swthrottle::app {
-namespace {
-
-// The bound of the exec actions waiting for a command slot (man page,
-// Actions): whichever is reached first.
-constexpr std::size_t kExecQueueJobs = 10'000;
-constexpr std::size_t kExecQueueBytes = std::size_t{64} << 20;
-
-}  // namespace
 
 App::App(const cli::Options& options, const AppOptions& app_options, std::unique_ptr<pipeline::Generation> first,
          output::RecordSink& sink, const Clock& clock)
-    : options_(options), app_options_(app_options), clock_(clock), arrival_(clock), sink_(sink), notify_(clock) {
-  started_wall_ms_ = clock_.wall_ms();
+    : options_(options),
+      app_options_(app_options),
+      clock_(clock),
+      arrival_(clock),
+      sink_(sink),
+      fleet_(clock),
+      state_(options_, clock),
+      metrics_(options_, clock, [this](metrics::Snapshot& s) { add_snapshot_parts(s); }) {
   current_ = first.get();
   generations_.push_back(std::move(first));
 }
 
 App::~App() = default;
 
-bool App::attach_fleet(pipeline::Generation& g, std::string* why) {
-  const config::RuleSet& rules = *g.rules;
-  if (!config::uses_fleet(rules)) return true;
-  const config::FleetSettings& f = rules.settings.fleet;
-  if (!fleet_) {
-    fleet::FleetClientOptions fo;
-    fo.endpoint = *fleet::parse_endpoint(f.redis);  // checked by load_generation
-    fo.credentials = fleet::credentials_from_environment("SWTHROTTLE_REDIS");
-    fo.sentinel_credentials = fleet::credentials_from_environment("SWTHROTTLE_SENTINEL");
-    fo.allow_eviction = f.allow_eviction;
-    fo.timeout = std::chrono::milliseconds(f.timeout_ms);
-    fo.sync = std::chrono::milliseconds(f.sync_ms);
-    fo.fallback = std::string(to_string(f.on_unreachable));
-    int64_t narrowest = INT64_MAX;
-    for (const auto& r : rules.rules)
-      if (r.fleet != config::FleetMode::Off) narrowest = std::min(narrowest, r.window_ms / r.buckets);
-    fo.skew_warn_ms = narrowest / 4;
-    started_ms_ = clock_.wall_ms();
-    fleet_ =
-        std::make_unique<fleet::FleetClient>(clock_, std::move(fo), [](const std::string& m) { print_message(m); });
-  } else if (f.redis != fleet_->options().endpoint.text || f.timeout_ms != fleet_->options().timeout.count()) {
-    // One connection for the run; a SIGHUP does not move it.
-    *why = "[fleet] redis and timeout changed; they take effect at a restart";
-    return false;
-  }
-  g.fleet = std::make_unique<fleet::RuleFleet>(*fleet_, rules, f.host, started_ms_);
-  g.engine->attach_fleet(g.fleet.get());
-  return true;
-}
-
 bool App::start() {
   const bool started = start_owners();
   // The App is never destroyed: a start that fails stops the fleet thread
   // here, or it would still be reconnecting while the process exits.
-  if (!started && fleet_) fleet_->stop();
+  if (!started) fleet_.finish();
   return started;
 }
 
 bool App::start_owners() {
-  if (std::string why; !attach_fleet(*current(), &why)) {
+  if (std::string why; !fleet_.attach(*current(), &why)) {
     print_message(why);
     return false;
   }
   if (!start_exec() || !open_state()) return false;
   // After the state lock: the outbox beside the state file is this run's.
-  auto d = start_delivery(
-      options_, *current()->rules, state_ ? state_->path() : std::string(),
-      [](const std::string& m) { print_message(m); }, clock_);
+  auto d = Deliveries::start(
+      options_, *current()->rules, state_.path(), [](const std::string& m) { print_message(m); }, clock_);
   if (!d) {
     print_message(d.error().str());
     return false;
   }
-  delivery_ = std::move(*d);
-  return start_metrics_server();
+  deliveries_ = std::move(*d);
+  return metrics_.start_server();  // --metrics-listen
 }
 
 // The exec pool, when --exec or a rule's exec asks for one.
 bool App::start_exec() {
-  if (!options_.exec.empty()) {
-    auto argv = output::split_command(options_.exec);
-    if (!argv) {
-      print_message("--exec: " + argv.error().str());
-      return false;
-    }
-    exec_argv_ = std::move(*argv);
+  auto exec = ExecActions::start(options_, *current()->rules, clock_);
+  if (!exec) {
+    print_message(exec.error().str());
+    return false;
   }
-  if (!exec_argv_.empty() || uses_exec(*current()->rules)) {
-    output::ExecOptions eo;
-    eo.jobs = options_.exec_jobs;
-    eo.timeout_ms = *config::parse_duration(options_.exec_timeout);  // checked by parse_options
-    // Output lines never wait on a slow command: past this bound (man
-    // page, Actions) an action is dropped, counted and reported, and the
-    // record is still written. Memory: at most kExecQueueBytes of waiting
-    // actions, whatever the line length.
-    eo.queue_capacity = kExecQueueJobs;
-    eo.queue_bytes = kExecQueueBytes;
-    eo.full = output::ExecOptions::Full::Drop;
-    if (const char* at = std::getenv("SWTHROTTLE_EXEC_THREAD_FAIL")) eo.fail_thread_at = std::atoi(at);  // tests
-    exec_ = std::make_unique<output::ExecPool>(eo, output::ExecPool::Reporter{}, clock_);
-    if (exec_->workers() == 0) {
-      print_message("exec: cannot start a worker thread for the actions (" + exec_->thread_error() +
-                    "); lower --exec-jobs or raise the limit on processes (ulimit -u, the unit's TasksMax=)");
-      return false;
-    }
-  }
+  exec_ = std::move(*exec);
   return true;
 }
 
 // --state: the run's lock (waiting up to --state-wait), then the saved
 // windows loaded into the first generation's engine.
 bool App::open_state() {
-  if (options_.state_file.empty()) return true;
-  state_ = std::make_unique<state::StateFile>(options_.state_file);
-  // SIGINT/SIGTERM are blocked here and the signal thread is not running
-  // yet: sleep in sigtimedwait so that they end the wait.
-  int stopped_by = 0;
-  auto pause = [&stopped_by](int64_t ms) {
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    const timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};
-    const int sig = ::sigtimedwait(&stop, nullptr, &ts);
-    if (sig == SIGINT || sig == SIGTERM) stopped_by = sig;
-    return stopped_by == 0;
-  };
-  auto locked = state_->lock_for_run_within(
-      options_.state_wait_ms, [](const std::string& m) { print_message(m); }, pause, clock_);
-  if (!locked) {
-    print_message(locked.error().str());
-  } else if (*locked != state::StateFile::Wait::Locked) {
-    const std::string lp = state_->lock_path();
-    if (*locked == state::StateFile::Wait::Busy)
-      print_message("--state " + state_->path() + ": another run still holds " + lp + " after --state-wait " +
-                    (options_.state_wait_ms == 0 ? std::string("0") : config::format_duration(options_.state_wait_ms)) +
-                    "; nothing was read (exit 4)");
-    else
-      print_message(std::string(stopped_by == SIGINT ? "SIGINT" : "SIGTERM") + " while waiting for " + lp +
-                    "; nothing was read (exit 4)");
-    start_status_ = cli::kExitStateBusy;
-    return false;
-  }
-  std::string warning;
-  engine::EngineState st = state_->load(warning, clock_.wall_ms());
-  if (!warning.empty()) print_message(warning);
-  // Before anything edits st: the messages name the members of the file.
-  for (const std::string& m : state::drop_inconsistent(st, *current()->rules))
-    print_message("state file " + state_->path() + ": " + m);
-  if (const std::string c = state::clamp_future(st, clock_.wall_ms(), current()->rules->settings.max_future_ms);
-      !c.empty())
-    print_message("--state " + state_->path() + ": " + c);
-  for (const auto& name : current()->engine->load_state(st))
-    print_message("state: rule \"" + name + "\" changed since the state was saved; it starts fresh");
-  if (!st.fleet_unsent.empty()) {
-    // Batched counts the last run could not send: sent with the next flush.
-    const std::size_t dropped = current()->fleet ? current()->fleet->restore(st.fleet_unsent) : st.fleet_unsent.size();
-    if (dropped > 0)
-      print_message("state: " + std::to_string(dropped) +
-                    " windows of fleet counts not sent last run belong to rules that are gone or changed; dropped");
-  }
-  if (st.last_log_ms >= 0) last_log_ms_ = st.last_log_ms;
-  return true;
-}
-
-// --metrics-listen: /metrics and /healthz.
-bool App::start_metrics_server() {
-  if (options_.metrics_listen.empty()) return true;
-  // /healthz calls an input stalled after a minute with lines waiting.
-  constexpr int64_t kStallMs = 60'000;
-  auto server = metrics::MetricsServer::start(
-      options_.metrics_listen, [this] { return snapshot(); }, kStallMs);
-  if (!server) {
-    print_message(server.error().str());
-    return false;
-  }
-  metrics_server_ = std::move(*server);
-  return true;
+  if (state_.open(*current(), last_log_ms_) == StateKeeper::Opened::Loaded) return true;
+  start_status_ = cli::kExitStateBusy;
+  return false;
 }
 
 int App::run(std::vector<InputSpec> inputs) {
   inputs_ = inputs.size();
   live_ = std::any_of(inputs.begin(), inputs.end(),
                       [](const InputSpec& in) { return pace_of(in) != pipeline::StampWatch::Pace::Replay; });
-  {
-    std::lock_guard lock(mu_);  // /metrics may be reading them already
-    for (const InputSpec& in : inputs) {
-      if (meter_of(in.name) != nullptr) continue;
-      meters_.push_back(std::make_unique<InputMeter>());
-      meters_.back()->name = in.name;
-    }
-  }
   // Rules loaded, inputs open: ready (systemd, /healthz, swthrottle_ready).
-  ready_.store(true, std::memory_order_release);
-  notify_.ready();
-  std::thread metrics;
-  if (needs_metrics_thread()) metrics = std::thread([this] { metrics_loop(); });
+  metrics_.start(inputs);
   {
     std::unique_ptr<std::thread> timer;
     if (needs_timer()) timer = std::make_unique<std::thread>([this] { timer_loop(); });
@@ -250,7 +118,6 @@ int App::run(std::vector<InputSpec> inputs) {
   for (const InputSpec& in : inputs)
     if (in.fd > 0) ::close(in.fd);
   finish();
-  if (metrics.joinable()) metrics.join();
   {
     std::lock_guard work(signal_mu_);  // a reload or stats report in progress ends first
     exiting_ = true;
@@ -261,18 +128,11 @@ int App::run(std::vector<InputSpec> inputs) {
 // The same after SIGINT/SIGTERM as at the end of input: a stop writes (or
 // saves) what is pending, it does not hide what the run saw.
 int App::exit_status() {
-  if (input_failed_ || sink_.failed() || state_save_failed_) return cli::kExitError;
+  if (input_failed_ || sink_.failed() || state_.final_save_failed()) return cli::kExitError;
   // An action that gave up, was dropped at a full queue or was not run at a
   // stop: a record was not delivered.
-  if (exec_) {
-    const output::ExecStats e = exec_->stats();
-    if (e.gave_up > 0 || e.dropped > 0 || e.not_run > 0) return cli::kExitExecGaveUp;
-  }
-  if (delivery_.pool && delivery_.pool->dead_letters() > 0) return cli::kExitExecGaveUp;
-  // A record neither delivered nor kept in the outbox is lost: the same.
-  if (delivery_.lost > 0) return cli::kExitExecGaveUp;
-  // Records a full outbox dropped (outbox_full = "drop-oldest") are dead letters too.
-  if (delivery_.outbox && delivery_.outbox->stats().dead_letters > 0) return cli::kExitExecGaveUp;
+  if (exec_.lost_actions()) return cli::kExitExecGaveUp;
+  if (deliveries_.lost_records()) return cli::kExitExecGaveUp;
   if (options_.exit_code && sink_.wrote_alert()) return cli::kExitAlert;
   return 0;
 }
@@ -281,17 +141,10 @@ void App::emit(const std::vector<engine::Record>& records, const engine::Explain
   if (!sink_.write(records, explain ? cli::explain_line(*explain) : std::string())) {
     stop_ = true;  // output closed: end quietly (state is still saved)
     stop_followers();
-    if (delivery_.pool) delivery_.pool->unblock();  // a full delivery queue must not hold the end up
+    deliveries_.unblock();  // a full delivery queue must not hold the end up
   }
-  if (delivery_.pool) delivery_.pool->submit(records);
-  if (!exec_) return;
-  // Alert, resolved and summary records go to the rule's own command and to
-  // --exec's.
-  for (const auto& r : records) {
-    if (r.type == engine::RecordType::Line || r.rule == nullptr) continue;
-    if (!r.rule->exec.empty()) exec_->submit(output::exec_job_for(r, r.rule->exec));
-    if (!exec_argv_.empty()) exec_->submit(output::exec_job_for(r, exec_argv_));
-  }
+  deliveries_.submit(records);
+  exec_.submit(records);
 }
 
 void App::fail(const std::string& message) {
@@ -306,13 +159,10 @@ void App::request_stop(int sig) {
   // Exit does not wait for actions: running commands are killed (SIGTERM,
   // then SIGKILL after a second), and every action not run is named on
   // stderr. They do not go into the outbox (man page, Actions).
-  if (exec_) {
-    const char* name = sig > 0 ? sigabbrev_np(sig) : nullptr;
-    exec_->stop(name != nullptr ? std::string("stopped by SIG") + name : std::string("the run stopped"));
-  }
+  exec_.stop(sig);
   // A decider waiting for room in a delivery queue (a receiver long down)
   // must not hold the stop up: from now on submit() does not wait.
-  if (delivery_.pool) delivery_.pool->unblock();
+  deliveries_.unblock();
   stop_followers();
 }
 
@@ -322,22 +172,13 @@ void App::stop_followers() {
   for (auto* g : globs_) g->stop();
 }
 
-bool App::save_state(pipeline::Generation& g) {
-  engine::EngineState st = g.engine->save_state();
-  st.last_log_ms = last_log_ms_.load();
-  if (g.fleet) st.fleet_unsent = g.fleet->unsent();
-  auto r = state_->save(st, clock_.wall_ms());
-  if (!r) print_message(r.error().str());
-  return r.ok();
-}
-
 // End of input, a signal, or a closed output: once. With --state, pending
 // summaries are saved (carried to the next run), else written.
 void App::finish() {
   std::lock_guard once(finish_mu_);
   if (finish_started_) return;
   finish_started_ = true;
-  notify_.stopping();
+  metrics_.stopping();
   std::unique_lock order(order_);
   {
     // The timer stops first: it must not write a summary (or save an older
@@ -347,19 +188,15 @@ void App::finish() {
     cv_.notify_all();
   }
   pipeline::Generation& g = *current();
-  if (fleet_) {
+  if (fleet_.connected()) {
     // Batched fleet rules: what this host counted goes to the fleet before
     // it exits, and the alerts that flush claims are written.
-    fleet_->finish(2 * fleet_->options().timeout + fleet_->options().sync);
+    fleet_.flush();
     write_fleet_alerts();
   }
-  if (state_) {
-    // The last save is the one the next run reads: without it the windows
-    // and the pending summaries of this run are lost, which the exit says.
-    if (!save_state(g)) {
-      print_message("--state " + state_->path() + ": the state of this run was not saved (exit 2)");
-      state_save_failed_ = true;
-    }
+  if (state_.active()) {
+    // The last save is the one the next run reads (a failure makes exit 2).
+    state_.finish(g, last_log_ms_.load());
   } else if (!sink_.closed()) {
     std::vector<engine::Record> records;
     g.engine->finish(records);
@@ -367,105 +204,66 @@ void App::finish() {
   }
   // Nothing asks the fleet from here on. Its thread stops now, before the
   // process exits under it (a degraded client would still be reconnecting).
-  if (fleet_) fleet_->stop();
-  if (exec_) {
-    exec_->drain();  // exit waits for running commands; after a stop, for a second at most (killed)
-    exec_->flush_reports();
-  }
+  fleet_.finish();
+  exec_.finish();  // exit waits for running commands; after a stop, for a second at most (killed)
   // Exit waits for deliveries a while; what is left stays in the outbox
   // for the next run (without --state it is lost, and said so). No worker
   // outlives the run (the process exits without destroying the App).
-  finish_delivery(delivery_, [](const std::string& m) { print_message(m); });
+  deliveries_.finish();
   if (options_.stats) print_error(stats_text());
-  write_metrics_file();  // the run's last figures, for the textfile collector
-  // /metrics stops here: the App is never destroyed, and a scrape must not
-  // run into the process's exit.
-  metrics_server_.reset();
+  metrics_.finish();  // the last metrics file; /metrics stops
   std::lock_guard lock(mu_);
   finished_ = true;
-  metrics_done_ = true;
   cv_.notify_all();
 }
 
 void App::write_fleet_alerts() {
-  std::vector<engine::FleetClaim> claims;
-  std::vector<engine::Record> records;
   std::vector<pipeline::Generation*> gens;
   {
     std::lock_guard lock(mu_);
     for (auto& g : generations_) gens.push_back(g.get());
   }
-  for (pipeline::Generation* g : gens) {
-    if (!g->fleet) continue;
-    g->engine->fleet_alerts(claims, records);
-    if (!records.empty()) emit(records);
-  }
+  if (const std::vector<engine::Record> records = fleet_.claimed_alerts(gens); !records.empty()) emit(records);
 }
 
 std::string App::stats_text() {
+  const metrics::Snapshot s = metrics_.snapshot();
   // --stats-format json: one JSON object (on stderr, never among the records).
-  if (options_.stats_json) return metrics::stats_json(snapshot()) + "\n";
-  std::string s = cli::stats_report(*current()->engine);
-  if (fleet_) s += cli::fleet_stats_report(fleet_->stats(), current()->rules->settings.fleet);
-  if (exec_) {
-    const auto e = exec_->stats();
-    s += "swthrottle: stats: exec: started " + std::to_string(e.started) + " succeeded " + std::to_string(e.succeeded) +
-         " retried " + std::to_string(e.retried) + " timed out " + std::to_string(e.timed_out) + " gave up " +
-         std::to_string(e.gave_up) + " dropped " + std::to_string(e.dropped) + " not run " + std::to_string(e.not_run) +
-         "\n";
-  }
-  if (delivery_.pool) {
-    for (const delivery::DestinationStats& d : delivery_.pool->stats()) {
-      s += fmt::format(
-          "swthrottle: stats: delivery: {}: queued {} delivered {} attempts {} failed {} dead_letters {} reposts {} "
-          "pending {}{}\n",
-          d.label, d.queued, d.delivered, d.attempts, d.failed_attempts, d.dead_letters, d.reposts, d.pending,
-          d.circuit_open ? " circuit open" : "");
-    }
-    if (delivery_.outbox) {
-      const delivery::OutboxStats o = delivery_.outbox->stats();
-      s += fmt::format(
-          "swthrottle: stats: outbox: added {} delivered {} dead_letters {} dropped {} recovered {} pending {}{}\n",
-          o.added, o.delivered, o.dead_letters, o.dropped, o.recovered, o.pending,
-          o.unrecorded > 0 ? fmt::format(" unrecorded {}", o.unrecorded) : std::string());
-    }
-  }
-  return s;
+  return options_.stats_json ? metrics::stats_json(s) + "\n" : metrics::stats_text(s);
 }
 
 // SIGHUP: a bad new rules file is reported and the old rules stay.
 void App::reload() {
   // systemd: RELOADING=1 now, READY=1 once the reload is over, whatever
   // its outcome (the old rules stay when the new ones are bad).
-  notify_.reloading();
+  metrics_.reload_started();
   struct ReadyAgain {
-    metrics::SystemdNotify& n;
-    ~ReadyAgain() { n.ready(); }
-  } ready_again{notify_};
+    RunMetrics& m;
+    ~ReadyAgain() { m.reload_ended(); }
+  } ready_again{metrics_};
   auto next = load_generation(options_, current());
   if (!next) {
     print_message("SIGHUP: keeping the current rules: " + next.error().str());
-    reload_failures_.fetch_add(1, std::memory_order_relaxed);
+    metrics_.count_reload(false);
     return;
   }
-  if (std::string why; !attach_fleet(**next, &why)) {
+  if (std::string why; !fleet_.attach(**next, &why)) {
     print_message("SIGHUP: keeping the current rules: " + why);
-    reload_failures_.fetch_add(1, std::memory_order_relaxed);
+    metrics_.count_reload(false);
     return;
   }
   {
     // Delivery destinations are made at start: a URL only the new rules
     // name gets nothing until a restart (said, and the rules still load).
-    std::vector<delivery::DestinationStats> started;
-    if (delivery_.pool) started = delivery_.pool->stats();
+    const std::vector<delivery::DestinationStats> started = deliveries_.stats().destinations;
     for (const std::string& t : destinations_not_started(options_, *(*next)->rules, started))
       print_message("SIGHUP: destination " + t + " is new in the rules; records go there after a restart");
   }
-  if (uses_exec(*(*next)->rules) && !exec_) {
+  if (uses_exec(*(*next)->rules) && !exec_.running()) {
     print_message(
         "SIGHUP: keeping the current rules: exec actions need the exec pool, which "
         "starts only when the rules at start or --exec use it; restart swthrottle");
-    reload_failures_.fetch_add(1, std::memory_order_relaxed);
+    metrics_.count_reload(false);
     return;
   }
   // Exclusive: no decider is between match and output while the rules
@@ -479,7 +277,7 @@ void App::reload() {
   std::lock_guard lock(mu_);
   current_.store(next->get(), std::memory_order_release);
   generations_.push_back(std::move(*next));
-  reloads_.fetch_add(1, std::memory_order_relaxed);
+  metrics_.count_reload(true);
   std::string msg = "SIGHUP: reloaded " + std::to_string(n) + " rules";
   if (!fresh.empty()) {
     msg += "; started fresh:";

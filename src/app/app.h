@@ -1,17 +1,30 @@
 // App: one run of swthrottle, from the first line to the exit status.
 //
-// Lifecycle: start() (exec pool, --state lock and load), run() (one decider
-// thread per input, or one for the inputs merged by time, and the timer;
-// then finish() once), exit status. Around it:
-// the signal thread (signal_loop: SIGINT/SIGTERM stop, SIGHUP reload,
-// SIGUSR1 stats) and the timer (arrival-time boundary checks, periodic
-// --state saves). Time comes from the injected Clock only.
+// The App wires small owners together, each with a start, a finish and its
+// stats: ExecActions (exec_actions.h: the exec pool), Deliveries
+// (deliveries.h: the delivery pool and outbox), FleetConnection
+// (fleet_connection.h: the fleet client), StateKeeper (state_keeper.h:
+// --state) and RunMetrics (run_metrics.h: the input meters, /metrics, the
+// metrics file, systemd, and the one Snapshot every report renders). It
+// keeps what ties them together: the generations (reload), the order lock,
+// the deciders, the timer and the signals, and the exit status, which asks
+// each owner for its part.
 //
-// Threads and lock order: order_ (pipeline/order_lock.h), then mu_, then the sink's,
-// the exec pool's and the engine's own locks. Deciders hold order_ shared
-// from a line's match to its output; the timer, reload() and finish() hold
-// it exclusive, so none of them comes between a line and its records.
-// signal_mu_ is taken by the signal thread before any of those.
+// Lifecycle: start() (the fleet link, exec, the --state lock and load,
+// delivery, /metrics), run() (one decider thread per input, or one for the
+// inputs merged by time, and the timer; then finish() once), exit status.
+// Around it: the signal thread (signal_loop: SIGINT/SIGTERM stop, SIGHUP
+// reload, SIGUSR1 stats) and the timer (arrival-time boundary checks,
+// periodic --state saves, the alerts the fleet claimed). Time comes from the
+// injected Clock only.
+//
+// Threads and lock order: signal_mu_ (the signal thread, before any other),
+// then order_ (pipeline/order_lock.h), then mu_, then the owners' own (the
+// sink's, the exec pool's, the delivery pool's then the outbox's,
+// RunMetrics' leaf mutex) and the engine's. Deciders hold order_ shared from
+// a line's match to its output; the timer, reload() and finish() hold it
+// exclusive, so none of them comes between a line and its records. A
+// snapshot (/metrics, the metrics thread, --stats) takes no App lock.
 #pragma once
 
 #include <signal.h>
@@ -24,23 +37,23 @@
 #include <string>
 #include <vector>
 
+#include "app/deliveries.h"
 #include "app/delivery_setup.h"
+#include "app/exec_actions.h"
+#include "app/fleet_connection.h"
 #include "app/inputs.h"
+#include "app/run_metrics.h"
+#include "app/state_keeper.h"
 #include "cli/options.h"
-#include "fleet/fleet_client.h"
 #include "input/follow.h"
 #include "input/glob_watcher.h"
-#include "metrics/metrics_server.h"
 #include "metrics/snapshot.h"
-#include "metrics/systemd_notify.h"
-#include "output/exec.h"
 #include "output/sink.h"
 #include "pipeline/decider.h"
 #include "pipeline/generation.h"
 #include "pipeline/order_lock.h"
 #include "pipeline/parallel_match.h"
 #include "pipeline/quiet_time.h"
-#include "state/state_file.h"
 #include "util/clock.h"
 
 namespace swthrottle::app {
@@ -89,27 +102,16 @@ class App final : private pipeline::DeciderHost {
   void saw_log_time(int64_t newest_ms) override;
   const Clock& clock() override { return clock_; }
   int64_t arrival_ms() override { return arrival_.now_ms(); }
-  void progressed(const std::string& input, uint64_t lines, int64_t newest_log_ms) override;
-  void no_timestamp(const std::string& input, const std::string& message) override;
+  void progressed(const std::string& input, uint64_t lines, int64_t newest_log_ms) override {
+    metrics_.progressed(input, lines, newest_log_ms);
+  }
+  void no_timestamp(const std::string& input, const std::string& message) override {
+    metrics_.no_timestamp(input, message);
+  }
 
-  // Metrics (app_metrics.cpp): one input's figures, made by run() before
-  // any input thread starts (then only read: atomics, and `follower` under mu_).
-  struct InputMeter {
-    std::string name;
-    std::atomic<uint64_t> lines{0};
-    std::atomic<int64_t> newest_log_ms{INT64_MIN};
-    std::atomic<int64_t> progress_ms{0};    // wall clock of the last decided line
-    std::atomic<bool> no_timestamp{false};  // reported without a timestamp (stamp_watch.h), none since
-    input::Follower* follower = nullptr;    // guarded by mu_: while it is followed
-  };
-  InputMeter* meter_of(const std::string& input);
-  metrics::Snapshot snapshot();
-  // The metrics thread: --metrics-file every few seconds, the systemd
-  // STATUS line, and watchdog pings while the pipeline is healthy.
-  bool needs_metrics_thread() const;
-  void metrics_loop();
-  void write_metrics_file();
-  std::string status_line();
+  // The App's part of a snapshot (app_metrics.cpp): the engine's counters
+  // and the owners' stats; RunMetrics adds the rest.
+  void add_snapshot_parts(metrics::Snapshot& s);
 
   // One input, read by the source it needs, decided in its own order.
   void read_input(const InputSpec& in);
@@ -138,7 +140,6 @@ class App final : private pipeline::DeciderHost {
   void watch_stamps(pipeline::StampWatch& watch, bool on);
   int64_t quiet_reached(const pipeline::Generation& g);
   void stop_followers();
-  bool save_state(pipeline::Generation& g);  // false: failed, and said so
   void finish();
   int exit_status();  // after finish(): DESIGN.md §6
   std::string stats_text();
@@ -153,10 +154,6 @@ class App final : private pipeline::DeciderHost {
   bool start_owners();
   bool start_exec();
   bool open_state();
-  bool start_metrics_server();
-  // Rules with `fleet`: the fleet client (made once, at start) and the
-  // generation's link to it. False: the fleet cannot serve these rules.
-  bool attach_fleet(pipeline::Generation& g, std::string* why);
   // The alerts the fleet thread claimed for batched rules (of every
   // generation), written. With the order lock held exclusive.
   void write_fleet_alerts();
@@ -166,17 +163,14 @@ class App final : private pipeline::DeciderHost {
   const Clock& clock_;
   ArrivalClock arrival_;
   output::RecordSink& sink_;
-  std::unique_ptr<fleet::FleetClient> fleet_;                       // before generations_: their links point into it
-  int64_t started_ms_ = 0;                                          // in fleet episode ids
+  FleetConnection fleet_;  // before generations_: their links point into its client
   std::vector<std::unique_ptr<pipeline::Generation>> generations_;  // guarded by mu_ (appended on reload)
   std::atomic<pipeline::Generation*> current_{nullptr};
-  std::unique_ptr<output::ExecPool> exec_;
-  std::vector<std::string> exec_argv_;
-  std::unique_ptr<state::StateFile> state_;
-  DeliverySetup delivery_;  // webhooks and Alertmanagers (an outbox with --state); started after the state lock
+  ExecActions exec_;       // --exec and the rules' exec actions; started by start()
+  StateKeeper state_;      // --state: locked and loaded by start()
+  Deliveries deliveries_;  // webhooks and Alertmanagers (an outbox with --state); started after the state lock
   std::atomic<bool> stop_{false};
   std::atomic<bool> input_failed_{false};
-  std::atomic<bool> state_save_failed_{false};  // the save at the end failed: exit 2
   std::atomic<int64_t> last_log_ms_{-1};
   std::size_t inputs_ = 1;
   int start_status_ = 2;
@@ -190,19 +184,14 @@ class App final : private pipeline::DeciderHost {
   std::vector<pipeline::StampWatch*> stamp_watches_;  // of the inputs read live
   bool live_ = false;                                 // some input is followed, or a pipe (set by run())
   bool timer_done_ = false;
-  std::vector<std::unique_ptr<InputMeter>> meters_;  // made by run()
-  metrics::SystemdNotify notify_;
-  std::atomic<bool> ready_{false};
-  std::atomic<uint64_t> reloads_{0}, reload_failures_{0};
-  int64_t started_wall_ms_ = 0;  // the App's start (wall clock), for swthrottle_start_time_seconds
-  bool metrics_done_ = false;    // guarded by mu_: the metrics thread ends
   bool finished_ = false;
   std::mutex finish_mu_;
   bool finish_started_ = false;  // guarded by finish_mu_
   std::mutex signal_mu_;         // held by the signal thread while it reloads or reports
   bool exiting_ = false;         // guarded by signal_mu_
-  // --metrics-listen: last, so that it stops first (its thread calls snapshot()).
-  std::unique_ptr<metrics::MetricsServer> metrics_server_;
+  // Last, so that it stops first: its threads (/metrics, the metrics file,
+  // systemd) read the members above through add_snapshot_parts().
+  RunMetrics metrics_;
 };
 
 }  // namespace swthrottle::app

@@ -1,225 +1,48 @@
-// The App's side of metrics and systemd (man page: METRICS, SYSTEMD): the
-// snapshot of what the run has done, the metrics file, the STATUS line and
-// the watchdog pings, which go only while the pipeline is healthy.
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cstring>
-#include <mutex>
-#include <optional>
-
-#include <fmt/format.h>
-
+// The App's part of a snapshot (man page: METRICS): the counters of the
+// current generation's engine and what each owner says about itself.
+// RunMetrics (run_metrics.h) adds the process's and the inputs' figures.
 #include "app/app.h"
-#include "metrics/exposition.h"
-#include "metrics/health.h"
-#include "pipeline/batch.h"
-#include "util/atomic_file.h"
-#include "util/stderr.h"
 
 namespace swthrottle::app {
 
 namespace {
 
-// How often the metrics file is written and the STATUS line sent, at most
-// (the watchdog may ask for more often).
-constexpr int64_t kMetricsEveryMs = 5'000;
-
-}  // namespace
-
-App::InputMeter* App::meter_of(const std::string& input) {
-  for (auto& m : meters_)
-    if (m->name == input) return m.get();
-  return nullptr;
+bool groups_events(const config::Settings& s) {
+  if (s.multiline.kind != config::MultilineSpec::Kind::Off) return true;
+  for (const auto& in : s.inputs)
+    if (in.multiline && in.multiline->kind != config::MultilineSpec::Kind::Off) return true;
+  return false;
 }
 
-void App::progressed(const std::string& input, uint64_t lines, int64_t newest_log_ms) {
-  InputMeter* m = meter_of(input);
-  if (m == nullptr) return;
-  m->lines.fetch_add(lines, std::memory_order_relaxed);
-  if (newest_log_ms != pipeline::kNoStamp) {
-    m->no_timestamp.store(false, std::memory_order_relaxed);
-    int64_t cur = m->newest_log_ms.load(std::memory_order_relaxed);
-    while (newest_log_ms > cur && !m->newest_log_ms.compare_exchange_weak(cur, newest_log_ms)) {
-    }
-  }
-  m->progress_ms.store(clock_.wall_ms(), std::memory_order_relaxed);
-}
-
-// A timestamp since clears it (progressed()): the gauge says what is true now.
-void App::no_timestamp(const std::string& input, const std::string& message) {
-  if (InputMeter* m = meter_of(input)) m->no_timestamp.store(true, std::memory_order_relaxed);
-  print_message(message);
-}
-
-namespace {
-
-// The fleet client's counters, as a scrape sees them.
-void fleet_counters(const fleet::FleetStats& f, metrics::Snapshot& s) {
-  s.fleet = true;
-  s.fleet_degraded = f.degraded_now.load(std::memory_order_acquire);
-  s.fleet_asked = f.asked.load(std::memory_order_relaxed);
-  s.fleet_answered = f.answered.load(std::memory_order_relaxed);
-  s.fleet_unanswered = f.unanswered.load(std::memory_order_relaxed);
-  s.fleet_timeouts = f.timeouts.load(std::memory_order_relaxed);
-  s.fleet_errors = f.errors.load(std::memory_order_relaxed);
-  s.fleet_reconnects = f.reconnects.load(std::memory_order_relaxed);
-  s.fleet_evicted = f.evicted.load(std::memory_order_relaxed);
-  s.fleet_failovers = f.failovers.load(std::memory_order_relaxed);
-  s.fleet_unconfirmed = f.unconfirmed.load(std::memory_order_relaxed);
-}
-
-}  // namespace
-
-metrics::Snapshot App::snapshot() {
-  metrics::Snapshot s;
-  s.wall_ms = clock_.wall_ms();
-  s.started_ms = started_wall_ms_;
-  s.ready = ready_.load(std::memory_order_acquire);
-  s.reloads = reloads_.load(std::memory_order_relaxed);
-  s.reload_failures = reload_failures_.load(std::memory_order_relaxed);
-  const pipeline::Generation& g = *current();
+// The engine's counters: the lines of every input together, and each rule's.
+void add_engine_counts(const pipeline::Generation& g, metrics::Snapshot& s) {
   const engine::Engine& e = *g.engine;
-  const engine::GlobalStats& gs = e.stats();
-  s.lines = gs.lines.get();
-  s.matched = gs.matched.get();
-  s.written = gs.written.get();
-  s.truncated = gs.truncated.get();
-  s.untimed = gs.untimed.get();
-  s.no_timestamp = gs.no_timestamp.get();
-  s.untrusted = gs.untrusted.get();
-  s.invalid_json = gs.invalid_json.get();
-  s.json_repaired = gs.json_repaired.get();
-  s.cut = gs.cut.get();
+  s.counts = e.stats().values();
+  s.groups_events = groups_events(g.rules->settings);
   for (std::size_t r = 0; r < g.rules->rules.size(); ++r) {
     const config::Rule& rule = g.rules->rules[r];
-    const engine::RuleStats& rs = e.rule_stats(r);
     metrics::RuleCounters c;
     c.rule = rule.name;
     c.kind = std::string(config::to_string(rule.kind));
-    c.lines = rs.lines.get();
-    c.events = rs.events.get();
-    c.passed = rs.passed.get();
-    c.suppressed = rs.suppressed.get();
-    c.alerts = rs.alerts.get();
-    c.resolved = rs.resolveds.get();
-    c.summaries = rs.summaries.get();
-    c.late = rs.late.get();
-    c.untimed = rs.untimed.get();
-    c.keys = rs.keys.get();
-    c.evictions = rs.evictions.get();
-    c.forgotten = rs.forgotten.get();
+    c.counts = e.rule_stats(r).values();
     c.keys_now = e.key_count(r);
+    if (rule.new_value) c.values_now = e.values_remembered(r);
+    c.forgets_keys = rule.forget_ms > 0;
+    c.fleet = rule.fleet != config::FleetMode::Off;
     s.rules.push_back(std::move(c));
   }
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& m : meters_) {
-      metrics::InputState in;
-      in.input = m->name;
-      in.lines = m->lines.load(std::memory_order_relaxed);
-      const int64_t newest = m->newest_log_ms.load(std::memory_order_relaxed);
-      if (newest != INT64_MIN) in.newest_log_ms = newest;
-      in.last_progress_ms = m->progress_ms.load(std::memory_order_relaxed);
-      in.no_timestamp = m->no_timestamp.load(std::memory_order_relaxed);
-      if (m->follower != nullptr) in.bytes_behind = m->follower->bytes_behind();
-      s.inputs.push_back(std::move(in));
-    }
-  }
-  if (exec_) {
-    const auto x = exec_->stats();
-    s.exec = true;
-    s.exec_started = x.started;
-    s.exec_succeeded = x.succeeded;
-    s.exec_failed_attempts = x.failed_attempts;
-    s.exec_timed_out = x.timed_out;
-    s.exec_gave_up = x.gave_up;
-    s.exec_dropped = x.dropped;
-    s.exec_not_run = x.not_run;
-    s.exec_queued = x.queued;
-  }
-  if (delivery_.pool) {
-    for (const delivery::DestinationStats& d : delivery_.pool->stats()) {
-      metrics::DestinationCounters c;
-      c.destination = d.label;
-      c.queued = d.queued;
-      c.delivered = d.delivered;
-      c.attempts = d.attempts;
-      c.failed_attempts = d.failed_attempts;
-      c.dead_letters = d.dead_letters;
-      c.reposts = d.reposts;
-      c.pending = d.pending;
-      c.circuit_open = d.circuit_open;
-      s.destinations.push_back(std::move(c));
-    }
-  }
-  if (delivery_.outbox) {
-    const delivery::OutboxStats o = delivery_.outbox->stats();
-    s.outbox = true;
-    s.outbox_pending = o.pending;
-    s.outbox_dead_letters = o.dead_letters;
-    s.outbox_dropped = o.dropped;
-    s.outbox_unrecorded = o.unrecorded;
-  }
-  if (fleet_) fleet_counters(fleet_->stats(), s);
-  return s;
 }
 
-bool App::needs_metrics_thread() const { return !options_.metrics_file.empty() || notify_.enabled(); }
+}  // namespace
 
-void App::write_metrics_file() {
-  if (options_.metrics_file.empty()) return;
-  // finish() and the metrics thread may both write: one at a time (they
-  // share the temporary file's name).
-  static std::mutex one_writer;
-  std::lock_guard lock(one_writer);
-  // Replaced whole, so node_exporter's textfile collector never reads half.
-  if (const int err = replace_file_atomically(options_.metrics_file, metrics::prometheus_text(snapshot()), 0644)) {
-    static std::atomic<bool> told{false};
-    if (!told.exchange(true))
-      print_message(
-          fmt::format("--metrics-file {}: cannot write it: {} (said once)", options_.metrics_file, std::strerror(err)));
-  }
-}
-
-std::string App::status_line() {
-  const metrics::Snapshot s = snapshot();
-  uint64_t alerts = 0, suppressed = 0;
-  for (const auto& r : s.rules) {
-    alerts += r.alerts;
-    suppressed += r.suppressed;
-  }
-  std::string line =
-      fmt::format("{} lines, {} matched, {} alerts, {} suppressed", s.lines, s.matched, alerts, suppressed);
-  uint64_t pending = 0;
-  for (const auto& d : s.destinations) pending += d.pending;
-  if (!s.destinations.empty()) line += fmt::format(", {} waiting for delivery", pending);
-  if (s.fleet && s.fleet_degraded) line += ", fleet unreachable";
-  return line;
-}
-
-void App::metrics_loop() {
-  const int64_t watchdog_ms = std::chrono::duration_cast<std::chrono::milliseconds>(notify_.watchdog()).count();
-  // Pings at half the watchdog's interval, as sd_watchdog_enabled(3) advises.
-  const int64_t every =
-      watchdog_ms > 0 ? std::min(kMetricsEveryMs, std::max<int64_t>(watchdog_ms / 2, 100)) : kMetricsEveryMs;
-  std::optional<int64_t> last_status;
-  std::unique_lock lock(mu_);
-  while (!metrics_done_) {
-    lock.unlock();
-    write_metrics_file();
-    const int64_t now = clock_.wall_ms();
-    if (notify_.enabled()) {
-      if (!last_status || now - *last_status >= kMetricsEveryMs) {
-        notify_.status(status_line());
-        last_status = now;
-      }
-      // Only while healthy: a decider stuck with lines waiting stops the
-      // pings, and WatchdogSec restarts the service.
-      if (watchdog_ms > 0 && metrics::health_of(snapshot(), watchdog_ms).ok) notify_.watchdog_ping();
-    }
-    lock.lock();
-    clock_.wait_for(cv_, lock, every, [this] { return metrics_done_; });
+void App::add_snapshot_parts(metrics::Snapshot& s) {
+  const pipeline::Generation& g = *current();
+  add_engine_counts(g, s);
+  s.exec = exec_.stats();
+  s.delivery = deliveries_.stats();
+  if (auto counts = fleet_.stats()) {
+    const config::FleetSettings& f = g.rules->settings.fleet;
+    s.fleet = metrics::FleetState{*counts, f.redis, f.namespace_name, f.host};
   }
 }
 

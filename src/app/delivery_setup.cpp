@@ -1,8 +1,5 @@
 #include "app/delivery_setup.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -10,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "config/duration.h"
 #include "config/http_url.h"
 
 namespace swthrottle::app {
@@ -35,12 +31,6 @@ Result<std::string> read_secret(const std::string& path, std::string_view what) 
   if (s.empty()) return Error{path, 0, 0, fmt::format("the {} file is empty", what)};
   if (s.find('\n') != std::string::npos) return Error{path, 0, 0, fmt::format("the {} file must hold one line", what)};
   return s;
-}
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
-  return name;
 }
 
 const char* env(const char* name) {
@@ -180,75 +170,6 @@ std::vector<std::string> destinations_not_started(const cli::Options& options, c
       out.push_back(d.label);
   }
   return out;
-}
-
-Result<DeliverySetup> start_delivery(const cli::Options& options, const config::RuleSet& rules,
-                                     const std::string& state_path, delivery::DeliveryPool::Report report,
-                                     const Clock& clock) {
-  DeliverySetup setup;
-  const config::DeliverySettings& ds = rules.settings.delivery;
-  delivery::DeliveryOptions o;
-  auto destinations = destinations_of(options, rules);
-  if (!destinations) return destinations.error();
-  o.destinations = std::move(*destinations);
-  if (o.destinations.empty()) {
-    // None now: an outbox an earlier run left records in is still opened,
-    // to say that they wait there.
-    struct stat st;
-    const std::string journal = state_path + ".outbox";
-    if (state_path.empty() || ::stat(journal.c_str(), &st) != 0 || st.st_size == 0) return setup;
-  }
-  o.timeout = std::chrono::milliseconds(ds.timeout_ms);
-  o.retry.give_up_after_ms = ds.retry_for_ms;
-  o.batch = ds.batch;
-  o.alertmanager.labels = ds.labels;
-  o.alertmanager.repost_ms = ds.repost_ms;
-  o.host = host_name();
-  setup.drain_ms = ds.drain_ms;
-
-  if (!state_path.empty()) {
-    delivery::OutboxOptions oo;
-    oo.max_pending = ds.outbox_max;
-    oo.full = ds.outbox_drop_oldest ? delivery::OutboxOptions::Full::DropOldest : delivery::OutboxOptions::Full::Block;
-    oo.report = report;
-    auto ob = delivery::Outbox::open(state_path + ".outbox", state_path + ".dead", oo);
-    if (!ob) return ob.error();
-    setup.outbox = std::move(*ob);
-    if (setup.outbox->recovered().empty() && o.destinations.empty()) return DeliverySetup{};  // nothing to deliver
-  }
-  setup.pool = std::make_unique<delivery::DeliveryPool>(std::move(o), setup.outbox.get(), std::move(report), clock);
-  return setup;
-}
-
-void finish_delivery(DeliverySetup& setup, const delivery::DeliveryPool::Report& report) {
-  if (!setup.pool) return;
-  setup.pool->drain(std::chrono::milliseconds(setup.drain_ms));
-  // Stopped before counting: a request in flight when the drain ended
-  // finishes first, so that the count is what the stats then say.
-  setup.pool->stop();
-  const delivery::DeliveryPool::Pending left = setup.pool->pending();
-  setup.lost = left.lost;
-  if (setup.outbox) {
-    const delivery::OutboxStats o = setup.outbox->flush();
-    if (o.unrecorded > 0)
-      report(
-          fmt::format("delivery: {} record{} done in this run {} still listed in the outbox ({}): the next run sends "
-                      "{} again",
-                      o.unrecorded, o.unrecorded == 1 ? "" : "s", o.unrecorded == 1 ? "is" : "are",
-                      setup.outbox->last_error(), o.unrecorded == 1 ? "it" : "them"));
-  }
-  if (left.total() == 0) return;
-  std::string fate;
-  if (!setup.outbox) {
-    fate = "; lost: no --state (exit 3)";
-  } else if (left.lost == 0) {
-    fate = "; kept in the outbox for the next run";
-  } else {
-    fate = fmt::format("; {} kept in the outbox for the next run, {} lost: the outbox did not take them (exit 3)",
-                       left.kept, left.lost);
-  }
-  report(fmt::format("delivery: {} record{} not delivered after {} ([delivery] drain){}", left.total(),
-                     left.total() == 1 ? "" : "s", config::format_duration(setup.drain_ms), fate));
 }
 
 }  // namespace swthrottle::app

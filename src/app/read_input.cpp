@@ -142,7 +142,7 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
     std::lock_guard lock(mu_);
     followers_.push_back(&follower);
     quiet_.push_back(&quiet);
-    if (InputMeter* m = meter_of(in.name)) m->follower = &follower;
+    metrics_.follow(in.name, &follower);
     if (stop_) follower.stop();
   }
   // `multiline`: lines grouped into events as they come (made when the
@@ -220,7 +220,7 @@ void App::read_followed(pipeline::Decider& decider, const InputSpec& in) {
   if (in.handle != nullptr) in.handle->detach();
   std::lock_guard lock(mu_);
   followers_.erase(std::remove(followers_.begin(), followers_.end(), &follower), followers_.end());
-  if (InputMeter* m = meter_of(in.name); m != nullptr && m->follower == &follower) m->follower = nullptr;
+  metrics_.unfollow(in.name, &follower);
   quiet_.erase(std::remove(quiet_.begin(), quiet_.end(), &quiet), quiet_.end());
 }
 

@@ -13,8 +13,8 @@
 namespace swthrottle::app {
 
 bool App::needs_timer() const {
-  return current_.load()->rules->settings.time == config::TimeSource::Arrival || state_ != nullptr || live_ ||
-         fleet_ != nullptr;
+  return current_.load()->rules->settings.time == config::TimeSource::Arrival || state_.active() || live_ ||
+         fleet_.connected();
 }
 
 void App::watch_stamps(pipeline::StampWatch& watch, bool on) {
@@ -46,7 +46,7 @@ void App::timer_loop() {
       const int64_t next = g->engine->next_boundary_ms();
       if (next != INT64_MAX) wait = std::clamp<int64_t>(arrival_.steady_at(next) - clock_.steady_ms(), 0, kMaxWaitMs);
     }
-    if (state_) wait = std::clamp<int64_t>(next_save - clock_.steady_ms(), 0, wait);
+    if (state_.active()) wait = std::clamp<int64_t>(next_save - clock_.steady_ms(), 0, wait);
     clock_.wait_for(cv_, lock, wait, [this] { return timer_done_; });
     if (timer_done_) break;
     // Under mu_: a watch is not unregistered (nor its decider gone) meanwhile.
@@ -66,9 +66,9 @@ void App::timer_loop() {
           g->engine->tick(now, records);
           if (!records.empty()) emit(records);
         }
-        if (fleet_) write_fleet_alerts();  // claimed by the fleet thread (batched rules)
-        if (state_ && clock_.steady_ms() >= next_save) {
-          save_state(*g);
+        if (fleet_.connected()) write_fleet_alerts();  // claimed by the fleet thread (batched rules)
+        if (state_.active() && clock_.steady_ms() >= next_save) {
+          state_.save(*g, last_log_ms_.load());
           next_save = clock_.steady_ms() + app_options_.state_save_every_ms;
         }
       }

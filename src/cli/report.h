@@ -1,22 +1,14 @@
-// Human-readable reports: the --check summary and --stats (--explain: cli/explain.h).
+// The --check summary, in prose (--explain: cli/explain.h; --stats: metrics/stats_text.h).
 #pragma once
 
 #include <string>
 #include <string_view>
 
 #include "config/rules.h"
-#include "engine/engine.h"
-#include "fleet/fleet_client.h"
 
 namespace swthrottle::cli {
 
 // --check: one block per rule, then "N rules OK".
 std::string check_summary(const config::RuleSet& rules);
-
-// --stats / SIGUSR1, for stderr.
-std::string stats_report(const engine::Engine& engine);
-
-// --stats / SIGUSR1: the fleet's line (only with fleet rules).
-std::string fleet_stats_report(const fleet::FleetStats& stats, const config::FleetSettings& fleet);
 
 }  // namespace swthrottle::cli

@@ -49,6 +49,7 @@
 #include "delivery/alertmanager_alert.h"
 #include "delivery/circuit.h"
 #include "delivery/delivery.h"
+#include "delivery/delivery_stats.h"
 #include "delivery/destination.h"
 #include "delivery/encoder.h"
 #include "delivery/http_client.h"
@@ -70,20 +71,6 @@ struct DeliveryOptions {
   AlertmanagerOptions alertmanager;  // its labels are every preset's [delivery] labels
   std::string host;                  // {host}, PagerDuty's source, Opsgenie's
   uint64_t seed = 0;                 // the jitter's; 0: from std::random_device
-};
-
-struct DestinationStats {
-  std::string label;             // Destination::label: never its URL
-  std::string_view preset;       // "webhook", "slack", ...
-  uint32_t number = 0;           // Destination::number()
-  uint64_t queued = 0;           // deliveries submitted (recovered ones included)
-  uint64_t delivered = 0;        // deliveries acknowledged with a 2xx
-  uint64_t attempts = 0;         // POSTs made (batches count once)
-  uint64_t failed_attempts = 0;  // POSTs that got no 2xx
-  uint64_t dead_letters = 0;     // deliveries given up
-  uint64_t reposts = 0;          // Alertmanager: firing alerts posted again
-  uint64_t pending = 0;          // waiting now
-  bool circuit_open = false;
 };
 
 class DeliveryPool {

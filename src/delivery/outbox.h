@@ -78,6 +78,7 @@
 #include <vector>
 
 #include "delivery/delivery.h"
+#include "delivery/delivery_stats.h"
 #include "util/result.h"
 
 namespace swthrottle::delivery {
@@ -102,19 +103,6 @@ struct OutboxOptions {
   // record, and when it records them again. Null: said nowhere.
   std::function<void(const std::string&)> report;
   OutboxCrash crash;  // tests only
-};
-
-struct OutboxStats {
-  uint64_t added = 0;
-  uint64_t delivered = 0;     // done() calls
-  uint64_t dead_letters = 0;  // dead_letter() calls, "outbox full" drops included
-  uint64_t dropped = 0;       // dead-lettered by DropOldest
-  uint64_t recovered = 0;     // pending at open (a previous run's)
-  uint64_t pending = 0;       // now
-  // Done with (delivered or dead-lettered), but the journal could not
-  // record it (a full disk): still listed there, so a restart would send
-  // it again, until the journal is rewritten.
-  uint64_t unrecorded = 0;
 };
 
 class Outbox {

@@ -14,6 +14,13 @@ struct Counter {
   uint64_t get() const { return v.load(std::memory_order_relaxed); }
 };
 
+// RuleStats' counters read at one moment, as plain values (a snapshot's).
+struct RuleCounts {
+  uint64_t lines = 0, events = 0, passed = 0, suppressed = 0, alerts = 0, resolved = 0, summaries = 0;
+  uint64_t late = 0, untimed = 0, keys = 0, evictions = 0, forgotten = 0;
+  uint64_t fleet_local = 0, fleet_late = 0, learned = 0;
+};
+
 struct RuleStats {
   Counter lines;       // lines that matched the rule (after ignore)
   Counter events;      // events counted (alert rules)
@@ -30,6 +37,18 @@ struct RuleStats {
   Counter fleet_local;  // fleet rule: decided without the fleet (no answer in time; on_unreachable)
   Counter fleet_late;   // fleet rule: older than the fleet window (another host is ahead)
   Counter learned;      // `new` rule: values remembered while it learns (no alert)
+
+  RuleCounts values() const {
+    return {lines.get(),     events.get(),    passed.get(),      suppressed.get(), alerts.get(),
+            resolveds.get(), summaries.get(), late.get(),        untimed.get(),    keys.get(),
+            evictions.get(), forgotten.get(), fleet_local.get(), fleet_late.get(), learned.get()};
+  }
+};
+
+// GlobalStats' counters read at one moment, as plain values.
+struct GlobalCounts {
+  uint64_t lines = 0, matched = 0, written = 0, truncated = 0, untimed = 0, no_timestamp = 0, untrusted = 0;
+  uint64_t invalid_json = 0, cut = 0, json_repaired = 0;
 };
 
 struct GlobalStats {
@@ -45,6 +64,11 @@ struct GlobalStats {
   // Lines read as JSON but for bad bytes or escapes in their strings, read
   // leniently (match/json_repair.h).
   Counter json_repaired;
+
+  GlobalCounts values() const {
+    return {lines.get(),        matched.get(),   written.get(),      truncated.get(), untimed.get(),
+            no_timestamp.get(), untrusted.get(), invalid_json.get(), cut.get(),       json_repaired.get()};
+  }
 };
 
 }  // namespace swthrottle::engine

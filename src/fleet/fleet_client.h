@@ -39,32 +39,11 @@
 
 #include "fleet/fleet_options.h"
 #include "fleet/fleet_server.h"
+#include "fleet/fleet_stats.h"
 #include "fleet/request.h"
 #include "util/clock.h"
 
 namespace swthrottle::fleet {
-
-// Counters for --stats. Relaxed: reports, not synchronization.
-struct FleetStats {
-  std::atomic<uint64_t> asked{0};         // requests asked
-  std::atomic<uint64_t> answered{0};      // answered by Redis in time
-  std::atomic<uint64_t> unanswered{0};    // degraded, timed out, or refused: decided locally
-  std::atomic<uint64_t> timeouts{0};      // waited the whole timeout
-  std::atomic<uint64_t> errors{0};        // Redis or a script refused a request
-  std::atomic<uint64_t> degraded{0};      // times Redis became unreachable (or was refused)
-  std::atomic<uint64_t> reconnects{0};    // times it became reachable again
-  std::atomic<uint64_t> reloads{0};       // NOSCRIPT answers (script cache lost), each a reload
-  std::atomic<uint64_t> resets{0};        // run_id changes: Redis restarted
-  std::atomic<uint64_t> evicted{0};       // keys Redis evicted while we were connected
-  std::atomic<uint64_t> failovers{0};     // primaries replaced by a replica (Sentinel, Cluster)
-  std::atomic<uint64_t> unconfirmed{0};   // counts those primaries had not replicated: what failovers may have lost
-  std::atomic<uint64_t> flushes{0};       // batched: windows flushed
-  std::atomic<uint64_t> late_flushed{0};  // batched: flushed counts older than the fleet window
-  std::atomic<uint64_t> dropped{0};       // batched: counts dropped, too many windows waiting (long outage)
-  std::atomic<uint64_t> local_alerts{0};  // alerts raised on the host's own window without the fleet
-  std::atomic<uint64_t> duplicates{0};    // of those, found raised by another host too (its claim failed)
-  std::atomic<bool> degraded_now{false};
-};
 
 // The batched side (fleet = "batched"): what the fleet thread flushes every
 // `sync`, or sooner after flush_soon(). Called on the fleet thread only.

@@ -117,9 +117,9 @@ template <typename Get>
 void per_destination(std::string& out, const Snapshot& s, std::string_view name, std::string_view type,
                      std::string_view help, Get get) {
   std::vector<Sample> samples;
-  samples.reserve(s.destinations.size());
-  for (const DestinationCounters& d : s.destinations)
-    samples.push_back({label_set({{"destination", d.destination}}), num(get(d))});
+  samples.reserve(s.delivery.destinations.size());
+  for (const delivery::DestinationStats& d : s.delivery.destinations)
+    samples.push_back({label_set({{"destination", d.label}}), num(get(d))});
   family(out, name, type, help, samples);
 }
 
@@ -136,23 +136,23 @@ std::string repaired(std::string_view s) {
 }
 
 // The fleet client's counters (present with fleet rules only).
-void fleet_families(std::string& out, const Snapshot& s) {
+void fleet_families(std::string& out, const fleet::FleetCounts& f) {
   single(out, "swthrottle_fleet_degraded", "gauge", "1 while fleet rules decide alone (fleet unreachable), else 0.",
-         s.fleet_degraded ? "1" : "0");
-  single(out, "swthrottle_fleet_asked_total", "counter", "Questions sent to the fleet.", num(s.fleet_asked));
-  single(out, "swthrottle_fleet_answered_total", "counter", "Questions the fleet answered.", num(s.fleet_answered));
+         f.degraded_now ? "1" : "0");
+  single(out, "swthrottle_fleet_asked_total", "counter", "Questions sent to the fleet.", num(f.asked));
+  single(out, "swthrottle_fleet_answered_total", "counter", "Questions the fleet answered.", num(f.answered));
   single(out, "swthrottle_fleet_unanswered_total", "counter", "Questions decided alone, unanswered.",
-         num(s.fleet_unanswered));
-  single(out, "swthrottle_fleet_timeouts_total", "counter", "Fleet requests that timed out.", num(s.fleet_timeouts));
-  single(out, "swthrottle_fleet_errors_total", "counter", "Fleet requests that failed.", num(s.fleet_errors));
-  single(out, "swthrottle_fleet_reconnects_total", "counter", "Reconnections to the fleet.", num(s.fleet_reconnects));
+         num(f.unanswered));
+  single(out, "swthrottle_fleet_timeouts_total", "counter", "Fleet requests that timed out.", num(f.timeouts));
+  single(out, "swthrottle_fleet_errors_total", "counter", "Fleet requests that failed.", num(f.errors));
+  single(out, "swthrottle_fleet_reconnects_total", "counter", "Reconnections to the fleet.", num(f.reconnects));
   single(out, "swthrottle_fleet_evicted_keys_total", "counter",
-         "Keys the fleet's Redis evicted (fleet windows among them start over).", num(s.fleet_evicted));
+         "Keys the fleet's Redis evicted (fleet windows among them start over).", num(f.evicted));
   single(out, "swthrottle_fleet_failovers_total", "counter", "Fleet primaries replaced by a replica.",
-         num(s.fleet_failovers));
+         num(f.failovers));
   single(out, "swthrottle_fleet_unconfirmed_total", "counter",
          "Counts no replica had acknowledged when their primary failed over: what failovers may have lost.",
-         num(s.fleet_unconfirmed));
+         num(f.unconfirmed));
 }
 
 // The process: readiness, reloads, and the lines of every input together.
@@ -165,53 +165,55 @@ void process_families(std::string& out, const Snapshot& s) {
   single(out, "swthrottle_reload_failures_total", "counter", "Reloads that failed, the old rules kept.",
          num(s.reload_failures));
 
-  single(out, "swthrottle_lines_read_total", "counter", "Lines read from all inputs.", num(s.lines));
-  single(out, "swthrottle_lines_matched_total", "counter", "Lines that matched a rule.", num(s.matched));
-  single(out, "swthrottle_lines_written_total", "counter", "Lines written to the output.", num(s.written));
-  single(out, "swthrottle_lines_truncated_total", "counter", "Lines cut at the line length limit.", num(s.truncated));
+  single(out, "swthrottle_lines_read_total", "counter", "Lines read from all inputs.", num(s.counts.lines));
+  single(out, "swthrottle_lines_matched_total", "counter", "Lines that matched a rule.", num(s.counts.matched));
+  single(out, "swthrottle_lines_written_total", "counter", "Lines written to the output.", num(s.counts.written));
+  single(out, "swthrottle_lines_truncated_total", "counter", "Lines cut at the line length limit.",
+         num(s.counts.truncated));
   single(out, "swthrottle_lines_untimed_total", "counter", "Lines decided without a time of their own.",
-         num(s.untimed));
+         num(s.counts.untimed));
   single(out, "swthrottle_lines_no_timestamp_total", "counter", "Lines in which no timestamp was found.",
-         num(s.no_timestamp));
+         num(s.counts.no_timestamp));
   single(out, "swthrottle_lines_untrusted_total", "counter",
-         "Lines whose timestamp was not trusted (too far from the others).", num(s.untrusted));
+         "Lines whose timestamp was not trusted (too far from the others).", num(s.counts.untrusted));
   single(out, "swthrottle_lines_invalid_json_total", "counter", "Lines of a JSON input that were not valid JSON.",
-         num(s.invalid_json));
+         num(s.counts.invalid_json));
   single(out, "swthrottle_lines_json_repaired_total", "counter",
          "Lines of a JSON input read leniently: bytes or escapes in a string that JSON does not allow.",
-         num(s.json_repaired));
-  single(out, "swthrottle_events_cut_total", "counter", "Multi-line events cut at a size or line cap.", num(s.cut));
+         num(s.counts.json_repaired));
+  single(out, "swthrottle_events_cut_total", "counter", "Multi-line events cut at a size or line cap.",
+         num(s.counts.cut));
 }
 
 // Per rule (label rule).
 void rule_families(std::string& out, const Snapshot& s) {
   per_rule(out, s, "swthrottle_rule_lines_total", "counter", "Lines that matched the rule.",
-           [](const RuleCounters& r) { return r.lines; });
+           [](const RuleCounters& r) { return r.counts.lines; });
   per_rule(out, s, "swthrottle_rule_events_total", "counter", "Events the rule counted.",
-           [](const RuleCounters& r) { return r.events; });
+           [](const RuleCounters& r) { return r.counts.events; });
   per_rule(out, s, "swthrottle_rule_passed_total", "counter", "Lines of a throttle rule let through.",
-           [](const RuleCounters& r) { return r.passed; });
+           [](const RuleCounters& r) { return r.counts.passed; });
   per_rule(out, s, "swthrottle_rule_suppressed_total", "counter", "Lines of a throttle rule held back.",
-           [](const RuleCounters& r) { return r.suppressed; });
+           [](const RuleCounters& r) { return r.counts.suppressed; });
   per_rule(out, s, "swthrottle_rule_alerts_total", "counter", "Alerts the rule raised.",
-           [](const RuleCounters& r) { return r.alerts; });
+           [](const RuleCounters& r) { return r.counts.alerts; });
   per_rule(out, s, "swthrottle_rule_resolved_total", "counter", "Alerts of the rule that resolved.",
-           [](const RuleCounters& r) { return r.resolved; });
+           [](const RuleCounters& r) { return r.counts.resolved; });
   per_rule(out, s, "swthrottle_rule_summaries_total", "counter", "Summaries of held-back lines the rule wrote.",
-           [](const RuleCounters& r) { return r.summaries; });
+           [](const RuleCounters& r) { return r.counts.summaries; });
   per_rule(out, s, "swthrottle_rule_late_total", "counter", "Lines too late for the rule's window.",
-           [](const RuleCounters& r) { return r.late; });
+           [](const RuleCounters& r) { return r.counts.late; });
   per_rule(out, s, "swthrottle_rule_untimed_total", "counter", "Lines the rule decided without a time of their own.",
-           [](const RuleCounters& r) { return r.untimed; });
+           [](const RuleCounters& r) { return r.counts.untimed; });
   per_rule(out, s, "swthrottle_rule_keys", "gauge", "Keys of the rule with a window now.",
            [](const RuleCounters& r) { return r.keys_now; });
   per_rule(out, s, "swthrottle_rule_keys_created_total", "counter", "Keys of the rule given a window.",
-           [](const RuleCounters& r) { return r.keys; });
+           [](const RuleCounters& r) { return r.counts.keys; });
   per_rule(out, s, "swthrottle_rule_evictions_total", "counter", "Keys of the rule evicted at the key limit.",
-           [](const RuleCounters& r) { return r.evictions; });
+           [](const RuleCounters& r) { return r.counts.evictions; });
   per_rule(out, s, "swthrottle_rule_forgotten_total", "counter",
            "Keys of a watched rule forgotten after `forget` without an event.",
-           [](const RuleCounters& r) { return r.forgotten; });
+           [](const RuleCounters& r) { return r.counts.forgotten; });
 }
 
 // Per input (label input).
@@ -238,51 +240,51 @@ void input_families(std::string& out, const Snapshot& s) {
 // The exec actions, when a rule has one.
 void exec_families(std::string& out, const Snapshot& s) {
   if (!s.exec) return;
-  single(out, "swthrottle_exec_started_total", "counter", "Exec actions started.", num(s.exec_started));
-  single(out, "swthrottle_exec_succeeded_total", "counter", "Exec actions that exited 0.", num(s.exec_succeeded));
-  single(out, "swthrottle_exec_failed_attempts_total", "counter", "Exec attempts that failed.",
-         num(s.exec_failed_attempts));
-  single(out, "swthrottle_exec_timed_out_total", "counter", "Exec attempts killed at their timeout.",
-         num(s.exec_timed_out));
+  const output::ExecStats& e = *s.exec;
+  single(out, "swthrottle_exec_started_total", "counter", "Exec actions started.", num(e.started));
+  single(out, "swthrottle_exec_succeeded_total", "counter", "Exec actions that exited 0.", num(e.succeeded));
+  single(out, "swthrottle_exec_failed_attempts_total", "counter", "Exec attempts that failed.", num(e.failed_attempts));
+  single(out, "swthrottle_exec_timed_out_total", "counter", "Exec attempts killed at their timeout.", num(e.timed_out));
   single(out, "swthrottle_exec_gave_up_total", "counter", "Exec actions given up after their last attempt.",
-         num(s.exec_gave_up));
-  single(out, "swthrottle_exec_dropped_total", "counter", "Exec actions dropped at a full queue.", num(s.exec_dropped));
+         num(e.gave_up));
+  single(out, "swthrottle_exec_dropped_total", "counter", "Exec actions dropped at a full queue.", num(e.dropped));
   single(out, "swthrottle_exec_not_run_total", "counter", "Exec actions ended by a stop (SIGTERM) before they ran.",
-         num(s.exec_not_run));
-  single(out, "swthrottle_exec_queued", "gauge", "Exec actions waiting for a command slot.", num(s.exec_queued));
+         num(e.not_run));
+  single(out, "swthrottle_exec_queued", "gauge", "Exec actions waiting for a command slot.", num(e.queued));
 }
 
 // Per destination (label destination), and the outbox when there is one.
 void delivery_families(std::string& out, const Snapshot& s) {
   per_destination(out, s, "swthrottle_delivery_queued_total", "counter", "Records queued for the destination.",
-                  [](const DestinationCounters& d) { return d.queued; });
+                  [](const delivery::DestinationStats& d) { return d.queued; });
   per_destination(out, s, "swthrottle_delivery_delivered_total", "counter", "Records the destination accepted.",
-                  [](const DestinationCounters& d) { return d.delivered; });
+                  [](const delivery::DestinationStats& d) { return d.delivered; });
   per_destination(out, s, "swthrottle_delivery_attempts_total", "counter", "Requests sent to the destination.",
-                  [](const DestinationCounters& d) { return d.attempts; });
+                  [](const delivery::DestinationStats& d) { return d.attempts; });
   per_destination(out, s, "swthrottle_delivery_failed_attempts_total", "counter",
                   "Requests to the destination that failed.",
-                  [](const DestinationCounters& d) { return d.failed_attempts; });
+                  [](const delivery::DestinationStats& d) { return d.failed_attempts; });
   per_destination(out, s, "swthrottle_delivery_dead_letters_total", "counter",
                   "Records for the destination given up (dead letters).",
-                  [](const DestinationCounters& d) { return d.dead_letters; });
+                  [](const delivery::DestinationStats& d) { return d.dead_letters; });
   per_destination(out, s, "swthrottle_delivery_reposts_total", "counter",
                   "Reposts of firing alerts to the destination.",
-                  [](const DestinationCounters& d) { return d.reposts; });
+                  [](const delivery::DestinationStats& d) { return d.reposts; });
   per_destination(out, s, "swthrottle_delivery_pending", "gauge", "Records waiting for the destination.",
-                  [](const DestinationCounters& d) { return d.pending; });
+                  [](const delivery::DestinationStats& d) { return d.pending; });
   per_destination(out, s, "swthrottle_delivery_circuit_open", "gauge",
                   "1 while the destination's circuit breaker is open, else 0.",
-                  [](const DestinationCounters& d) { return uint64_t{d.circuit_open ? 1u : 0u}; });
-  if (!s.outbox) return;
-  single(out, "swthrottle_outbox_pending", "gauge", "Records waiting in the outbox.", num(s.outbox_pending));
+                  [](const delivery::DestinationStats& d) { return uint64_t{d.circuit_open ? 1u : 0u}; });
+  if (!s.delivery.outbox) return;
+  const delivery::OutboxStats& o = *s.delivery.outbox;
+  single(out, "swthrottle_outbox_pending", "gauge", "Records waiting in the outbox.", num(o.pending));
   single(out, "swthrottle_outbox_dead_letters_total", "counter", "Records of the outbox given up (dead letters).",
-         num(s.outbox_dead_letters));
+         num(o.dead_letters));
   single(out, "swthrottle_outbox_dropped_total", "counter", "Records dropped from a full outbox, oldest first.",
-         num(s.outbox_dropped));
+         num(o.dropped));
   single(out, "swthrottle_outbox_unrecorded", "gauge",
          "Records done but still listed in the outbox (its journal could not be written): a restart sends them again.",
-         num(s.outbox_unrecorded));
+         num(o.unrecorded));
 }
 
 }  // namespace
@@ -295,7 +297,7 @@ std::string prometheus_text(const Snapshot& s) {
   input_families(out, s);
   exec_families(out, s);
   delivery_families(out, s);
-  if (s.fleet) fleet_families(out, s);
+  if (s.fleet) fleet_families(out, s.fleet->counts);
   return out;
 }
 
@@ -307,28 +309,29 @@ std::string stats_json(const Snapshot& s) {
   j["ready"] = s.ready;
   j["reloads"] = s.reloads;
   j["reload_failures"] = s.reload_failures;
-  j["lines"] = {{"read", s.lines},          {"matched", s.matched},          {"written", s.written},
-                {"truncated", s.truncated}, {"untimed", s.untimed},          {"no_timestamp", s.no_timestamp},
-                {"untrusted", s.untrusted}, {"invalid_json", s.invalid_json}};
-  j["lines"]["json_repaired"] = s.json_repaired;
-  j["events_cut"] = s.cut;
+  const engine::GlobalCounts& c = s.counts;
+  j["lines"] = {{"read", c.lines},          {"matched", c.matched},          {"written", c.written},
+                {"truncated", c.truncated}, {"untimed", c.untimed},          {"no_timestamp", c.no_timestamp},
+                {"untrusted", c.untrusted}, {"invalid_json", c.invalid_json}};
+  j["lines"]["json_repaired"] = c.json_repaired;
+  j["events_cut"] = c.cut;
 
   ordered_json rules = ordered_json::array();
   for (const RuleCounters& r : s.rules) {
     rules.push_back({{"rule", repaired(r.rule)},
                      {"kind", r.kind},
-                     {"lines", r.lines},
-                     {"events", r.events},
-                     {"passed", r.passed},
-                     {"suppressed", r.suppressed},
-                     {"alerts", r.alerts},
-                     {"resolved", r.resolved},
-                     {"summaries", r.summaries},
-                     {"late", r.late},
-                     {"untimed", r.untimed},
-                     {"keys", r.keys},
-                     {"evictions", r.evictions},
-                     {"forgotten", r.forgotten},
+                     {"lines", r.counts.lines},
+                     {"events", r.counts.events},
+                     {"passed", r.counts.passed},
+                     {"suppressed", r.counts.suppressed},
+                     {"alerts", r.counts.alerts},
+                     {"resolved", r.counts.resolved},
+                     {"summaries", r.counts.summaries},
+                     {"late", r.counts.late},
+                     {"untimed", r.counts.untimed},
+                     {"keys", r.counts.keys},
+                     {"evictions", r.counts.evictions},
+                     {"forgotten", r.counts.forgotten},
                      {"keys_now", r.keys_now}});
   }
   j["rules"] = std::move(rules);
@@ -349,15 +352,15 @@ std::string stats_json(const Snapshot& s) {
   j["inputs"] = std::move(inputs);
 
   if (s.exec) {
-    j["exec"] = {
-        {"started", s.exec_started},     {"succeeded", s.exec_succeeded}, {"failed_attempts", s.exec_failed_attempts},
-        {"timed_out", s.exec_timed_out}, {"gave_up", s.exec_gave_up},     {"dropped", s.exec_dropped},
-        {"not_run", s.exec_not_run},     {"queued", s.exec_queued}};
+    const output::ExecStats& e = *s.exec;
+    j["exec"] = {{"started", e.started},     {"succeeded", e.succeeded}, {"failed_attempts", e.failed_attempts},
+                 {"timed_out", e.timed_out}, {"gave_up", e.gave_up},     {"dropped", e.dropped},
+                 {"not_run", e.not_run},     {"queued", e.queued}};
   }
 
   ordered_json destinations = ordered_json::array();
-  for (const DestinationCounters& d : s.destinations) {
-    destinations.push_back({{"destination", repaired(d.destination)},
+  for (const delivery::DestinationStats& d : s.delivery.destinations) {
+    destinations.push_back({{"destination", repaired(d.label)},
                             {"queued", d.queued},
                             {"delivered", d.delivered},
                             {"attempts", d.attempts},
@@ -369,16 +372,17 @@ std::string stats_json(const Snapshot& s) {
   }
   j["destinations"] = std::move(destinations);
 
-  if (s.outbox)
-    j["outbox"] = {{"pending", s.outbox_pending},
-                   {"dead_letters", s.outbox_dead_letters},
-                   {"dropped", s.outbox_dropped},
-                   {"unrecorded", s.outbox_unrecorded}};
+  if (const auto& o = s.delivery.outbox)
+    j["outbox"] = {{"pending", o->pending},
+                   {"dead_letters", o->dead_letters},
+                   {"dropped", o->dropped},
+                   {"unrecorded", o->unrecorded}};
   if (s.fleet) {
-    j["fleet"] = {{"degraded", s.fleet_degraded},      {"asked", s.fleet_asked},       {"answered", s.fleet_answered},
-                  {"unanswered", s.fleet_unanswered},  {"timeouts", s.fleet_timeouts}, {"errors", s.fleet_errors},
-                  {"reconnects", s.fleet_reconnects},  {"evicted", s.fleet_evicted},   {"failovers", s.fleet_failovers},
-                  {"unconfirmed", s.fleet_unconfirmed}};
+    const fleet::FleetCounts& f = s.fleet->counts;
+    j["fleet"] = {{"degraded", f.degraded_now},  {"asked", f.asked},       {"answered", f.answered},
+                  {"unanswered", f.unanswered},  {"timeouts", f.timeouts}, {"errors", f.errors},
+                  {"reconnects", f.reconnects},  {"evicted", f.evicted},   {"failovers", f.failovers},
+                  {"unconfirmed", f.unconfirmed}};
   }
   // replace: a repair missed above must not throw in the middle of --stats.
   return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);

@@ -37,7 +37,8 @@ Health health_of(const Snapshot& s, int64_t stall_ms) {
     text += duration_text(since) + " (stall limit " + duration_text(stall_ms) + ")";
     problem(std::move(text));
   }
-  if (s.fleet && s.fleet_degraded) problem("fleet degraded: fleet rules decide alone, the fleet does not answer");
+  if (s.fleet && s.fleet->counts.degraded_now)
+    problem("fleet degraded: fleet rules decide alone, the fleet does not answer");
   return h;
 }
 

@@ -1,7 +1,13 @@
 // Snapshot: what a running swthrottle says about itself at one moment (man
 // page: METRICS): the counters of --stats, the delivery and fleet state,
-// and how far behind each input is. Plain data: the App fills it (the
-// timer, the HTTP endpoint, SIGUSR1), the expositions only read it.
+// and how far behind each input is. Plain data, each module's own figures
+// held whole (the engine's counts, ExecStats, DeliveryStats, FleetCounts):
+// RunMetrics and the App fill it (the timer, the HTTP endpoint, SIGUSR1,
+// the end of a run), and the three renderers only read it: the text of
+// --stats (stats_text.h), its JSON and the Prometheus text (exposition.h).
+// A new figure is a field of its module's stats struct plus a line in each
+// renderer; a module that is not there (no exec pool, no fleet rules) is an
+// empty optional, and every renderer leaves it out.
 #pragma once
 
 #include <cstdint>
@@ -9,15 +15,23 @@
 #include <string>
 #include <vector>
 
+#include "delivery/delivery_stats.h"
+#include "engine/stats.h"
+#include "fleet/fleet_stats.h"
+#include "output/exec_stats.h"
+
 namespace swthrottle::metrics {
 
 struct RuleCounters {
   std::string rule;
-  std::string kind;  // "alert" | "throttle"
-  uint64_t lines = 0, events = 0, passed = 0, suppressed = 0, alerts = 0, resolved = 0, summaries = 0;
-  uint64_t late = 0, untimed = 0, keys = 0, evictions = 0;
-  uint64_t forgotten = 0;  // keys of a watched rule forgotten after `forget`
-  uint64_t keys_now = 0;   // keys with a window now (a gauge)
+  std::string kind;           // "alert" | "throttle"
+  engine::RuleCounts counts;  // "keys" counts the keys created
+  uint64_t keys_now = 0;      // keys with a window now (a gauge)
+  // What the text of --stats shows only on the rules it concerns, so that
+  // the lines of the others stay as they were.
+  std::optional<uint64_t> values_now;  // a `new` rule: values remembered now (counts.learned beside it)
+  bool forgets_keys = false;           // a watched rule with `forget` (counts.forgotten)
+  bool fleet = false;                  // a fleet rule (counts.fleet_local, counts.fleet_late)
 };
 
 struct InputState {
@@ -31,41 +45,25 @@ struct InputState {
   bool no_timestamp = false;
 };
 
-struct DestinationCounters {
-  std::string destination;  // the destination's label: its name, or scheme://host:port (never the URL)
-  uint64_t queued = 0, delivered = 0, attempts = 0, failed_attempts = 0, dead_letters = 0, reposts = 0;
-  uint64_t pending = 0;
-  bool circuit_open = false;
+// The fleet client's counters, and the [fleet] names the text of --stats
+// repeats.
+struct FleetState {
+  fleet::FleetCounts counts;
+  std::string redis, namespace_name, host;
 };
 
 struct Snapshot {
   int64_t wall_ms = 0;     // when it was taken
   int64_t started_ms = 0;  // process start (wall)
   bool ready = false;      // rules loaded, inputs open
-  uint64_t lines = 0, matched = 0, written = 0, truncated = 0, untimed = 0, no_timestamp = 0, untrusted = 0,
-           invalid_json = 0, cut = 0;
-  uint64_t json_repaired = 0;  // lines read as JSON leniently (match/json_repair.h)
   uint64_t reloads = 0, reload_failures = 0;
+  engine::GlobalCounts counts;  // the lines of every input together
+  bool groups_events = false;   // `multiline` is set: the text of --stats shows counts.cut
   std::vector<RuleCounters> rules;
   std::vector<InputState> inputs;
-  // exec actions (absent: no exec pool)
-  bool exec = false;
-  uint64_t exec_started = 0, exec_succeeded = 0, exec_failed_attempts = 0, exec_timed_out = 0, exec_gave_up = 0;
-  uint64_t exec_dropped = 0, exec_not_run = 0;  // at a full queue; ended by a stop
-  uint64_t exec_queued = 0;                     // now: waiting for a command slot
-  std::vector<DestinationCounters> destinations;
-  // the outbox (absent without --state and a destination)
-  bool outbox = false;
-  uint64_t outbox_pending = 0, outbox_dead_letters = 0, outbox_dropped = 0;
-  uint64_t outbox_unrecorded = 0;  // done, but still listed in a journal the disk would not let us rewrite
-  // fleet (absent without fleet rules)
-  bool fleet = false;
-  bool fleet_degraded = false;
-  uint64_t fleet_asked = 0, fleet_answered = 0, fleet_unanswered = 0, fleet_timeouts = 0, fleet_errors = 0,
-           fleet_reconnects = 0;
-  uint64_t fleet_evicted = 0;      // keys Redis evicted (fleet windows among them start over)
-  uint64_t fleet_failovers = 0;    // primaries replaced by a replica (Sentinel, Cluster)
-  uint64_t fleet_unconfirmed = 0;  // counts those primaries had not replicated: what failovers may have lost
+  std::optional<output::ExecStats> exec;  // absent: no exec pool
+  delivery::DeliveryStats delivery;       // no destination: none listed, no outbox
+  std::optional<FleetState> fleet;        // absent: no fleet rules
 };
 
 }  // namespace swthrottle::metrics

@@ -16,6 +16,7 @@
 
 #include "engine/record.h"
 #include "output/exec_job.h"
+#include "output/exec_stats.h"
 #include "util/clock.h"
 
 namespace swthrottle::output {
@@ -42,22 +43,6 @@ struct ExecOptions {
   // Test hook: starting worker thread number N (0-based) fails as when the
   // system is out of threads (std::system_error, EAGAIN). -1: never.
   int fail_thread_at = -1;
-};
-
-// Counters since the pool was made. An attempt is one spawned process (or
-// one failed spawn); a job is one submit().
-struct ExecStats {
-  uint64_t submitted = 0;        // jobs accepted by submit() (not dropped, not refused after a stop)
-  uint64_t started = 0;          // processes spawned (attempts that got as far as a child)
-  uint64_t succeeded = 0;        // jobs whose command exited 0 (on some attempt)
-  uint64_t failed_attempts = 0;  // attempts that failed: exit != 0, signal, timeout, spawn error, stop
-  uint64_t retried = 0;          // attempts made after a failed one
-  uint64_t timed_out = 0;        // attempts killed for running past timeout_ms
-  uint64_t gave_up = 0;          // jobs reported as failed for good
-  uint64_t dropped = 0;          // jobs dropped at a full queue (Full::Drop)
-  uint64_t not_run = 0;  // jobs ended by stop(): waiting, between retries, killed while running, or submitted after it
-  uint64_t queued = 0;   // now: jobs waiting for a slot
-  uint64_t queued_bytes = 0;  // now: their data
 };
 
 // A bounded pool of worker threads, one per job slot, each running one

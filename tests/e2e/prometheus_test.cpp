@@ -28,7 +28,7 @@ TEST_CASE(
   RuleCounters r;
   r.rule = "ssh \"brute\"";  // an escaped quote must come back as a quote
   r.kind = "alert";
-  r.alerts = 7;
+  r.counts.alerts = 7;
   s.rules = {r};
   auto started = MetricsServer::start(
       "127.0.0.1:0", [s] { return s; }, 30'000);

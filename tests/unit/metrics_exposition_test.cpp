@@ -12,17 +12,26 @@
 #include "metrics/snapshot.h"
 #include "support/process.h"
 
-using swthrottle::metrics::DestinationCounters;
+using swthrottle::delivery::DestinationStats;
+using swthrottle::delivery::OutboxStats;
+using swthrottle::metrics::FleetState;
 using swthrottle::metrics::health_of;
 using swthrottle::metrics::InputState;
 using swthrottle::metrics::prometheus_text;
 using swthrottle::metrics::RuleCounters;
 using swthrottle::metrics::Snapshot;
 using swthrottle::metrics::stats_json;
+using swthrottle::output::ExecStats;
 
 namespace {
 
 constexpr int64_t kNow = 1'764'130'505'123;  // 2025-11-26T04:15:05.123Z
+
+FleetState degraded_fleet(bool degraded) {
+  FleetState f;
+  f.counts.degraded_now = degraded;
+  return f;
+}
 
 // No rule, input, destination, exec, outbox or fleet: only the families
 // that are always there.
@@ -31,9 +40,9 @@ Snapshot bare() {
   s.wall_ms = kNow;
   s.started_ms = kNow - 60'000;
   s.ready = true;
-  s.lines = 10;
-  s.matched = 4;
-  s.written = 3;
+  s.counts.lines = 10;
+  s.counts.matched = 4;
+  s.counts.written = 3;
   s.reloads = 1;
   return s;
 }
@@ -41,33 +50,33 @@ Snapshot bare() {
 // Every family has a sample: for promtool and the JSON.
 Snapshot full() {
   Snapshot s = bare();
-  s.truncated = 1;
-  s.untimed = 2;
-  s.no_timestamp = 2;
-  s.untrusted = 1;
-  s.invalid_json = 1;
-  s.json_repaired = 3;
-  s.cut = 1;
+  s.counts.truncated = 1;
+  s.counts.untimed = 2;
+  s.counts.no_timestamp = 2;
+  s.counts.untrusted = 1;
+  s.counts.invalid_json = 1;
+  s.counts.json_repaired = 3;
+  s.counts.cut = 1;
   s.reload_failures = 1;
   RuleCounters a;
   a.rule = "ssh-brute";
   a.kind = "alert";
-  a.lines = 7;
-  a.events = 7;
-  a.alerts = 2;
-  a.resolved = 1;
-  a.keys = 3;
+  a.counts.lines = 7;
+  a.counts.events = 7;
+  a.counts.alerts = 2;
+  a.counts.resolved = 1;
+  a.counts.keys = 3;
   a.keys_now = 2;
-  a.evictions = 1;
-  a.late = 1;
-  a.untimed = 1;
+  a.counts.evictions = 1;
+  a.counts.late = 1;
+  a.counts.untimed = 1;
   RuleCounters t;
   t.rule = "noisy";
   t.kind = "throttle";
-  t.lines = 9;
-  t.passed = 3;
-  t.suppressed = 6;
-  t.summaries = 1;
+  t.counts.lines = 9;
+  t.counts.passed = 3;
+  t.counts.suppressed = 6;
+  t.counts.summaries = 1;
   s.rules = {a, t};
   InputState f;
   f.input = "/var/log/auth.log";
@@ -78,34 +87,37 @@ Snapshot full() {
   InputState in;
   in.input = "-";
   s.inputs = {f, in};
-  s.exec = true;
-  s.exec_started = 2;
-  s.exec_succeeded = 1;
-  s.exec_failed_attempts = 1;
-  s.exec_timed_out = 1;
-  s.exec_gave_up = 1;
-  s.exec_dropped = 7;
-  s.exec_not_run = 3;
-  s.exec_queued = 5;
-  DestinationCounters d;
-  d.destination = "webhook http://127.0.0.1:9/hook";
+  ExecStats x;
+  x.started = 2;
+  x.succeeded = 1;
+  x.failed_attempts = 1;
+  x.timed_out = 1;
+  x.gave_up = 1;
+  x.dropped = 7;
+  x.not_run = 3;
+  x.queued = 5;
+  s.exec = x;
+  DestinationStats d;
+  d.label = "webhook http://127.0.0.1:9/hook";
   d.queued = 3;
   d.delivered = 2;
   d.attempts = 4;
   d.failed_attempts = 2;
   d.pending = 1;
   d.circuit_open = true;
-  s.destinations = {d};
-  s.outbox = true;
-  s.outbox_pending = 1;
-  s.fleet = true;
-  s.fleet_degraded = true;
-  s.fleet_asked = 5;
-  s.fleet_answered = 4;
-  s.fleet_unanswered = 1;
-  s.fleet_evicted = 42742;
-  s.fleet_failovers = 1;
-  s.fleet_unconfirmed = 17;
+  s.delivery.destinations = {d};
+  OutboxStats o;
+  o.pending = 1;
+  s.delivery.outbox = o;
+  FleetState fleet;
+  fleet.counts.degraded_now = true;
+  fleet.counts.asked = 5;
+  fleet.counts.answered = 4;
+  fleet.counts.unanswered = 1;
+  fleet.counts.evicted = 42742;
+  fleet.counts.failovers = 1;
+  fleet.counts.unconfirmed = 17;
+  s.fleet = fleet;
   return s;
 }
 
@@ -165,7 +177,7 @@ TEST_CASE("metrics: prometheus_text: a rule and an input, labels escaped, the la
   RuleCounters r;
   r.rule = "a\"b\\c\nd";  // a quote, a backslash and a line feed
   r.kind = "alert";
-  r.alerts = 7;
+  r.counts.alerts = 7;
   r.keys_now = 2;
   s.rules = {r};
   InputState in;
@@ -357,8 +369,7 @@ TEST_CASE("metrics: health_of: ready, stalled inputs and a degraded fleet") {
     in.bytes_behind = row.behind;
     in.last_progress_ms = row.progress_ago < 0 ? 0 : kNow - row.progress_ago;
     s.inputs = {in};
-    s.fleet = row.fleet;
-    s.fleet_degraded = row.degraded;
+    if (row.fleet) s.fleet = degraded_fleet(row.degraded);
     const auto h = health_of(s, kStall);
     CHECK(h.ok == row.ok);
     if (row.ok) {
@@ -379,8 +390,7 @@ TEST_CASE("metrics: health_of: every problem at once, one line each") {
   in.bytes_behind = 1;
   in.last_progress_ms = kNow - 90'000;
   s.inputs = {in};
-  s.fleet = true;
-  s.fleet_degraded = true;
+  s.fleet = degraded_fleet(true);
   const auto h = health_of(s, 1'500);
   CHECK_FALSE(h.ok);
   REQUIRE(h.problems.size() == 3);

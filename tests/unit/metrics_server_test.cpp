@@ -26,7 +26,7 @@ Snapshot ready_snapshot() {
   s.wall_ms = 1'764'130'505'000;
   s.started_ms = s.wall_ms - 1'000;
   s.ready = true;
-  s.lines = 42;
+  s.counts.lines = 42;
   return s;
 }
 
@@ -59,8 +59,10 @@ TEST_CASE("metrics: MetricsServer: /healthz answers 200 ok, or 503 with the prob
   auto server = start_ok([&ready] {
     Snapshot s = ready_snapshot();
     s.ready = ready;
-    s.fleet = !ready;
-    s.fleet_degraded = !ready;
+    if (!ready) {
+      s.fleet.emplace();
+      s.fleet->counts.degraded_now = true;
+    }
     return s;
   });
   auto r = http_get(server->port(), "/healthz");
