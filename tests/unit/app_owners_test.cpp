@@ -3,8 +3,10 @@
 // it does without its option, and the logic it has of its own (its part of
 // the exit status, a refused start, what its stats and snapshot say).
 #include <doctest/doctest.h>
+
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <vector>
@@ -128,11 +130,16 @@ TEST_CASE("Deliveries: none without a destination, a record neither delivered no
   CHECK(s.destinations[0].label.find("secret") == std::string::npos);  // the label never holds the URL's secrets
   CHECK_FALSE(s.outbox.has_value());                                   // no --state, no outbox
   CHECK_FALSE(d->lost_records());                                      // not yet: the run has not ended
-  d->finish();
+  d->finish();  // its workers are joined: `said` is this thread's to read
   CHECK(d->lost_records());
-  REQUIRE(said.size() == 1);
-  CHECK(said[0].find("1 record not delivered") != std::string::npos);
-  CHECK(said[0].find("lost: no --state (exit 3)") != std::string::npos);
+  // The failed attempt may be reported too, before the end: whether the
+  // worker got to it first depends on the scheduling (it did under TSan).
+  const auto lost = std::find_if(said.begin(), said.end(), [](const std::string& m) {
+    return m.find("1 record not delivered") != std::string::npos;
+  });
+  REQUIRE(lost != said.end());
+  CHECK(lost->find("lost: no --state (exit 3)") != std::string::npos);
+  for (const std::string& m : said) CHECK(m.find("secret") == std::string::npos);
 }
 
 TEST_CASE("StateKeeper: inactive without --state, saves counted, a held lock is exit 4, a failed last save exit 2") {
