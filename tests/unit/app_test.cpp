@@ -16,6 +16,7 @@
 #include "support/captured_stderr.h"
 #include "support/collecting_sink.h"
 #include "support/fake_clock.h"
+#include "support/loaded_generation.h"
 #include "support/memory_file.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
@@ -27,11 +28,7 @@ using sw::test::CollectingSink;
 using sw::test::FakeClock;
 using sw::test::TempDir;
 
-std::unique_ptr<sw::pipeline::Generation> load(const sw::cli::Options& o) {
-  auto g = sw::app::load_generation(o);
-  REQUIRE_MESSAGE(g.ok(), (g.ok() ? std::string() : g.error().str()));
-  return std::move(*g);
-}
+using sw::test::loaded_generation;
 
 const char* const kLogRules = R"toml(
 [settings]
@@ -59,7 +56,7 @@ TEST_CASE("app: a run decides its input into the sink, --exit-code makes an aler
     o.exit_code = exit_code;
     CollectingSink sink;
     FakeClock clock;
-    sw::app::App app(o, {}, load(o), sink, clock);
+    sw::app::App app(o, {}, loaded_generation(o), sink, clock);
     REQUIRE(app.start());
     const int status = app.run({sw::app::InputSpec{"a.log", sw::test::memory_file(kTwoFails), false}});
     CHECK(status == (exit_code ? 1 : 0));
@@ -84,7 +81,7 @@ key = "{src}"
 )toml")};
   CollectingSink sink;
   FakeClock clock;
-  sw::app::App app(o, {}, load(o), sink, clock);
+  sw::app::App app(o, {}, loaded_generation(o), sink, clock);
   REQUIRE(app.start());
   // Each input its own key: no race between the two deciders changes what passes.
   const int status = app.run({sw::app::InputSpec{"a.log",
@@ -113,7 +110,7 @@ TEST_CASE("app: a closed output ends the run quietly, exit 0") {
   CollectingSink sink;
   sink.close();
   FakeClock clock;
-  sw::app::App app(o, {}, load(o), sink, clock);
+  sw::app::App app(o, {}, loaded_generation(o), sink, clock);
   REQUIRE(app.start());
   CHECK(app.run({sw::app::InputSpec{"a.log", sw::test::memory_file(kTwoFails), false}}) == 0);
   CHECK(sink.text().empty());
@@ -128,7 +125,7 @@ TEST_CASE("app: --state is saved by the timer when the injected clock says the i
   ao.state_save_every_ms = 60'000;
   CollectingSink sink;
   FakeClock clock;
-  sw::app::App app(o, ao, load(o), sink, clock);
+  sw::app::App app(o, ao, loaded_generation(o), sink, clock);
   REQUIRE(app.start());
   int pipe_fds[2];
   REQUIRE(::pipe(pipe_fds) == 0);
@@ -164,7 +161,7 @@ resolve = true
 )toml")};
   CollectingSink sink;
   FakeClock clock;  // 2026-11-21T10:00:00.000Z
-  sw::app::App app(o, {}, load(o), sink, clock);
+  sw::app::App app(o, {}, loaded_generation(o), sink, clock);
   REQUIRE(app.start());
   int pipe_fds[2];
   REQUIRE(::pipe(pipe_fds) == 0);
@@ -207,7 +204,7 @@ resolve = true
   const std::string log = dir.write("app.log", kTwoFails);
   CollectingSink sink;
   FakeClock clock;
-  auto first = load(o);
+  auto first = loaded_generation(o);
   const sw::engine::Engine& engine = *first->engine;  // the run's engine: no reload here
   sw::app::App app(o, {}, std::move(first), sink, clock);
   REQUIRE(app.start());
@@ -262,7 +259,7 @@ TEST_CASE("app: files that are not followed, under log time, are decided in the 
     CollectingSink sink;
     if (closed) sink.close();
     FakeClock clock;
-    sw::app::App app(o, {}, load(o), sink, clock);
+    sw::app::App app(o, {}, loaded_generation(o), sink, clock);
     REQUIRE(app.start());
     // b's line comes between a's two in time: the second FAIL of the window
     // is b's, whichever input is read first. A closed output ends the run
@@ -285,7 +282,7 @@ std::string run_with_state(TempDir& dir, const std::string& rules, const std::st
   o.state_file = state;
   CollectingSink sink;
   FakeClock clock;  // 2026-11-21T10:00:00.000Z
-  sw::app::App app(o, {}, load(o), sink, clock);
+  sw::app::App app(o, {}, loaded_generation(o), sink, clock);
   REQUIRE(app.start());
   CHECK(app.run({sw::app::InputSpec{"a.log", sw::test::memory_file(input), false}}) == 0);
   return sink.text();
@@ -325,7 +322,7 @@ TEST_CASE("app: a live pipe without timestamps under log time is reported after 
   o.metrics_file = dir.file("swthrottle.prom");
   CollectingSink sink;
   FakeClock clock;
-  sw::app::App app(o, {}, load(o), sink, clock);
+  sw::app::App app(o, {}, loaded_generation(o), sink, clock);
   REQUIRE(app.start());
   sw::test::CapturedStderr err(dir.file("stderr"));
   int pipe_fds[2];

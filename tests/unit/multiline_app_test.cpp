@@ -15,6 +15,7 @@
 #include "app/load_generation.h"
 #include "support/collecting_sink.h"
 #include "support/fake_clock.h"
+#include "support/loaded_generation.h"
 #include "support/memory_file.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
@@ -76,11 +77,7 @@ const std::string kWant = kStart + kPay1 + kShip + kIo + kEnd +
                           "swthrottle: summary npe key=pay suppressed=1 first=2026-11-21T10:00:02.000Z "
                           "last=2026-11-21T10:00:02.000Z window=1m time=2026-11-21T10:00:05.000Z\n";
 
-std::unique_ptr<sw::pipeline::Generation> load(const sw::cli::Options& o) {
-  auto g = sw::app::load_generation(o);
-  REQUIRE_MESSAGE(g.ok(), (g.ok() ? std::string() : g.error().str()));
-  return std::move(*g);
-}
+using sw::test::loaded_generation;
 
 std::string run_read(const std::string& rules, int threads) {
   sw::cli::Options o;
@@ -89,7 +86,7 @@ std::string run_read(const std::string& rules, int threads) {
   o.threads = threads;
   CollectingSink sink;
   FakeClock clock;
-  sw::app::App app(o, {}, load(o), sink, clock);
+  sw::app::App app(o, {}, loaded_generation(o), sink, clock);
   REQUIRE(app.start());
   CHECK(app.run({sw::app::InputSpec{"app.log", sw::test::memory_file(kLog), false}}) == 0);
   return sink.text();
@@ -114,7 +111,7 @@ TEST_CASE("multiline app: a followed file written in pieces gives the same recor
   const std::string log = dir.write("app.log", kStart + kPay1.substr(0, 60));
   CollectingSink sink;
   FakeClock clock;
-  sw::app::App app(o, {}, load(o), sink, clock);
+  sw::app::App app(o, {}, loaded_generation(o), sink, clock);
   REQUIRE(app.start());
   int status = -1;
   std::thread run([&] { status = app.run({sw::app::InputSpec{log, -1, true}}); });

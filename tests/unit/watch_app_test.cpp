@@ -16,6 +16,7 @@
 #include "app/load_generation.h"
 #include "support/collecting_sink.h"
 #include "support/fake_clock.h"
+#include "support/loaded_generation.h"
 #include "support/memory_file.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
@@ -27,11 +28,7 @@ using sw::test::CollectingSink;
 using sw::test::FakeClock;
 using sw::test::TempDir;
 
-std::unique_ptr<sw::pipeline::Generation> load(const sw::cli::Options& o) {
-  auto g = sw::app::load_generation(o);
-  REQUIRE_MESSAGE(g.ok(), (g.ok() ? std::string() : g.error().str()));
-  return std::move(*g);
-}
+using sw::test::loaded_generation;
 
 // window 1m: 10 buckets of 6 s; 10:00:00 is a bucket start.
 const char* const kRules = R"toml(
@@ -87,7 +84,7 @@ TEST_CASE("watch app: a followed log's silence is reported by the timer, with th
   const std::string log = dir.write("agents.log", "");
   CollectingSink sink;
   FakeClock clock;  // 10:00:00.000Z
-  auto first = load(o);
+  auto first = loaded_generation(o);
   const sw::engine::Engine& engine = *first->engine;
   sw::app::App app(o, {}, std::move(first), sink, clock);
   REQUIRE(app.start());
@@ -130,7 +127,7 @@ TEST_CASE("watch app: a followed log's silence is reported by the timer, with th
   replay.from_start = false;
   CollectingSink replay_sink;
   FakeClock replay_clock(kT0 + 300'000);  // later than the log, as a replay's wall clock is
-  sw::app::App again(replay, {}, load(replay), replay_sink, replay_clock);
+  sw::app::App again(replay, {}, loaded_generation(replay), replay_sink, replay_clock);
   REQUIRE(again.start());
   CHECK(again.run({sw::app::InputSpec{"agents.log", sw::test::memory_file(sw::test::read_file(log)), false}}) == 0);
   CHECK(replay_sink.text() == live);
