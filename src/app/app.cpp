@@ -223,7 +223,7 @@ void App::write_fleet_alerts() {
     std::lock_guard lock(mu_);
     for (auto& g : generations_) gens.push_back(g.get());
   }
-  if (const std::vector<engine::Record> records = fleet_.claimed_alerts(gens); !records.empty()) emit(records);
+  fleet_.write_claimed_alerts(gens, [this](const std::vector<engine::Record>& records) { emit(records); });
 }
 
 std::string App::stats_text() {

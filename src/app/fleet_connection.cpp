@@ -50,16 +50,15 @@ bool FleetConnection::attach(pipeline::Generation& g, std::string* why) {
   return true;
 }
 
-std::vector<engine::Record> FleetConnection::claimed_alerts(const std::vector<pipeline::Generation*>& generations) {
-  std::vector<engine::Record> all;
+void FleetConnection::write_claimed_alerts(const std::vector<pipeline::Generation*>& generations,
+                                           const std::function<void(const std::vector<engine::Record>&)>& write) {
   std::vector<engine::FleetClaim> claims;
   std::vector<engine::Record> records;
   for (pipeline::Generation* g : generations) {
     if (!g->fleet) continue;
-    g->engine->fleet_alerts(claims, records);
-    all.insert(all.end(), std::make_move_iterator(records.begin()), std::make_move_iterator(records.end()));
+    g->engine->fleet_alerts(claims, records);  // the records point into `claims`: written before the next call
+    if (!records.empty()) write(records);
   }
-  return all;
 }
 
 void FleetConnection::flush() {

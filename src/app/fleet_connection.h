@@ -5,6 +5,7 @@
 // before the final save, then the thread stopped before the process exits.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,9 +33,12 @@ class FleetConnection {
   bool connected() const { return client_ != nullptr; }
 
   // The alerts the fleet thread claimed for batched rules, of each of
-  // `generations` in turn, as records to write. With the order lock held
-  // exclusive (the engine's fleet_alerts()).
-  std::vector<engine::Record> claimed_alerts(const std::vector<pipeline::Generation*>& generations);
+  // `generations` in turn, handed to `write` as records. They point into
+  // the claims they were made from (the engine's fleet_alerts()), which live
+  // only during the call: `write` writes them, it does not keep them. With
+  // the order lock held exclusive.
+  void write_claimed_alerts(const std::vector<pipeline::Generation*>& generations,
+                            const std::function<void(const std::vector<engine::Record>&)>& write);
 
   // End of input: what this host counted for batched rules goes to the fleet
   // (waiting at most two timeouts and a sync). Before the final save, which
