@@ -11,6 +11,7 @@
 #include "metrics/health.h"
 #include "pipeline/batch.h"
 #include "util/atomic_file.h"
+#include "util/atomic_max.h"
 #include "util/stderr.h"
 
 namespace swthrottle::app {
@@ -33,7 +34,9 @@ RunMetrics::RunMetrics(const cli::Options& options, const Clock& clock, AddParts
       started_wall_ms_(clock.wall_ms()),
       notify_(clock) {}
 
-RunMetrics::~RunMetrics() {
+RunMetrics::~RunMetrics() { end_thread(); }
+
+void RunMetrics::end_thread() {
   {
     std::lock_guard lock(mu_);
     done_ = true;
@@ -80,9 +83,7 @@ void RunMetrics::progressed(const std::string& input, uint64_t lines, int64_t ne
   m->lines.fetch_add(lines, std::memory_order_relaxed);
   if (newest_log_ms != pipeline::kNoStamp) {
     m->no_timestamp.store(false, std::memory_order_relaxed);
-    int64_t cur = m->newest_log_ms.load(std::memory_order_relaxed);
-    while (newest_log_ms > cur && !m->newest_log_ms.compare_exchange_weak(cur, newest_log_ms)) {
-    }
+    atomic_max(m->newest_log_ms, newest_log_ms);
   }
   m->progress_ms.store(clock_.wall_ms(), std::memory_order_relaxed);
 }
@@ -114,12 +115,7 @@ void RunMetrics::count_reload(bool took_effect) {
 void RunMetrics::stopping() { notify_.stopping(); }
 
 void RunMetrics::finish() {
-  {
-    std::lock_guard lock(mu_);
-    done_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  end_thread();
   write_metrics_file();
   server_.reset();
 }

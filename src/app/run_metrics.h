@@ -94,6 +94,7 @@ class RunMetrics {
   void add_inputs(metrics::Snapshot& s);
   bool needs_thread() const;
   void loop();
+  void end_thread();  // the metrics thread, if any, ends (joined)
   void write_metrics_file();
   std::string status_line();
 
