@@ -25,7 +25,8 @@
 
 #include "config/rules.h"
 #include "engine/record.h"
-#include "output/exec.h"
+#include "output/command_line.h"
+#include "output/exec_pool.h"
 #include "output/record_id.h"
 #include "output/writer.h"
 #include "support/rule_fixtures.h"
