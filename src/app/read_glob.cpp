@@ -2,7 +2,8 @@
 // matches is followed as an input of its own (its own thread and Decider, as
 // each file of `--follow a b` is), files that appear later are followed from
 // their start, and files that no longer match are let go of once read to
-// their end. The pattern's own thread runs the GlobWatcher.
+// their end. The pattern's own thread runs the GlobWatcher. Its files are
+// metered as the pattern (RunMetrics::adopt).
 #include <algorithm>
 #include <list>
 #include <memory>
@@ -41,6 +42,7 @@ void App::read_glob(const InputSpec& in) {
     f.spec.follow = true;
     f.spec.from_start = from_start;
     f.spec.handle = &f.handle;
+    metrics_.adopt(path, in.name);  // its lines count as the pattern's
     f.thread = std::thread([this, &f] {
       read_input(f.spec);
       f.handle.finished();
@@ -70,11 +72,13 @@ void App::read_glob(const InputSpec& in) {
         continue;
       }
       it->thread.join();
+      metrics_.release(it->spec.name);
       it = files.erase(it);
     }
     watcher.wait(kRescanMs);
   }
   // Stopped: each file's Follower was stopped with it (stop_followers).
+  // They stay adopted: the run's last figures still count what they said.
   for (File& f : files) f.thread.join();
   std::lock_guard lock(mu_);
   globs_.erase(std::remove(globs_.begin(), globs_.end(), &watcher), globs_.end());

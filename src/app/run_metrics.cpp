@@ -61,7 +61,7 @@ void RunMetrics::start(const std::vector<InputSpec>& inputs) {
   {
     std::lock_guard lock(mu_);  // /metrics may be reading them already
     for (const InputSpec& in : inputs) {
-      if (meter_of(in.name) != nullptr) continue;
+      if (own_meter(in.name) != nullptr) continue;
       meters_.push_back(std::make_unique<InputMeter>());
       meters_.back()->name = in.name;
     }
@@ -71,37 +71,79 @@ void RunMetrics::start(const std::vector<InputSpec>& inputs) {
   if (needs_thread()) thread_ = std::thread([this] { loop(); });
 }
 
-RunMetrics::InputMeter* RunMetrics::meter_of(const std::string& input) {
+RunMetrics::InputMeter* RunMetrics::own_meter(const std::string& input) {
   for (auto& m : meters_)
     if (m->name == input) return m.get();
   return nullptr;
 }
 
+RunMetrics::InputMeter* RunMetrics::meter_of(const std::string& input) {
+  if (InputMeter* m = own_meter(input)) return m;
+  for (const auto& [file, meter] : adopted_)
+    if (file == input) return meter;
+  return nullptr;
+}
+
+void RunMetrics::adopt(const std::string& file, const std::string& pattern) {
+  std::lock_guard lock(mu_);
+  if (own_meter(file) != nullptr) return;  // also named on its own: metered as itself
+  if (InputMeter* m = own_meter(pattern)) adopted_.emplace_back(file, m);
+}
+
+void RunMetrics::release(const std::string& file) {
+  std::lock_guard lock(mu_);
+  for (auto it = adopted_.begin(); it != adopted_.end(); ++it) {
+    if (it->first != file) continue;
+    InputMeter& m = *it->second;
+    std::erase(m.unstamped, file);  // a file let go of no longer speaks for the pattern
+    m.no_timestamp.store(!m.unstamped.empty(), std::memory_order_relaxed);
+    adopted_.erase(it);
+    return;
+  }
+}
+
 void RunMetrics::progressed(const std::string& input, uint64_t lines, int64_t newest_log_ms) {
-  InputMeter* m = meter_of(input);
+  InputMeter* m = own_meter(input);
+  if (m == nullptr) {  // a pattern's file: once per decided batch of it
+    std::lock_guard lock(mu_);
+    m = meter_of(input);
+  }
   if (m == nullptr) return;
   m->lines.fetch_add(lines, std::memory_order_relaxed);
   if (newest_log_ms != pipeline::kNoStamp) {
-    m->no_timestamp.store(false, std::memory_order_relaxed);
+    if (m->no_timestamp.load(std::memory_order_relaxed)) stamped(*m, input);
     atomic_max(m->newest_log_ms, newest_log_ms);
   }
   m->progress_ms.store(clock_.wall_ms(), std::memory_order_relaxed);
 }
 
+void RunMetrics::stamped(InputMeter& m, const std::string& input) {
+  std::lock_guard lock(mu_);
+  std::erase(m.unstamped, input);
+  m.no_timestamp.store(!m.unstamped.empty(), std::memory_order_relaxed);
+}
+
 // A timestamp since clears it (progressed()): the gauge says what is true now.
 void RunMetrics::no_timestamp(const std::string& input, const std::string& message) {
-  if (InputMeter* m = meter_of(input)) m->no_timestamp.store(true, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(mu_);
+    if (InputMeter* m = meter_of(input)) {
+      if (std::find(m->unstamped.begin(), m->unstamped.end(), input) == m->unstamped.end())
+        m->unstamped.push_back(input);
+      m->no_timestamp.store(true, std::memory_order_relaxed);
+    }
+  }
   print_message(message);
 }
 
 void RunMetrics::follow(const std::string& input, input::Follower* follower) {
   std::lock_guard lock(mu_);
-  if (InputMeter* m = meter_of(input)) m->follower = follower;
+  if (InputMeter* m = meter_of(input)) m->followers.push_back(follower);
 }
 
 void RunMetrics::unfollow(const std::string& input, const input::Follower* follower) {
   std::lock_guard lock(mu_);
-  if (InputMeter* m = meter_of(input); m != nullptr && m->follower == follower) m->follower = nullptr;
+  if (InputMeter* m = meter_of(input)) std::erase(m->followers, follower);
 }
 
 void RunMetrics::reload_started() { notify_.reloading(); }
@@ -130,7 +172,7 @@ void RunMetrics::add_inputs(metrics::Snapshot& s) {
     if (newest != INT64_MIN) in.newest_log_ms = newest;
     in.last_progress_ms = m->progress_ms.load(std::memory_order_relaxed);
     in.no_timestamp = m->no_timestamp.load(std::memory_order_relaxed);
-    if (m->follower != nullptr) in.bytes_behind = m->follower->bytes_behind();
+    for (const input::Follower* f : m->followers) in.bytes_behind = in.bytes_behind.value_or(0) + f->bytes_behind();
     s.inputs.push_back(std::move(in));
   }
 }

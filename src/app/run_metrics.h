@@ -6,8 +6,8 @@
 // every report reads; the App adds the parts the owners hold.
 //
 // Threads: the metrics thread (with --metrics-file or under systemd) and
-// the server's; both only read. mu_ guards the meters' followers and the
-// thread's end: a leaf, taken after the App's mu_, never held while the
+// the server's; both only read. mu_ guards the meters' followers, the files
+// patterns matched, and the thread's end: a leaf, taken after the App's mu_, never held while the
 // App's part of a snapshot is read.
 #pragma once
 
@@ -61,6 +61,13 @@ class RunMetrics {
   void follow(const std::string& input, input::Follower* follower);
   void unfollow(const std::string& input, const input::Follower* follower);
 
+  // A file that the --follow pattern `pattern` matched is metered as the
+  // pattern: one series per pattern given, however many files it comes to
+  // match (dated or rotated names would make a series each). adopt() comes
+  // before the file's first line, release() once its last was decided.
+  void adopt(const std::string& file, const std::string& pattern);
+  void release(const std::string& file);
+
   // SIGHUP: RELOADING=1 now, READY=1 at reload_ended(), whatever the outcome;
   // count_reload() counts the outcome (reloads or reload failures).
   void reload_started();
@@ -81,16 +88,24 @@ class RunMetrics {
 
  private:
   // One input's figures: made by start() before any input thread starts,
-  // then only read (atomics; `follower` under mu_).
+  // then only read (atomics; the vectors under mu_). A pattern's meter sums
+  // its files': lines, bytes behind; the newest stamp and progress of any.
   struct InputMeter {
     std::string name;
     std::atomic<uint64_t> lines{0};
     std::atomic<int64_t> newest_log_ms{INT64_MIN};
-    std::atomic<int64_t> progress_ms{0};    // wall clock of the last decided line
-    std::atomic<bool> no_timestamp{false};  // reported without a timestamp (stamp_watch.h), none since
-    input::Follower* follower = nullptr;    // guarded by mu_: while it is followed
+    std::atomic<int64_t> progress_ms{0};      // wall clock of the last decided line
+    std::atomic<bool> no_timestamp{false};    // !unstamped.empty(), read without mu_
+    std::vector<input::Follower*> followers;  // guarded by mu_: those following it (a pattern: its files)
+    // Guarded by mu_: the inputs (the pattern's files) reported without a
+    // timestamp (stamp_watch.h) and given none since.
+    std::vector<std::string> unstamped;
   };
+  // The meter named `input` (no lock: meters_ is fixed once start() made it).
+  InputMeter* own_meter(const std::string& input);
+  // That, or the meter of the pattern that adopted `input`; mu_ held.
   InputMeter* meter_of(const std::string& input);
+  void stamped(InputMeter& m, const std::string& input);  // a stamp from `input`: takes mu_
   void add_inputs(metrics::Snapshot& s);
   bool needs_thread() const;
   void loop();
@@ -106,7 +121,9 @@ class RunMetrics {
   std::atomic<bool> ready_{false};
   std::atomic<uint64_t> reloads_{0}, reload_failures_{0};
   std::vector<std::unique_ptr<InputMeter>> meters_;  // made by start(), under mu_
-  std::mutex mu_;                                    // the meters' followers, done_
+  // Guarded by mu_: the files patterns matched, each with its pattern's meter.
+  std::vector<std::pair<std::string, InputMeter*>> adopted_;
+  std::mutex mu_;  // the meters' followers and unstamped, adopted_, done_
   std::condition_variable cv_;
   bool done_ = false;  // guarded by mu_: the metrics thread ends
   std::thread thread_;

@@ -15,6 +15,7 @@
 
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/text_files.h"
 
 namespace {
 
@@ -23,6 +24,7 @@ using swthrottle::test::contains;
 using swthrottle::test::open_file_offset;
 using swthrottle::test::poll_until;
 using swthrottle::test::Process;
+using swthrottle::test::read_file;
 using swthrottle::test::TempDir;
 using namespace std::chrono_literals;
 
@@ -53,7 +55,8 @@ TEST_CASE("live: --follow 'DIR/*.log' follows files created later and lets go of
   const std::string a = dir.write("logs/a.log", "x a old\n");
   dir.write("logs/notes.txt", "x not matched\n");
   const std::string pattern = dir.file("logs/*.log");
-  Process p = Process::spawn({kBinary, "--rule", rules, "--follow", pattern});
+  const std::string metrics = dir.file("metrics.prom");
+  Process p = Process::spawn({kBinary, "--rule", rules, "--metrics-file", metrics, "--follow", pattern});
   // a.log, there at the start: followed from its end, as --follow does.
   REQUIRE(poll_until([&] { return open_file_offset(p.pid(), a) >= 8; }, kWait));
   append_file(a, "x a 1\n");
@@ -93,6 +96,12 @@ TEST_CASE("live: --follow 'DIR/*.log' follows files created later and lets go of
     CHECK(first != std::string::npos);
     CHECK(r.out.find(line, first + 1) == std::string::npos);
   }
+  // The metrics have one series for the pattern, with every file's lines,
+  // the two a.log files' included; none per file.
+  const std::string m = read_file(metrics);
+  CHECK_MESSAGE(contains(m, "swthrottle_input_lines_total{input=\"" + pattern + "\"} 5\n"), m);
+  CHECK_MESSAGE(!contains(m, "{input=\"" + a + "\"}"), m);
+  CHECK_MESSAGE(!contains(m, "{input=\"" + b + "\"}"), m);
 }
 
 TEST_CASE("live: --follow with a pattern that matches nothing yet waits for files, and stops at once on SIGTERM") {

@@ -16,6 +16,7 @@
 #include "app/fleet_connection.h"
 #include "app/run_metrics.h"
 #include "app/state_keeper.h"
+#include "input/follow.h"
 #include "pipeline/batch.h"
 #include "support/captured_stderr.h"
 #include "support/fake_clock.h"
@@ -267,5 +268,68 @@ TEST_CASE("RunMetrics: a snapshot of the App's parts, the inputs' progress and t
   s = metrics.snapshot();
   CHECK(s.reloads == 1);
   CHECK(s.reload_failures == 2);
+  metrics.finish();
+}
+
+TEST_CASE("RunMetrics: the files a --follow pattern matched are metered as the pattern") {
+  TempDir dir;
+  FakeClock clock;
+  sw::cli::Options o;
+  sw::app::RunMetrics metrics(o, clock, [](sw::metrics::Snapshot&) {});
+  sw::app::InputSpec pattern{"logs/*.log"};
+  pattern.follow = pattern.glob = true;
+  metrics.start({pattern, sw::app::InputSpec{"logs/own.log"}});
+  metrics.adopt("logs/a.log", "logs/*.log");
+  metrics.adopt("logs/b.log", "logs/*.log");
+  metrics.adopt("logs/own.log", "logs/*.log");  // named on its own too: stays its own
+  metrics.adopt("other/c.log", "other/*.log");  // no such pattern: not metered
+  auto input = [&](const std::string& name) {
+    for (const sw::metrics::InputState& in : metrics.snapshot().inputs)
+      if (in.input == name) return in;
+    FAIL("no input " << name);
+    return sw::metrics::InputState{};
+  };
+
+  clock.advance(1'000);
+  metrics.progressed("logs/a.log", 2, 1'795'255'000'000);
+  metrics.progressed("logs/b.log", 3, 1'795'255'100'000);
+  metrics.progressed("logs/own.log", 4, sw::pipeline::kNoStamp);
+  metrics.progressed("other/c.log", 5, sw::pipeline::kNoStamp);
+  REQUIRE(metrics.snapshot().inputs.size() == 2);                 // one series per input given, none per file
+  CHECK(input("logs/*.log").lines == 5);                          // the sum
+  CHECK(input("logs/*.log").newest_log_ms == 1'795'255'100'000);  // the newest of any
+  CHECK(input("logs/*.log").last_progress_ms == clock.wall_ms());
+  CHECK(input("logs/own.log").lines == 4);
+
+  // Bytes behind: the sum over the files followed now (neither read yet: all of each).
+  dir.write("logs-a", std::string(10, 'x'));
+  dir.write("logs-b", std::string(20, 'x'));
+  sw::input::Follower fa(dir.file("logs-a"), {}, clock);
+  sw::input::Follower fb(dir.file("logs-b"), {}, clock);
+  CHECK_FALSE(input("logs/*.log").bytes_behind.has_value());
+  metrics.follow("logs/a.log", &fa);
+  metrics.follow("logs/b.log", &fb);
+  CHECK(input("logs/*.log").bytes_behind == 30);
+  metrics.unfollow("logs/a.log", &fa);
+  CHECK(input("logs/*.log").bytes_behind == 20);
+  metrics.unfollow("logs/b.log", &fb);
+
+  // No timestamp: 1 while any file of it is reported and gave none since; a
+  // stamp from another file does not clear it, one from that file does.
+  {
+    CapturedStderr err(dir.path() + "/stderr");
+    metrics.no_timestamp("logs/a.log", "logs/a.log: no timestamp");
+    metrics.no_timestamp("logs/b.log", "logs/b.log: no timestamp");
+  }
+  CHECK(input("logs/*.log").no_timestamp);
+  metrics.progressed("logs/b.log", 1, 1'795'255'200'000);
+  CHECK(input("logs/*.log").no_timestamp);  // a.log is still without
+  metrics.progressed("logs/a.log", 1, sw::pipeline::kNoStamp);
+  CHECK(input("logs/*.log").no_timestamp);
+  // a.log let go of: it no longer speaks for the pattern, nor counts.
+  metrics.release("logs/a.log");
+  CHECK_FALSE(input("logs/*.log").no_timestamp);
+  metrics.progressed("logs/a.log", 7, sw::pipeline::kNoStamp);
+  CHECK(input("logs/*.log").lines == 7);  // 5, then one from each file before the release
   metrics.finish();
 }
