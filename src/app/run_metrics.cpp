@@ -94,9 +94,7 @@ void RunMetrics::release(const std::string& file) {
   std::lock_guard lock(mu_);
   for (auto it = adopted_.begin(); it != adopted_.end(); ++it) {
     if (it->first != file) continue;
-    InputMeter& m = *it->second;
-    std::erase(m.unstamped, file);  // a file let go of no longer speaks for the pattern
-    m.no_timestamp.store(!m.unstamped.empty(), std::memory_order_relaxed);
+    stamped(*it->second, file);  // a file let go of no longer speaks for the pattern
     adopted_.erase(it);
     return;
   }
@@ -111,14 +109,16 @@ void RunMetrics::progressed(const std::string& input, uint64_t lines, int64_t ne
   if (m == nullptr) return;
   m->lines.fetch_add(lines, std::memory_order_relaxed);
   if (newest_log_ms != pipeline::kNoStamp) {
-    if (m->no_timestamp.load(std::memory_order_relaxed)) stamped(*m, input);
+    if (m->no_timestamp.load(std::memory_order_relaxed)) {
+      std::lock_guard lock(mu_);
+      stamped(*m, input);
+    }
     atomic_max(m->newest_log_ms, newest_log_ms);
   }
   m->progress_ms.store(clock_.wall_ms(), std::memory_order_relaxed);
 }
 
 void RunMetrics::stamped(InputMeter& m, const std::string& input) {
-  std::lock_guard lock(mu_);
   std::erase(m.unstamped, input);
   m.no_timestamp.store(!m.unstamped.empty(), std::memory_order_relaxed);
 }

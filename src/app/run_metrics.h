@@ -7,8 +7,8 @@
 //
 // Threads: the metrics thread (with --metrics-file or under systemd) and
 // the server's; both only read. mu_ guards the meters' followers, the files
-// patterns matched, and the thread's end: a leaf, taken after the App's mu_, never held while the
-// App's part of a snapshot is read.
+// patterns matched, and the thread's end: a leaf, taken after the App's mu_,
+// never held while the App's part of a snapshot is read.
 #pragma once
 
 #include <atomic>
@@ -105,7 +105,8 @@ class RunMetrics {
   InputMeter* own_meter(const std::string& input);
   // That, or the meter of the pattern that adopted `input`; mu_ held.
   InputMeter* meter_of(const std::string& input);
-  void stamped(InputMeter& m, const std::string& input);  // a stamp from `input`: takes mu_
+  // `input` no longer lacks a timestamp (it gave one, or was let go of); mu_ held.
+  void stamped(InputMeter& m, const std::string& input);
   void add_inputs(metrics::Snapshot& s);
   bool needs_thread() const;
   void loop();

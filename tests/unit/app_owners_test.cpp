@@ -315,7 +315,7 @@ TEST_CASE("RunMetrics: the files a --follow pattern matched are metered as the p
   metrics.unfollow("logs/b.log", &fb);
 
   // No timestamp: 1 while any file of it is reported and gave none since; a
-  // stamp from another file does not clear it, one from that file does.
+  // stamp from another file does not clear it, letting that file go does.
   {
     CapturedStderr err(dir.path() + "/stderr");
     metrics.no_timestamp("logs/a.log", "logs/a.log: no timestamp");
